@@ -1,0 +1,41 @@
+// A read-only memory map of a whole file. Weights are read in place from it.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <string>
+
+#include "base/status.h"
+
+namespace gemlet {
+
+class MappedFile {
+ public:
+  // Maps `path` read-only. An empty file maps to size 0 with data() == nullptr.
+  static Result<std::unique_ptr<MappedFile>> Open(const std::string& path);
+  ~MappedFile();
+  MappedFile(const MappedFile&) = delete;
+  MappedFile& operator=(const MappedFile&) = delete;
+
+  const uint8_t* data() const { return data_; }
+  size_t size() const { return size_; }
+  const std::string& path() const { return path_; }
+
+  // Hints the kernel about access to [offset, offset+len): random (no read-ahead) or
+  // sequential/will-need. Out-of-range ranges are clipped. Advisory only.
+  void AdviseRandom(size_t offset, size_t len) const;
+  void AdviseWillNeed(size_t offset, size_t len) const;
+
+ private:
+  MappedFile() = default;
+  std::string path_;
+  const uint8_t* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+// Reads a whole (small) file into a string: config.json, tokenizer.json, ...
+Result<std::string> ReadFileToString(const std::string& path);
+Status WriteStringToFile(const std::string& path, const std::string& data);
+
+}  // namespace gemlet

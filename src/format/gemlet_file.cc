@@ -1,0 +1,239 @@
+#include "format/gemlet_file.h"
+
+#include <cstring>
+#include <limits>
+
+#include "format/file_layout.h"
+
+namespace gemlet {
+
+int64_t TensorView::numel() const {
+  int64_t n = 1;
+  for (int64_t d : shape) n *= d;
+  return n;
+}
+
+namespace {
+
+// Bounds-checked little-endian cursor over a byte range.
+class Cursor {
+ public:
+  Cursor(const uint8_t* p, uint64_t n) : p_(p), n_(n) {}
+  bool Read(void* out, uint64_t k) {
+    if (k > n_ - pos_) return false;
+    std::memcpy(out, p_ + pos_, k);
+    pos_ += k;
+    return true;
+  }
+  template <typename T>
+  bool Get(T* v) { return Read(v, sizeof(T)); }
+  bool Bytes(uint64_t k, const uint8_t** out) {
+    if (k > n_ - pos_) return false;
+    *out = p_ + pos_;
+    pos_ += k;
+    return true;
+  }
+  uint64_t remaining() const { return n_ - pos_; }
+
+ private:
+  const uint8_t* p_;
+  uint64_t n_;
+  uint64_t pos_ = 0;
+};
+
+}  // namespace
+
+Result<std::unique_ptr<GemletFile>> GemletFile::Open(const std::string& path) {
+  ASSIGN_OR_RETURN(auto map, MappedFile::Open(path));
+  std::unique_ptr<GemletFile> f(new GemletFile());
+  f->name_ = path;
+  f->data_ = map->data();
+  f->size_ = map->size();
+  f->map_ = std::move(map);
+  RETURN_IF_ERROR(f->Parse());
+  return f;
+}
+
+Result<std::unique_ptr<GemletFile>> GemletFile::FromMemory(const uint8_t* data, size_t size,
+                                                           const std::string& name) {
+  std::unique_ptr<GemletFile> f(new GemletFile());
+  f->name_ = name;
+  f->data_ = data;
+  f->size_ = size;
+  RETURN_IF_ERROR(f->Parse());
+  return f;
+}
+
+const TensorView* GemletFile::Find(std::string_view name) const {
+  auto it = by_name_.find(std::string(name));
+  return it == by_name_.end() ? nullptr : &tensors_[it->second];
+}
+
+Status GemletFile::Parse() {
+  auto bad = [&](const std::string& what) {
+    return Corrupt(name_ + ": not a valid .gemlet file: " + what);
+  };
+  layout::FileHeader h;
+  if (size_ < sizeof(h)) {
+    return bad("file is " + std::to_string(size_) + " bytes, shorter than the 64-byte header");
+  }
+  std::memcpy(&h, data_, sizeof(h));
+  if (std::memcmp(h.magic, kGemletMagic, sizeof(h.magic)) != 0) return bad("bad magic");
+  version_ = h.version;
+  if (h.version != kGemletVersion) {
+    return Unsupported(name_ + ": .gemlet version " + std::to_string(h.version) +
+                       " is not supported (this build reads version " +
+                       std::to_string(kGemletVersion) + "); re-convert the model");
+  }
+  if (h.header_size != sizeof(h)) return bad("header size " + std::to_string(h.header_size));
+  if (h.file_size != size_) {
+    return bad("header says " + std::to_string(h.file_size) + " bytes but the file has " +
+               std::to_string(size_) + (h.file_size > size_ ? " (truncated)" : ""));
+  }
+  if (h.alignment != kGemletAlignment) return bad("alignment " + std::to_string(h.alignment));
+  if (h.section_count == 0 || h.section_count > layout::kMaxSections) {
+    return bad("section count " + std::to_string(h.section_count));
+  }
+  if (h.section_table_offset > size_ ||
+      uint64_t{h.section_count} * sizeof(layout::SectionEntry) > size_ - h.section_table_offset) {
+    return bad("section table lies outside the file");
+  }
+  if (h.tensor_data_offset > size_ || h.tensor_data_size > size_ - h.tensor_data_offset ||
+      h.tensor_data_offset % kGemletAlignment != 0) {
+    return bad("tensor data region lies outside the file or is misaligned");
+  }
+
+  const layout::SectionEntry* meta = nullptr;
+  const layout::SectionEntry* vocab = nullptr;
+  const layout::SectionEntry* index = nullptr;
+  std::vector<layout::SectionEntry> sections(h.section_count);
+  std::memcpy(sections.data(), data_ + h.section_table_offset,
+              sections.size() * sizeof(layout::SectionEntry));
+  for (const auto& s : sections) {
+    if (s.offset > size_ || s.size > size_ - s.offset) {
+      return bad("section of kind " + std::to_string(s.kind) + " lies outside the file");
+    }
+    const layout::SectionEntry** slot = nullptr;
+    switch (static_cast<SectionKind>(s.kind)) {
+      case SectionKind::kMetadata: slot = &meta; break;
+      case SectionKind::kVocab: slot = &vocab; break;
+      case SectionKind::kTensorIndex: slot = &index; break;
+      default: continue;  // unknown sections are skipped (forward compatible)
+    }
+    if (*slot) return bad("duplicate section of kind " + std::to_string(s.kind));
+    *slot = &s;
+  }
+  if (!meta) return bad("no metadata section");
+  if (!index) return bad("no tensor index section");
+
+  // Metadata JSON.
+  {
+    const char* p = reinterpret_cast<const char*>(data_ + meta->offset);
+    metadata_ = nlohmann::json::parse(p, p + meta->size, nullptr, /*allow_exceptions=*/false);
+    if (metadata_.is_discarded() || !metadata_.is_object()) {
+      return bad("metadata section is not a JSON object");
+    }
+    if (!metadata_.contains("config") || !metadata_["config"].is_object()) {
+      return bad("metadata has no \"config\" object");
+    }
+  }
+
+  // Vocabulary.
+  if (vocab) {
+    Cursor c(data_ + vocab->offset, vocab->size);
+    layout::VocabHeader vh;
+    if (!c.Get(&vh)) return bad("vocabulary section truncated");
+    const uint64_t need = uint64_t{vh.n_tokens} * sizeof(layout::VocabEntry) +
+                          uint64_t{vh.n_merges} * 8 + vh.blob_size;
+    if (need > c.remaining()) return bad("vocabulary section truncated");
+    std::vector<layout::VocabEntry> entries(vh.n_tokens);
+    c.Read(entries.data(), entries.size() * sizeof(layout::VocabEntry));
+    std::vector<int32_t> merges(uint64_t{vh.n_merges} * 2);
+    c.Read(merges.data(), merges.size() * 4);
+    const uint8_t* blob = nullptr;
+    c.Bytes(vh.blob_size, &blob);
+    vocab_.pieces.resize(vh.n_tokens);
+    vocab_.scores.resize(vh.n_tokens);
+    vocab_.types.resize(vh.n_tokens);
+    for (uint32_t i = 0; i < vh.n_tokens; ++i) {
+      const auto& e = entries[i];
+      if (e.blob_offset > vh.blob_size || e.length > vh.blob_size - e.blob_offset) {
+        return bad("vocabulary piece " + std::to_string(i) + " lies outside its blob");
+      }
+      if (e.type < 1 || e.type > 6) {
+        return bad("vocabulary piece " + std::to_string(i) + " has unknown type " +
+                   std::to_string(e.type));
+      }
+      vocab_.pieces[i].assign(reinterpret_cast<const char*>(blob) + e.blob_offset, e.length);
+      vocab_.scores[i] = e.score;
+      vocab_.types[i] = static_cast<TokenType>(e.type);
+    }
+    vocab_.merges.resize(vh.n_merges);
+    for (uint32_t i = 0; i < vh.n_merges; ++i) {
+      const int32_t a = merges[2 * i], b = merges[2 * i + 1];
+      if (a < 0 || b < 0 || static_cast<uint32_t>(a) >= vh.n_tokens ||
+          static_cast<uint32_t>(b) >= vh.n_tokens) {
+        return bad("merge " + std::to_string(i) + " names a token outside the vocabulary");
+      }
+      vocab_.merges[i] = {a, b};
+    }
+  }
+
+  // Tensor index.
+  Cursor c(data_ + index->offset, index->size);
+  uint32_t n = 0;
+  if (!c.Get(&n)) return bad("tensor index truncated");
+  if (uint64_t{n} * 30 > c.remaining()) return bad("tensor index claims " + std::to_string(n) + " tensors");
+  tensors_.reserve(n);
+  for (uint32_t i = 0; i < n; ++i) {
+    const std::string where = "tensor #" + std::to_string(i);
+    uint16_t name_len = 0;
+    if (!c.Get(&name_len) || name_len == 0 || name_len > layout::kMaxNameLen) {
+      return bad(where + ": bad name length");
+    }
+    const uint8_t* name_p = nullptr;
+    if (!c.Bytes(name_len, &name_p)) return bad(where + ": index truncated");
+    TensorView t;
+    t.name.assign(reinterpret_cast<const char*>(name_p), name_len);
+    const std::string tw = "tensor '" + t.name + "'";
+    uint32_t type = 0, lay = 0, ndim = 0;
+    if (!c.Get(&type) || !c.Get(&lay) || !c.Get(&ndim)) return bad(tw + ": index truncated");
+    const TypeTraits* tr = FindTypeTraits(type);
+    if (!tr) return Unsupported(name_ + ": " + tw + " has unknown type " + std::to_string(type));
+    t.type = static_cast<TensorType>(type);
+    if (lay != static_cast<uint32_t>(TensorLayout::kRowMajor)) {
+      return Unsupported(name_ + ": " + tw + " has unknown layout " + std::to_string(lay));
+    }
+    t.layout = static_cast<TensorLayout>(lay);
+    if (ndim == 0 || ndim > layout::kMaxDims) return bad(tw + ": " + std::to_string(ndim) + " dimensions");
+    uint64_t numel = 1;
+    for (uint32_t d = 0; d < ndim; ++d) {
+      int64_t dim = 0;
+      if (!c.Get(&dim)) return bad(tw + ": index truncated");
+      if (dim <= 0 || dim > (int64_t{1} << 40)) return bad(tw + ": dimension " + std::to_string(dim));
+      if (numel > (uint64_t{1} << 48) / static_cast<uint64_t>(dim)) return bad(tw + ": too many elements");
+      numel *= static_cast<uint64_t>(dim);
+      t.shape.push_back(dim);
+    }
+    if (!c.Get(&t.offset) || !c.Get(&t.nbytes)) return bad(tw + ": index truncated");
+    if (t.shape.back() % tr->block_elems != 0) {
+      return bad(tw + ": innermost dimension " + std::to_string(t.shape.back()) +
+                 " is not a multiple of the " + tr->name + " block size");
+    }
+    const uint64_t expect = numel / tr->block_elems * tr->block_bytes;
+    if (t.nbytes != expect) {
+      return bad(tw + ": " + std::to_string(t.nbytes) + " bytes, expected " + std::to_string(expect));
+    }
+    if (t.offset % kGemletAlignment != 0) return bad(tw + ": offset is not 64-byte aligned");
+    if (t.offset < h.tensor_data_offset || t.offset > h.tensor_data_offset + h.tensor_data_size ||
+        t.nbytes > h.tensor_data_offset + h.tensor_data_size - t.offset) {
+      return bad(tw + ": data lies outside the tensor region");
+    }
+    t.data = data_ + t.offset;
+    if (!by_name_.emplace(t.name, tensors_.size()).second) return bad("duplicate " + tw);
+    tensors_.push_back(std::move(t));
+  }
+  return Status::Ok();
+}
+
+}  // namespace gemlet

@@ -1,0 +1,81 @@
+// Reader of the .gemlet model file (docs/file-format.md). Open() maps the file and validates
+// every structural fact before anything is used: magic, version, section table, the metadata
+// JSON, the vocabulary, and each tensor's type, shape, offset, alignment and extent. Tensor
+// data is never copied: TensorView::data points into the map.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "base/mapped_file.h"
+#include "base/status.h"
+#include "format/tensor_type.h"
+#include "format/vocab.h"
+
+namespace gemlet {
+
+constexpr char kGemletMagic[8] = {'G', 'E', 'M', 'L', 'E', 'T', '\0', '\x1a'};
+constexpr uint32_t kGemletVersion = 1;
+constexpr uint32_t kGemletAlignment = 64;  // every tensor starts on a 64-byte boundary
+
+enum class SectionKind : uint32_t {
+  kMetadata = 1,     // UTF-8 JSON object
+  kVocab = 2,        // binary vocabulary (§3)
+  kTensorIndex = 3,  // binary tensor table (§4)
+};
+
+struct TensorView {
+  std::string name;
+  TensorType type = TensorType::kF32;
+  TensorLayout layout = TensorLayout::kRowMajor;
+  std::vector<int64_t> shape;  // outermost first: [rows, cols] for a matrix
+  uint64_t offset = 0;         // from the start of the file
+  uint64_t nbytes = 0;
+  const uint8_t* data = nullptr;  // points into the mapping
+
+  int64_t numel() const;
+  int64_t cols() const { return shape.empty() ? 1 : shape.back(); }
+  int64_t rows() const { return cols() == 0 ? 0 : numel() / cols(); }
+};
+
+class GemletFile {
+ public:
+  static Result<std::unique_ptr<GemletFile>> Open(const std::string& path);
+  // Parses an in-memory image (the caller keeps it alive). Used by the fuzz target and tests.
+  static Result<std::unique_ptr<GemletFile>> FromMemory(const uint8_t* data, size_t size,
+                                                        const std::string& name);
+
+  const std::string& path() const { return name_; }
+  uint32_t version() const { return version_; }
+  // {"config": {...}, "tokenizer": {...}, "chat_template": "...", "provenance": {...},
+  //  "quant_plan": {...}} — see docs/file-format.md §2.
+  const nlohmann::json& metadata() const { return metadata_; }
+  const Vocab& vocab() const { return vocab_; }
+  const std::vector<TensorView>& tensors() const { return tensors_; }
+  const TensorView* Find(std::string_view name) const;
+  const uint8_t* base() const { return data_; }
+  size_t size() const { return size_; }
+  const MappedFile* mapping() const { return map_.get(); }
+
+ private:
+  GemletFile() = default;
+  Status Parse();
+
+  std::string name_;
+  std::unique_ptr<MappedFile> map_;
+  const uint8_t* data_ = nullptr;
+  size_t size_ = 0;
+  uint32_t version_ = 0;
+  nlohmann::json metadata_;
+  Vocab vocab_;
+  std::vector<TensorView> tensors_;
+  std::unordered_map<std::string, size_t> by_name_;
+};
+
+}  // namespace gemlet

@@ -1,0 +1,59 @@
+// Tensor element types of the .gemlet file (docs/file-format.md §4). The quantized types are
+// blocks of 32 values along the innermost dimension with an f16 scale, value-identical to
+// GGUF Q8_0 and Q4_0.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "base/status.h"
+
+namespace gemlet {
+
+enum class TensorType : uint32_t {
+  kF32 = 0,
+  kF16 = 1,
+  kBF16 = 2,
+  kQ8 = 8,  // BlockQ8: f16 d, 32 × int8 q; x = q·d
+  kQ4 = 9,  // BlockQ4: f16 d, 16 bytes; x[j] = (lo(qs[j]) − 8)·d, x[j+16] = (hi(qs[j]) − 8)·d
+};
+
+constexpr int kQBlock = 32;  // values per quantized block
+
+#pragma pack(push, 1)
+struct BlockQ8 {
+  uint16_t d;  // f16 scale
+  int8_t qs[kQBlock];
+};
+struct BlockQ4 {
+  uint16_t d;  // f16 scale
+  uint8_t qs[kQBlock / 2];
+};
+#pragma pack(pop)
+static_assert(sizeof(BlockQ8) == 34);
+static_assert(sizeof(BlockQ4) == 18);
+
+// Storage order of a tensor's blocks (docs/file-format.md §5). The values are the same in
+// every layout; only the order of whole blocks differs.
+enum class TensorLayout : uint32_t {
+  kRowMajor = 0,
+};
+
+struct TypeTraits {
+  const char* name;
+  int block_elems;  // values per block (1 for float types)
+  int block_bytes;  // bytes per block
+};
+
+// nullptr for a value that is not a known TensorType.
+const TypeTraits* FindTypeTraits(uint32_t raw_type);
+const TypeTraits& GetTypeTraits(TensorType type);
+const char* TensorTypeName(TensorType type);
+// "f32", "f16", "bf16", "q8", "q4" -> type.
+Result<TensorType> ParseTensorType(const std::string& name);
+inline bool IsQuantized(TensorType t) { return t == TensorType::kQ8 || t == TensorType::kQ4; }
+
+// Bytes of one row of `cols` values; an error if cols is not a multiple of the block size.
+Result<uint64_t> RowBytes(TensorType type, int64_t cols);
+
+}  // namespace gemlet

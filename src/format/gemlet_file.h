@@ -15,7 +15,7 @@
 
 #include "base/mapped_file.h"
 #include "base/status.h"
-#include "format/tensor_type.h"
+#include "base/tensor_type.h"
 #include "format/vocab.h"
 
 namespace gemlet {

@@ -13,7 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "base/status.h"
-#include "format/tensor_type.h"
+#include "base/tensor_type.h"
 #include "format/vocab.h"
 
 namespace gemlet {

@@ -1,4 +1,4 @@
-// Tensor element types of the .gemlet file (docs/file-format.md §4). The quantized types are
+// Tensor element types (the .gemlet file stores these; docs/file-format.md §4). The quantized types are
 // blocks of 32 values along the innermost dimension with an f16 scale, value-identical to
 // GGUF Q8_0 and Q4_0.
 #pragma once

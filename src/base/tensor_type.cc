@@ -1,4 +1,4 @@
-#include "format/tensor_type.h"
+#include "base/tensor_type.h"
 
 namespace gemlet {
 

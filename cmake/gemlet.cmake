@@ -12,6 +12,12 @@ function(gemlet_layer name)
   target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR})
   target_link_libraries(${name} PUBLIC ${ARGN})
   gemlet_tests(${name} ${name})
+  file(GLOB _benches CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*_bench.cc)
+  if(GEMLET_BENCH AND _benches)
+    add_executable(${name}_bench ${_benches})
+    target_link_libraries(${name}_bench PRIVATE ${name} benchmark::benchmark)
+    target_compile_definitions(${name}_bench PRIVATE GEMLET_SHARED_DIR="${GEMLET_SHARED_DIR}")
+  endif()
 endfunction()
 
 # gemlet_tests(NAME LIBS...): a test binary NAME_tests from the *_test.cc files here.

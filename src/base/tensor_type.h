@@ -37,7 +37,22 @@ static_assert(sizeof(BlockQ4) == 18);
 // every layout; only the order of whole blocks differs.
 enum class TensorLayout : uint32_t {
   kRowMajor = 0,
+  // q4 only, rows a multiple of 8: the rows in groups of 8, each group a row of BlockQ4x8
+  // (one per block column). Same bytes as row-major, rearranged for SIMD kernels that put
+  // one row per vector lane; kernels/repack.h converts.
+  kQ4x8 = 1,
 };
+
+// The blocks of 8 consecutive rows in one block column: d[i] is row i's scale and
+// qs[c * 32 + i * 4 + k] = row i's qs[4c + k] (c < 4 chunks of 4 bytes, i < 8 rows), so
+// its low nibble is value 4c + k and its high nibble value 16 + 4c + k of row i's block.
+#pragma pack(push, 1)
+struct BlockQ4x8 {
+  uint16_t d[8];
+  uint8_t qs[8 * kQBlock / 2];
+};
+#pragma pack(pop)
+static_assert(sizeof(BlockQ4x8) == 8 * sizeof(BlockQ4));
 
 struct TypeTraits {
   const char* name;

@@ -70,6 +70,28 @@ std::string Flags::Str(std::initializer_list<const char*> names, const std::stri
   return v ? *v : def;
 }
 
+std::vector<std::string> Flags::StrAll(std::initializer_list<const char*> names) {
+  std::vector<std::string> out;
+  for (;;) {
+    std::string inline_value;
+    int idx = FindFlag(names, &inline_value);
+    if (idx < 0) break;
+    if (idx & (1 << 30)) {
+      used_[idx & ~(1 << 30)] = true;
+      out.push_back(inline_value);
+    } else {
+      used_[idx] = true;
+      if (static_cast<size_t>(idx) + 1 < args_.size()) {
+        used_[idx + 1] = true;
+        out.push_back(args_[idx + 1]);
+      } else {
+        out.push_back(std::string());
+      }
+    }
+  }
+  return out;
+}
+
 bool Flags::Bool(std::initializer_list<const char*> names) {
   bool result = false;
   for (;;) {

@@ -28,6 +28,8 @@ class Flags {
 
   std::optional<std::string> Str(std::initializer_list<const char*> names);
   std::string Str(std::initializer_list<const char*> names, const std::string& def);
+  // Every occurrence of a repeatable flag, in order (`--type a=q8 --type b=q4`).
+  std::vector<std::string> StrAll(std::initializer_list<const char*> names);
   // Presence flag (`--json`). `--name=false` / `--name=0` read as false.
   bool Bool(std::initializer_list<const char*> names);
   Result<int64_t> Int(std::initializer_list<const char*> names, int64_t def);

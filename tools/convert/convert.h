@@ -20,6 +20,9 @@ struct ConvertOptions {
   std::vector<std::string> overrides;
   int threads = 0;      // 0 = all cores
   bool progress = true; // progress bar on a terminal, plain lines otherwise
+  // If set, the vision/audio tensors of an HF checkpoint (skipped for the text model) go to this
+  // second .gemlet file at their source types.
+  std::string multimodal_out;
 };
 
 struct ConvertedTensor {
@@ -32,6 +35,7 @@ struct ConvertedTensor {
 
 struct ConvertReport {
   std::vector<ConvertedTensor> tensors;
+  std::vector<ConvertedTensor> multimodal;  // written to ConvertOptions::multimodal_out
   uint64_t file_bytes = 0;
   double seconds = 0;
 };

@@ -1,0 +1,26 @@
+# Cross-compiling for Arm64 Linux with Debian's gcc (g++-aarch64-linux-gnu); tests run under
+# qemu-user (qemu-aarch64). Usage:
+#   cmake -S . -B build-arm -DCMAKE_TOOLCHAIN_FILE=cmake/toolchain-aarch64.cmake -DGEMLET_BENCH=OFF
+#   cmake --build build-arm --target gemlet_kernels_tests
+#   qemu-aarch64 -L /usr/aarch64-linux-gnu -cpu cortex-a72 build-arm/src/kernels/gemlet_kernels_tests
+# (cortex-a72: plain NEON; cortex-a76: + dotprod; max: + i8mm). ctest uses the emulator below,
+# at -cpu max; set GEMLET_QEMU_CPU to choose another CPU model.
+set(CMAKE_SYSTEM_NAME Linux)
+set(CMAKE_SYSTEM_PROCESSOR aarch64)
+
+set(CMAKE_C_COMPILER aarch64-linux-gnu-gcc)
+set(CMAKE_CXX_COMPILER aarch64-linux-gnu-g++)
+set(CMAKE_FIND_ROOT_PATH /usr/aarch64-linux-gnu)
+set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
+set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)
+set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)
+# Packages: header-only ones (nlohmann_json) from the host; GoogleTest built from source.
+set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE BOTH)
+set(GTest_DIR ${CMAKE_CURRENT_LIST_DIR}/cross-gtest CACHE PATH "GTest built from /usr/src/googletest")
+
+if(DEFINED ENV{GEMLET_QEMU_CPU})
+  set(_gemlet_qemu_cpu $ENV{GEMLET_QEMU_CPU})
+else()
+  set(_gemlet_qemu_cpu max)
+endif()
+set(CMAKE_CROSSCOMPILING_EMULATOR qemu-aarch64;-L;/usr/aarch64-linux-gnu;-cpu;${_gemlet_qemu_cpu})

@@ -1,0 +1,60 @@
+#!/usr/bin/env bash
+# The Debian 12 packages gemlet needs to build, test, cross-test and fuzz. Sourced by
+# .ci/run and scripts/demo.sh (one list for both); run directly to install them:
+#   sudo scripts/deps.sh
+# The project uses Debian packages only (no vendored code, no downloads).
+
+GEMLET_APT_PACKAGES=(
+  # build
+  cmake make g++ pkg-config
+  # libraries (header-only or static): GoogleTest/GoogleMock (googletest also ships the source
+  # that the aarch64 cross build compiles), Google Benchmark, JSON, HTTP server, line editing
+  googletest libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev libcpp-httplib-dev
+  libedit-dev
+  # clang + libFuzzer runtime (fuzz targets)
+  clang libclang-rt-14-dev
+  # Arm64 cross build, run under qemu-user
+  g++-aarch64-linux-gnu qemu-user
+  # the interactive chat tests drive a terminal
+  tmux
+  # ---- server issue: packages for the web UI / browser tests go here (e.g. chromium,
+  # ---- chromium-driver, nodejs, npm). Keep them in this list so CI and the demo agree.
+)
+
+# Prints the packages of GEMLET_APT_PACKAGES that are not installed.
+gemlet_missing_packages() {
+  local p
+  for p in "${GEMLET_APT_PACKAGES[@]}"; do
+    if ! dpkg-query -W -f='${Status}\n' "$p" 2>/dev/null | grep -q '^install ok installed$'; then
+      echo "$p"
+    fi
+  done
+}
+
+# Installs whatever is missing (apt-get update first); uses sudo when not root.
+gemlet_install_deps() {
+  local missing
+  missing=$(gemlet_missing_packages | tr '\n' ' ')
+  if [ -z "${missing// /}" ]; then
+    echo "deps: all ${#GEMLET_APT_PACKAGES[@]} packages are installed"
+    return 0
+  fi
+  local sudo=()
+  if [ "$(id -u)" -ne 0 ]; then
+    if ! command -v sudo >/dev/null; then
+      echo "deps: missing packages: $missing; run as root: apt-get install $missing" >&2
+      return 1
+    fi
+    sudo=(sudo)
+  fi
+  echo "deps: installing $missing"
+  # shellcheck disable=SC2086
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
+  # shellcheck disable=SC2086
+  "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends $missing
+}
+
+if [ "${BASH_SOURCE[0]}" = "$0" ]; then
+  set -euo pipefail
+  gemlet_install_deps
+fi

@@ -1,0 +1,175 @@
+#!/usr/bin/env bash
+# The project's test command (README "Running the tests"; .ci/run calls it). Stages:
+#   release  Release build (-j$JOBS) of everything, including the benchmarks, and ctest
+#   asan     ASan + UBSan build (-DGEMLET_SANITIZE=ON, no benchmarks) and ctest
+#   aarch64  Arm64 cross build (cmake/toolchain-aarch64.cmake) and ctest under qemu-user, then
+#            the kernel tests once each under qemu -cpu cortex-a72 (NEON), cortex-a76
+#            (+dotprod) and max (+i8mm)
+#   fuzz     clang libFuzzer build of every fuzz/*_fuzz.cc target, each run for $FUZZ_SECONDS
+# Usage: scripts/test.sh [STAGE...]      (no stage: all four, in that order)
+# Every stage runs even if an earlier one failed; the summary at the end lists each stage's
+# result and time, and the exit code is 1 if anything failed.
+# Environment: JOBS (default 2), FUZZ_SECONDS (default 30).
+# Build folders: build/ (shared with scripts/demo.sh), build-asan/, build-aarch64/, build-fuzz/.
+set -euo pipefail
+
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+cd "$ROOT"
+JOBS=${JOBS:-2}
+FUZZ_SECONDS=${FUZZ_SECONDS:-30}
+ALL_STAGES=(release asan aarch64 fuzz)
+if [ $# -gt 0 ]; then STAGES=("$@"); else STAGES=("${ALL_STAGES[@]}"); fi
+for s in "${STAGES[@]}"; do
+  case " ${ALL_STAGES[*]} " in *" $s "*) ;; *) echo "test.sh: unknown stage '$s' (expected: ${ALL_STAGES[*]})" >&2; exit 2 ;; esac
+done
+
+TESTS_PASSED=0
+TESTS_FAILED=0
+SUMMARY=()
+NOTES=()
+LOG_DIR=$(mktemp -d)
+trap 'rm -rf "$LOG_DIR"' EXIT
+
+banner() { printf '\n==== %s ====\n' "$*"; }
+
+# ctest_run DIR [ctest args...]: runs ctest, adds its counts to the totals.
+ctest_run() {
+  local dir=$1
+  shift
+  local log="$LOG_DIR/ctest.log" rc=0
+  ctest --test-dir "$dir" --output-on-failure -j"$JOBS" "$@" 2>&1 | tee "$log" || rc=$?
+  local line total failed
+  line=$(grep -E 'tests passed, [0-9]+ tests? failed out of [0-9]+' "$log" | tail -1 || true)
+  if [ -n "$line" ]; then
+    failed=$(sed -E 's/.* ([0-9]+) tests? failed out of ([0-9]+).*/\1/' <<<"$line")
+    total=$(sed -E 's/.* failed out of ([0-9]+).*/\1/' <<<"$line")
+    TESTS_PASSED=$((TESTS_PASSED + total - failed))
+    TESTS_FAILED=$((TESTS_FAILED + failed))
+  elif grep -q 'No tests were found' "$log"; then
+    echo "ctest: no tests were found in $dir" >&2
+    rc=1
+  fi
+  return "$rc"
+}
+
+# count_binary_run NAME CMD...: runs one test binary (not through ctest) and counts it.
+count_binary_run() {
+  local name=$1
+  shift
+  if "$@"; then
+    TESTS_PASSED=$((TESTS_PASSED + 1))
+  else
+    TESTS_FAILED=$((TESTS_FAILED + 1))
+    echo "FAILED: $name" >&2
+    return 1
+  fi
+}
+
+stage_release() {
+  cmake -S . -B build -DCMAKE_BUILD_TYPE=Release
+  cmake --build build -j"$JOBS"
+  ctest_run build
+}
+
+stage_asan() {
+  # -g1: line tables, so sanitizer reports name file:line, at little build cost.
+  cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Release -DGEMLET_SANITIZE=ON -DGEMLET_BENCH=OFF \
+    -DCMAKE_CXX_FLAGS=-g1 -DCMAKE_C_FLAGS=-g1
+  cmake --build build-asan -j"$JOBS"
+  # Nothing is excluded under the sanitizers: every test that the release stage runs runs here.
+  ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=1:strict_init_order=1} \
+    UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1} \
+    ctest_run build-asan
+}
+
+stage_aarch64() {
+  cmake -S . -B build-aarch64 -DCMAKE_BUILD_TYPE=Release \
+    -DCMAKE_TOOLCHAIN_FILE="$ROOT/cmake/toolchain-aarch64.cmake" -DGEMLET_BENCH=OFF
+  # Only the test binaries. gemlet_cli is the one test not run here: it starts the `gemlet`
+  # binary as a child process, which needs binfmt_misc registration of qemu for aarch64 (not
+  # available in CI containers). It runs in the release and ASan stages; the code it covers is
+  # architecture-independent.
+  local tests targets=()
+  tests=$(ctest --test-dir build-aarch64 -N | sed -nE 's/^ *Test +#[0-9]+: +([A-Za-z0-9_]+).*/\1/p')
+  for t in $tests; do
+    [ "$t" = gemlet_cli ] || targets+=("${t}_tests")
+  done
+  if [ ${#targets[@]} -eq 0 ]; then
+    echo "aarch64: no tests registered" >&2
+    return 1
+  fi
+  NOTES+=("aarch64: gemlet_cli excluded (spawns the gemlet binary; needs binfmt_misc for qemu)")
+  cmake --build build-aarch64 -j"$JOBS" --target "${targets[@]}"
+  local rc=0
+  ctest_run build-aarch64 -E '^gemlet_cli$' || rc=1
+  local kt=build-aarch64/src/kernels/gemlet_kernels_tests
+  if [ -x "$kt" ]; then
+    for cpu in cortex-a72 cortex-a76 max; do
+      banner "kernel tests under qemu-aarch64 -cpu $cpu"
+      count_binary_run "gemlet_kernels_tests (-cpu $cpu)" \
+        qemu-aarch64 -L /usr/aarch64-linux-gnu -cpu "$cpu" "$kt" --gtest_brief=1 || rc=1
+    done
+  else
+    echo "aarch64: $kt was not built" >&2
+    rc=1
+  fi
+  return "$rc"
+}
+
+stage_fuzz() {
+  local targets=() f
+  for f in fuzz/*_fuzz.cc; do
+    [ -e "$f" ] && targets+=("$(basename "$f" .cc)")
+  done
+  if [ ${#targets[@]} -eq 0 ]; then
+    echo "fuzz: no fuzz/*_fuzz.cc targets yet: nothing to build or run"
+    NOTES+=("fuzz: no targets in fuzz/")
+    return 0
+  fi
+  CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Release -DGEMLET_FUZZ=ON \
+    -DGEMLET_TESTS=OFF -DGEMLET_BENCH=OFF -DCMAKE_CXX_FLAGS=-g1 -DCMAKE_C_FLAGS=-g1
+  cmake --build build-fuzz -j"$JOBS" --target "${targets[@]}"
+  mkdir -p build-fuzz/artifacts
+  # Each target runs $FUZZ_SECONDS; $JOBS of them at a time, each on its own core.
+  local pids=() names=() rc=0 i
+  run_one() {
+    local t=$1 corpus=build-fuzz/corpus/$1 seeds=()
+    mkdir -p "$corpus"
+    [ -d "fuzz/corpus/$t" ] && seeds=("fuzz/corpus/$t")
+    "build-fuzz/fuzz/$t" -max_total_time="$FUZZ_SECONDS" -timeout=30 -rss_limit_mb=2048 \
+      -print_final_stats=1 -artifact_prefix="build-fuzz/artifacts/$t-" "$corpus" "${seeds[@]}" \
+      >"$LOG_DIR/$t.log" 2>&1
+  }
+  for ((i = 0; i < ${#targets[@]}; i++)); do
+    run_one "${targets[$i]}" &
+    pids+=($!)
+    names+=("${targets[$i]}")
+    if [ ${#pids[@]} -ge "$JOBS" ] || [ $((i + 1)) -eq ${#targets[@]} ]; then
+      local j
+      for ((j = 0; j < ${#pids[@]}; j++)); do
+        if wait "${pids[$j]}"; then
+          TESTS_PASSED=$((TESTS_PASSED + 1))
+          printf 'fuzz %-28s ok   (%s)\n' "${names[$j]}" \
+            "$(grep -E '^stat::number_of_executed_units' "$LOG_DIR/${names[$j]}.log" | awk '{print $2 " runs"}')"
+        else
+          TESTS_FAILED=$((TESTS_FAILED + 1))
+          rc=1
+          printf 'fuzz %-28s FAILED; its log:\n' "${names[$j]}"
+          tail -60 "$LOG_DIR/${names[$j]}.log"
+        fi
+      done
+      pids=()
+      names=()
+    fi
+  done
+  return "$rc"
+}
+
+START=$(date +%s)
+FAILED_STAGES=0
+for s in "${STAGES[@]}"; do
+  banner "stage $s"
+  t0=$(date +%s)
+  if ("stage_$s") 2>&1; then result=ok; else result=FAILED; FAILED_STAGES=$((FAILED_STAGES + 1)); fi
+  SUMMARY+=("$(printf '%-8s %-7s %5ds' "$s" "$result" $(($(date +%s) - t0)))")
+done

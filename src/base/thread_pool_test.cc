@@ -1,0 +1,106 @@
+#include "base/thread_pool.h"
+
+#include <atomic>
+#include <set>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace gemlet {
+namespace {
+
+// Every index is visited exactly once, by disjoint ranges, for many sizes and thread counts.
+TEST(ThreadPoolTest, CoversEveryIndexOnce) {
+  for (int threads : {1, 2, 3, 8}) {
+    ThreadPool pool(threads);
+    EXPECT_EQ(pool.num_threads(), threads);
+    for (int64_t n : {1, 2, 3, 7, 64, 1000, 12345}) {
+      std::vector<std::atomic<int>> hits(n);
+      pool.ParallelFor(n, [&](int64_t b, int64_t e) {
+        ASSERT_LT(b, e);
+        for (int64_t i = b; i < e; ++i) hits[i].fetch_add(1);
+      });
+      for (int64_t i = 0; i < n; ++i) ASSERT_EQ(hits[i].load(), 1) << "n=" << n << " i=" << i;
+    }
+  }
+}
+
+TEST(ThreadPoolTest, ZeroAndNegativeSizesDoNothing) {
+  ThreadPool pool(2);
+  int calls = 0;
+  pool.ParallelFor(0, [&](int64_t, int64_t) { ++calls; });
+  pool.ParallelFor(-5, [&](int64_t, int64_t) { ++calls; });
+  EXPECT_EQ(calls, 0);
+}
+
+// The ranges depend only on n and the thread count (static split), and work really runs on
+// more than one thread.
+TEST(ThreadPoolTest, StaticSplitUsesSeveralThreads) {
+  ThreadPool pool(4);
+  std::mutex mu;
+  std::set<std::pair<int64_t, int64_t>> ranges;
+  std::set<std::thread::id> ids;
+  pool.ParallelFor(400, [&](int64_t b, int64_t e) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    std::lock_guard<std::mutex> lk(mu);
+    ranges.insert({b, e});
+    ids.insert(std::this_thread::get_id());
+  });
+  EXPECT_EQ(ranges, (std::set<std::pair<int64_t, int64_t>>{{0, 100}, {100, 200}, {200, 300}, {300, 400}}));
+  EXPECT_EQ(ids.size(), 4u);
+}
+
+TEST(ThreadPoolTest, GrainLimitsParts) {
+  ThreadPool pool(4);
+  std::atomic<int> parts{0};
+  pool.ParallelFor(10, [&](int64_t, int64_t) { parts.fetch_add(1); }, /*grain=*/5);
+  EXPECT_EQ(parts.load(), 2);
+}
+
+TEST(ThreadPoolTest, NestedCallRunsInline) {
+  ThreadPool pool(2);
+  std::atomic<int64_t> sum{0};
+  pool.ParallelFor(8, [&](int64_t b, int64_t e) {
+    for (int64_t i = b; i < e; ++i) {
+      pool.ParallelFor(10, [&](int64_t b2, int64_t e2) {
+        for (int64_t j = b2; j < e2; ++j) sum.fetch_add(j);
+      });
+    }
+  });
+  EXPECT_EQ(sum.load(), 8 * 45);
+}
+
+// Several threads share one pool (sessions of one engine): calls are serialized, none lost.
+TEST(ThreadPoolTest, ConcurrentCallers) {
+  ThreadPool pool(2);
+  std::atomic<int64_t> total{0};
+  std::vector<std::thread> callers;
+  for (int c = 0; c < 4; ++c) {
+    callers.emplace_back([&] {
+      for (int rep = 0; rep < 200; ++rep) {
+        pool.ParallelFor(100, [&](int64_t b, int64_t e) { total.fetch_add(e - b); });
+      }
+    });
+  }
+  for (auto& t : callers) t.join();
+  EXPECT_EQ(total.load(), 4 * 200 * 100);
+}
+
+// Many short jobs in a row (the decode pattern), including after the workers went to sleep.
+TEST(ThreadPoolTest, ManyShortJobsAndSleepWake) {
+  ThreadPool pool(3);
+  int64_t expect = 0;
+  std::atomic<int64_t> got{0};
+  for (int rep = 0; rep < 2000; ++rep) {
+    pool.ParallelFor(rep % 17 + 1, [&](int64_t b, int64_t e) { got.fetch_add(e - b); });
+    expect += rep % 17 + 1;
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));  // workers fall asleep
+  pool.ParallelFor(9, [&](int64_t b, int64_t e) { got.fetch_add(e - b); });
+  EXPECT_EQ(got.load(), expect + 9);
+}
+
+}  // namespace
+}  // namespace gemlet

@@ -1,0 +1,125 @@
+#include "format/npy.h"
+
+#include <unistd.h>
+
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "base/half.h"
+
+namespace gemlet {
+namespace {
+
+const uint8_t* Bytes(const std::string& s) { return reinterpret_cast<const uint8_t*>(s.data()); }
+
+// A .npy v1.0 image written by hand the way NumPy writes it.
+std::string MakeNpy(const std::string& dict, const std::string& payload, uint8_t major = 1) {
+  std::string header = dict;
+  const size_t prefix = major == 1 ? 10 : 12;
+  while ((prefix + header.size() + 1) % 64) header += ' ';
+  header += '\n';
+  std::string out = "\x93NUMPY";
+  out += static_cast<char>(major);
+  out += '\0';
+  out += static_cast<char>(header.size() & 0xff);
+  out += static_cast<char>(header.size() >> 8);
+  if (major != 1) out += std::string(2, '\0');
+  return out + header + payload;
+}
+
+TEST(NpyTest, RoundTripF32) {
+  std::vector<float> v = {1.5f, -2.0f, 3.25f, 0.0f, 1e-8f, -7.0f};
+  const std::string img = EncodeNpyF32(v.data(), {2, 3});
+  EXPECT_EQ(img.size() % 64, (6 * 4) % 64) << "header is padded to 64 bytes";
+  EXPECT_NE(img.find("'shape': (2, 3)"), std::string::npos);
+  auto a = ParseNpy(Bytes(img), img.size(), "x.npy");
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ(a->shape, (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(a->data, v);
+
+  const std::string one = EncodeNpyF32(v.data(), {6});
+  EXPECT_NE(one.find("'shape': (6,)"), std::string::npos);
+  auto b = ParseNpy(Bytes(one), one.size(), "y.npy");
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b->shape, (std::vector<int64_t>{6}));
+}
+
+TEST(NpyTest, WritesAndReadsFile) {
+  const std::string path = ::testing::TempDir() + "/npy_test." + std::to_string(::getpid()) + ".npy";
+  std::vector<float> v(4 * 5);
+  for (size_t i = 0; i < v.size(); ++i) v[i] = 0.25f * static_cast<float>(i) - 2;
+  ASSERT_TRUE(WriteNpyF32(path, v.data(), {4, 5}).ok());
+  auto a = ReadNpy(path);
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ(a->shape, (std::vector<int64_t>{4, 5}));
+  EXPECT_EQ(a->data, v);
+  ::unlink(path.c_str());
+}
+
+TEST(NpyTest, ReadsFloat16AndFloat64AndV2) {
+  std::string f16;
+  for (float x : {1.0f, -0.5f, 65504.0f}) {
+    uint16_t h = F32ToF16(x);
+    f16.append(reinterpret_cast<const char*>(&h), 2);
+  }
+  const std::string img = MakeNpy("{'descr': '<f2', 'fortran_order': False, 'shape': (3,), }", f16);
+  auto a = ParseNpy(Bytes(img), img.size(), "h.npy");
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ(a->data, (std::vector<float>{1.0f, -0.5f, 65504.0f}));
+
+  double d[2] = {0.125, -3.0};
+  const std::string img8 = MakeNpy("{'shape': (1, 2), 'fortran_order': False, 'descr': '<f8'}",
+                                   std::string(reinterpret_cast<const char*>(d), 16), 2);
+  auto b = ParseNpy(Bytes(img8), img8.size(), "d.npy");
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  EXPECT_EQ(b->shape, (std::vector<int64_t>{1, 2}));
+  EXPECT_EQ(b->data, (std::vector<float>{0.125f, -3.0f}));
+}
+
+// The oracle's golden files read with the expected shapes (float32 ref, float16 llama).
+TEST(NpyTest, ReadsOracleFiles) {
+  const std::string dir = std::string(GEMLET_SHARED_DIR) + "/oracle/tiny-e2b/";
+  auto ref = ReadNpy(dir + "logits-ref.npy");
+  ASSERT_TRUE(ref.ok()) << ref.status().ToString();
+  EXPECT_EQ(ref->shape, (std::vector<int64_t>{59, 512}));
+  auto llama = ReadNpy(dir + "logits-llama-f32.npy");
+  ASSERT_TRUE(llama.ok()) << llama.status().ToString();
+  EXPECT_EQ(llama->shape, (std::vector<int64_t>{59, 512}));
+  // The two references agree to ~1e-2 (cases.json agreement); a decoding slip would not.
+  double max_abs = 0;
+  for (size_t i = 0; i < ref->data.size(); ++i) {
+    max_abs = std::max(max_abs, static_cast<double>(std::abs(ref->data[i] - llama->data[i])));
+  }
+  EXPECT_LT(max_abs, 0.05);
+  EXPECT_GT(max_abs, 0.0);
+}
+
+TEST(NpyTest, RejectsMalformed) {
+  const std::string good = EncodeNpyF32(std::vector<float>(6, 1.0f).data(), {2, 3});
+  // Every truncation is an error, never a crash.
+  for (size_t n = 0; n < good.size(); ++n) {
+    EXPECT_FALSE(ParseNpy(Bytes(good), n, "t.npy").ok()) << "truncated to " << n;
+  }
+  auto expect_error = [](const std::string& img, const std::string& needle) {
+    auto r = ParseNpy(Bytes(img), img.size(), "bad.npy");
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.status().message().find(needle), std::string::npos) << r.status().message();
+    EXPECT_NE(r.status().message().find("bad.npy"), std::string::npos);
+  };
+  expect_error("NOTNUMPY" + std::string(100, ' '), "magic");
+  expect_error(MakeNpy("{'descr': '>f4', 'fortran_order': False, 'shape': (1,), }", "abcd"), "dtype");
+  expect_error(MakeNpy("{'descr': '<i8', 'fortran_order': False, 'shape': (1,), }", "abcdefgh"), "dtype");
+  expect_error(MakeNpy("{'descr': '<f4', 'fortran_order': True, 'shape': (1,), }", "abcd"), "Fortran");
+  expect_error(MakeNpy("{'descr': '<f4', 'fortran_order': False, 'shape': (1000,), }", "abcd"), "shape needs");
+  expect_error(MakeNpy("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999, 99999999999, "
+                       "99999999999), }", "abcd"), "overflow");
+  expect_error(MakeNpy("{'descr': '<f4', 'fortran_order': False, 'shape': (a,), }", "abcd"), "non-integer");
+  expect_error(MakeNpy("{'descr': '<f4', 'fortran_order': False}", "abcd"), "lacks");
+  expect_error(MakeNpy("{'descr': '<f4", "abcd"), "unterminated");
+}
+
+}  // namespace
+}  // namespace gemlet

@@ -1,0 +1,340 @@
+#include "format/tokenizer_json.h"
+
+#include <algorithm>
+#include <filesystem>
+#include <string_view>
+#include <unordered_map>
+
+#include "base/mapped_file.h"
+
+namespace gemlet {
+
+namespace {
+
+using json = nlohmann::json;
+
+constexpr int64_t kMaxVocab = 1 << 24;  // far above any real vocabulary; bounds allocation
+
+// Type-safe reads (json::value() throws on a type mismatch; hostile files must not).
+std::string Str(const json& obj, const char* key) {
+  if (!obj.is_object() || !obj.contains(key) || !obj[key].is_string()) return std::string();
+  return obj[key].get<std::string>();
+}
+bool Bool(const json& obj, const char* key, bool def) {
+  if (!obj.is_object() || !obj.contains(key) || !obj[key].is_boolean()) return def;
+  return obj[key].get<bool>();
+}
+json Get(const json& obj, const char* key) {
+  return obj.is_object() && obj.contains(key) ? obj[key] : json();
+}
+
+bool IsNullOrEmpty(const json& obj, const char* key) {
+  if (!obj.contains(key)) return true;
+  const json& v = obj[key];
+  return v.is_null() || (v.is_string() && v.get<std::string>().empty());
+}
+
+bool IsStringPattern(const json& pattern, const std::string& want) {
+  return pattern.is_object() && pattern.contains("String") && pattern["String"].is_string() &&
+         pattern["String"].get<std::string>() == want;
+}
+
+bool IsReplace(const json& j, const std::string& from, const std::string& to) {
+  return Str(j, "type") == "Replace" && j.contains("pattern") &&
+         IsStringPattern(j["pattern"], from) && j.contains("content") &&
+         j["content"].is_string() && j["content"].get<std::string>() == to;
+}
+
+Status CheckPipeline(const json& t, const std::string& name) {
+  auto unsupported = [&](const std::string& what, const json& v) {
+    std::string shown = v.dump();
+    if (shown.size() > 200) shown = shown.substr(0, 200) + "...";
+    return Unsupported(name + ": " + what + " " + shown + " is not supported (" +
+                       "gemlet implements the Gemma 4 pipeline only)");
+  };
+  const json& m = t["model"];
+  if (m.contains("type") && m["type"] != "BPE") return unsupported("model type", m["type"]);
+  if (!m.contains("byte_fallback") || m["byte_fallback"] != true) {
+    return unsupported("model.byte_fallback", Get(m, "byte_fallback"));
+  }
+  if (m.contains("dropout") && !m["dropout"].is_null()) {
+    return unsupported("model.dropout", m["dropout"]);
+  }
+  if (!IsNullOrEmpty(m, "continuing_subword_prefix")) {
+    return unsupported("model.continuing_subword_prefix", m["continuing_subword_prefix"]);
+  }
+  if (!IsNullOrEmpty(m, "end_of_word_suffix")) {
+    return unsupported("model.end_of_word_suffix", m["end_of_word_suffix"]);
+  }
+  if (m.contains("ignore_merges") && m["ignore_merges"] != false) {
+    return unsupported("model.ignore_merges", m["ignore_merges"]);
+  }
+  const std::string space = " ", mark = "\xE2\x96\x81";
+  const json norm = Get(t, "normalizer");
+  const bool norm_ok = IsReplace(norm, space, mark) ||
+                       (Str(norm, "type") == "Sequence" &&
+                        norm.contains("normalizers") && norm["normalizers"].is_array() &&
+                        norm["normalizers"].size() == 1 &&
+                        IsReplace(norm["normalizers"][0], space, mark));
+  if (!norm_ok) return unsupported("normalizer", norm);
+  const json pre = Get(t, "pre_tokenizer");
+  const bool pre_ok =
+      pre.is_null() ||
+      (Str(pre, "type") == "Split" && pre.contains("pattern") &&
+       IsStringPattern(pre["pattern"], space) && Str(pre, "behavior") == "MergedWithPrevious" &&
+       !Bool(pre, "invert", false));
+  if (!pre_ok) return unsupported("pre_tokenizer", pre);
+  const json dec = Get(t, "decoder");
+  bool dec_ok = Str(dec, "type") == "Sequence" &&
+                dec.contains("decoders") && dec["decoders"].is_array() &&
+                dec["decoders"].size() == 3;
+  if (dec_ok) {
+    const json& ds = dec["decoders"];
+    dec_ok = IsReplace(ds[0], mark, space) && Str(ds[1], "type") == "ByteFallback" &&
+             Str(ds[2], "type") == "Fuse";
+  }
+  if (!dec_ok) return unsupported("decoder", dec);
+  return Status::Ok();
+}
+
+// A token name in tokenizer_config.json: "<bos>" or {"content": "<bos>", ...}.
+std::string TokenName(const json& config, const char* key, const std::string& def) {
+  if (!config.is_object() || !config.contains(key)) return def;
+  const json& v = config[key];
+  if (v.is_string()) return v.get<std::string>();
+  if (v.is_object() && v.contains("content") && v["content"].is_string()) {
+    return v["content"].get<std::string>();
+  }
+  return def;
+}
+
+int BytePieceValue(const std::string& p) {
+  auto hex = [](char c) {
+    if (c >= '0' && c <= '9') return c - '0';
+    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    return -1;
+  };
+  if (p.size() != 6 || p.compare(0, 3, "<0x") != 0 || p[5] != '>') return -1;
+  const int hi = hex(p[3]), lo = hex(p[4]);
+  return hi < 0 || lo < 0 ? -1 : hi * 16 + lo;
+}
+
+Result<json> ParseJson(const std::string& text, const std::string& name) {
+  json j = json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded()) return Corrupt(name + ": not valid JSON");
+  return j;
+}
+
+}  // namespace
+
+Result<TokenizerInfo> ParseHfTokenizer(const std::string& tokenizer_json,
+                                       const std::string& config_json,
+                                       const std::string& generation_config_json,
+                                       const std::string& name) {
+  ASSIGN_OR_RETURN(json t, ParseJson(tokenizer_json, name));
+  if (!t.is_object() || !t.contains("model") || !t["model"].is_object()) {
+    return Corrupt(name + ": no \"model\" object");
+  }
+  const json& model = t["model"];
+  if (!model.contains("vocab") || !model["vocab"].is_object()) {
+    return Corrupt(name + ": model.vocab is not an object of piece -> id");
+  }
+  if (!model.contains("merges") || !model["merges"].is_array()) {
+    return Corrupt(name + ": model.merges is not an array");
+  }
+  RETURN_IF_ERROR(CheckPipeline(t, name));
+
+  TokenizerInfo info;
+  Vocab& v = info.vocab;
+  // Vocabulary: ids must be dense 0..n-1.
+  const json& vocab = model["vocab"];
+  int64_t max_id = -1;
+  for (auto it = vocab.begin(); it != vocab.end(); ++it) {
+    if (!it.value().is_number_integer() || it.value().get<int64_t>() < 0 ||
+        it.value().get<int64_t>() >= kMaxVocab) {
+      return Corrupt(name + ": model.vocab[\"" + it.key() + "\"] is not a valid id");
+    }
+    max_id = std::max(max_id, it.value().get<int64_t>());
+  }
+  v.pieces.resize(max_id + 1);
+  std::vector<uint8_t> have(max_id + 1, 0);
+  for (auto it = vocab.begin(); it != vocab.end(); ++it) {
+    const int64_t id = it.value().get<int64_t>();
+    if (have[id]) return Corrupt(name + ": id " + std::to_string(id) + " appears twice in model.vocab");
+    have[id] = 1;
+    v.pieces[id] = it.key();
+  }
+  v.types.assign(v.pieces.size(), TokenType::kNormal);
+
+  // Added tokens: the same piece at the same id, or appended right after the vocabulary.
+  if (t.contains("added_tokens") && !t["added_tokens"].is_null()) {
+    if (!t["added_tokens"].is_array()) return Corrupt(name + ": added_tokens is not an array");
+    for (const json& a : t["added_tokens"]) {
+      if (!a.is_object() || !a.contains("id") || !a["id"].is_number_integer() ||
+          !a.contains("content") || !a["content"].is_string()) {
+        return Corrupt(name + ": an added token lacks an integer id or a string content");
+      }
+      const int64_t id = a["id"].get<int64_t>();
+      const std::string content = a["content"].get<std::string>();
+      if (Bool(a, "lstrip", false) || Bool(a, "rstrip", false) || Bool(a, "single_word", false) ||
+          (Bool(a, "normalized", false) && content.find(' ') != std::string::npos)) {
+        return Unsupported(name + ": added token '" + content +
+                           "' uses lstrip/rstrip/single_word or a normalized space");
+      }
+      if (id < 0 || id >= kMaxVocab) return Corrupt(name + ": added token id " + std::to_string(id));
+      if (id == static_cast<int64_t>(v.pieces.size())) {
+        v.pieces.push_back(content);
+        v.types.push_back(TokenType::kNormal);
+        have.push_back(1);
+      } else if (id > static_cast<int64_t>(v.pieces.size())) {
+        // Leave a hole for now; reported below if nothing fills it.
+        v.pieces.resize(id + 1);
+        v.types.resize(id + 1, TokenType::kNormal);
+        have.resize(id + 1, 0);
+        v.pieces[id] = content;
+        have[id] = 1;
+      } else if (!have[id]) {
+        v.pieces[id] = content;
+        have[id] = 1;
+      } else if (v.pieces[id] != content) {
+        return Corrupt(name + ": added token " + std::to_string(id) + " '" + content +
+                       "' differs from vocabulary piece '" + v.pieces[id] + "'");
+      }
+      v.types[id] = Bool(a, "special", false) ? TokenType::kControl : TokenType::kUserDefined;
+    }
+  }
+  for (size_t i = 0; i < have.size(); ++i) {
+    if (!have[i]) return Corrupt(name + ": no piece has id " + std::to_string(i));
+  }
+  for (size_t i = 0; i < v.pieces.size(); ++i) {
+    if (v.types[i] == TokenType::kNormal && BytePieceValue(v.pieces[i]) >= 0) {
+      v.types[i] = TokenType::kByte;
+    }
+  }
+  v.scores.assign(v.pieces.size(), 0.0f);
+
+  // Merges, as id pairs; both halves and their concatenation must be pieces.
+  std::unordered_map<std::string_view, int32_t> ids;
+  ids.reserve(v.pieces.size() * 2);
+  for (size_t i = 0; i < v.pieces.size(); ++i) ids.emplace(v.pieces[i], static_cast<int32_t>(i));
+  const json& merges = model["merges"];
+  v.merges.reserve(merges.size());
+  std::string left, right, joined;
+  for (size_t r = 0; r < merges.size(); ++r) {
+    const json& m = merges[r];
+    if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string()) {
+      left = m[0].get<std::string>();
+      right = m[1].get<std::string>();
+    } else if (m.is_string()) {  // the older "left right" form
+      const std::string s = m.get<std::string>();
+      const size_t sp = s.find(' ');
+      if (sp == std::string::npos || s.find(' ', sp + 1) != std::string::npos) {
+        return Corrupt(name + ": merge " + std::to_string(r) + " '" + s + "' is not 'left right'");
+      }
+      left = s.substr(0, sp);
+      right = s.substr(sp + 1);
+    } else {
+      return Corrupt(name + ": merge " + std::to_string(r) + " is not a pair of strings");
+    }
+    joined = left + right;
+    auto a = ids.find(left), b = ids.find(right), c = ids.find(joined);
+    if (a == ids.end() || b == ids.end() || c == ids.end()) {
+      return Corrupt(name + ": merge " + std::to_string(r) + " ('" + left + "', '" + right +
+                     "') uses or makes a piece that is not in the vocabulary");
+    }
+    v.merges.emplace_back(a->second, b->second);
+  }
+
+  // Special ids and the chat template.
+  json config;
+  if (!config_json.empty()) {
+    ASSIGN_OR_RETURN(config, ParseJson(config_json, name + " (tokenizer_config.json)"));
+  }
+  auto id_of = [&](const std::string& piece) -> int64_t {
+    auto it = ids.find(piece);
+    return it == ids.end() ? -1 : it->second;
+  };
+  json special = json::object();
+  special["model"] = "gemma4";
+  const std::string unk_default = model.contains("unk_token") && model["unk_token"].is_string()
+                                      ? model["unk_token"].get<std::string>()
+                                      : std::string("<unk>");
+  const std::pair<const char*, std::string> names[] = {
+      {"bos", TokenName(config, "bos_token", "<bos>")},
+      {"eos", TokenName(config, "eos_token", "<eos>")},
+      {"pad", TokenName(config, "pad_token", "<pad>")},
+      {"unk", TokenName(config, "unk_token", unk_default)}};
+  for (const auto& [key, piece] : names) {
+    const int64_t id = id_of(piece);
+    if (id >= 0) special[std::string(key) + "_id"] = id;
+  }
+  std::vector<int64_t> eog;
+  auto add_eog = [&](int64_t id) {
+    if (id >= 0 && id < static_cast<int64_t>(v.pieces.size()) &&
+        std::find(eog.begin(), eog.end(), id) == eog.end()) {
+      eog.push_back(id);
+    }
+  };
+  if (!generation_config_json.empty()) {
+    ASSIGN_OR_RETURN(json gen, ParseJson(generation_config_json, name + " (generation_config.json)"));
+    const json e = Get(gen, "eos_token_id");
+    if (e.is_number_integer()) add_eog(e.get<int64_t>());
+    if (e.is_array()) {
+      for (const json& x : e) {
+        if (x.is_number_integer()) add_eog(x.get<int64_t>());
+      }
+    }
+  }
+  if (eog.empty()) {
+    add_eog(id_of(names[1].second));
+    add_eog(id_of(TokenName(config, "eot_token", "<turn|>")));
+    add_eog(id_of(TokenName(config, "str_token", "<|tool_response>")));
+  }
+  special["eog_ids"] = eog;
+  const json add_bos = Get(config, "add_bos_token");
+  special["add_bos"] = add_bos.is_boolean() && add_bos.get<bool>();
+  info.special = std::move(special);
+
+  if (config.is_object() && config.contains("chat_template")) {
+    const json& ct = config["chat_template"];
+    if (ct.is_string()) {
+      info.chat_template = ct.get<std::string>();
+    } else if (ct.is_array()) {  // [{"name": "default", "template": "..."}, ...]
+      for (const json& e : ct) {
+        if (Str(e, "name") == "default" && e.contains("template") &&
+            e["template"].is_string()) {
+          info.chat_template = e["template"].get<std::string>();
+        }
+      }
+    }
+  }
+  return info;
+}
+
+Result<TokenizerInfo> LoadHfTokenizer(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  fs::path file = path, dir;
+  if (fs::is_directory(file, ec)) {
+    dir = file;
+    file = dir / "tokenizer.json";
+  } else {
+    dir = file.parent_path();
+  }
+  if (!fs::exists(file, ec)) return NotFound(file.string() + ": no such file");
+  ASSIGN_OR_RETURN(std::string text, ReadFileToString(file.string()));
+  auto optional = [&](const char* leaf) -> Result<std::string> {
+    const fs::path p = dir / leaf;
+    if (!fs::is_regular_file(p, ec)) return std::string();
+    return ReadFileToString(p.string());
+  };
+  ASSIGN_OR_RETURN(std::string config, optional("tokenizer_config.json"));
+  ASSIGN_OR_RETURN(std::string gen, optional("generation_config.json"));
+  ASSIGN_OR_RETURN(std::string jinja, optional("chat_template.jinja"));
+  ASSIGN_OR_RETURN(TokenizerInfo info, ParseHfTokenizer(text, config, gen, file.string()));
+  if (!jinja.empty()) info.chat_template = std::move(jinja);
+  return info;
+}
+
+}  // namespace gemlet

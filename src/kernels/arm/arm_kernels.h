@@ -1,0 +1,24 @@
+// Internal to kernels/: the Arm64 kernel tables and the plain-NEON functions they share. Each
+// *_kernels.cc here is compiled with its own -march (kernels/CMakeLists.txt); dispatch.cc
+// calls a table's accessor only on a CPU with that feature.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/kernels.h"
+
+namespace gemlet::kernels {
+
+namespace neon {
+void QuantizeAct(const float* x, ActBlock* out, int64_t K);
+void GemvF(TensorType wtype, const void* w, int64_t row_stride, int64_t r0, int64_t r1,
+           const float* x, int64_t K, float* y);
+void GemmF(TensorType wtype, const void* w, int64_t row_stride, int64_t r0, int64_t r1,
+           const float* x, int64_t x_stride, int64_t T, int64_t K, float* y, int64_t ldy);
+}  // namespace neon
+
+const KernelTable& NeonKernels();     // Armv8.0 Advanced SIMD (Cortex-A72)
+const KernelTable& DotprodKernels();  // + SDOT (Cortex-A76)
+const KernelTable& I8mmKernels();     // + SMMLA for the q4x8 GEMM
+
+}  // namespace gemlet::kernels

@@ -1,0 +1,166 @@
+// Plain NEON: activation quantization and float-weight products, shared by every Arm64
+// table. Bit-identical to kernels/ref/ref_kernels.cc.
+#include <arm_neon.h>
+
+#include <cmath>
+#include <cstring>
+
+#include "kernels/arm/arm_kernels.h"
+
+namespace gemlet::kernels::neon {
+
+void QuantizeAct(const float* x, ActBlock* out, int64_t K) {
+  for (int64_t b = 0; b < K / kQBlock; ++b) {
+    const float* xb = x + b * kQBlock;
+    float32x4_t v[8];
+    float32x4_t m = vdupq_n_f32(0.0f);
+    for (int i = 0; i < 8; ++i) {
+      v[i] = vld1q_f32(xb + 4 * i);
+      m = vmaxq_f32(m, vabsq_f32(v[i]));
+    }
+    const float amax = vmaxvq_f32(m);
+    float d = 0.0f, id = 0.0f;
+    if (amax >= 0x1p-100f) {
+      d = amax / 127.0f;
+      id = 127.0f / amax;
+    }
+    int32x4_t sum = vdupq_n_s32(0);
+    int16x8_t h[4];
+    for (int i = 0; i < 4; ++i) {
+      int32x4_t q2[2];
+      for (int j = 0; j < 2; ++j) {
+        float32x4_t s = vmulq_n_f32(v[2 * i + j], id);
+        s = vmaxnmq_f32(s, vdupq_n_f32(-127.0f));  // NaN → −127, like the scalar twin
+        s = vminnmq_f32(s, vdupq_n_f32(127.0f));
+        q2[j] = vcvtnq_s32_f32(s);  // round half to even
+        sum = vaddq_s32(sum, q2[j]);
+      }
+      h[i] = vcombine_s16(vmovn_s32(q2[0]), vmovn_s32(q2[1]));
+    }
+    vst1q_s8(out[b].q, vcombine_s8(vmovn_s16(h[0]), vmovn_s16(h[1])));
+    vst1q_s8(out[b].q + 16, vcombine_s8(vmovn_s16(h[2]), vmovn_s16(h[3])));
+    out[b].d = d;
+    out[b].sum = vaddvq_s32(sum);
+  }
+}
+
+namespace {
+
+template <TensorType T>
+inline float32x4_t Load4(const void* w, int64_t i) {
+  if constexpr (T == TensorType::kF32) {
+    return vld1q_f32(static_cast<const float*>(w) + i);
+  } else if constexpr (T == TensorType::kF16) {
+    return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(static_cast<const uint16_t*>(w) + i)));
+  } else {
+    return vreinterpretq_f32_u32(vshll_n_u16(vld1_u16(static_cast<const uint16_t*>(w) + i), 16));
+  }
+}
+
+template <TensorType T>
+inline float Load1(const void* w, int64_t i) {
+  if constexpr (T == TensorType::kF32) {
+    return static_cast<const float*>(w)[i];
+  } else {
+    const uint16_t h = static_cast<const uint16_t*>(w)[i];
+    if constexpr (T == TensorType::kF16) {
+      return vgetq_lane_f32(vcvt_f32_f16(vreinterpret_f16_u16(vdup_n_u16(h))), 0);
+    } else {
+      const uint32_t u = static_cast<uint32_t>(h) << 16;
+      float f;
+      std::memcpy(&f, &u, 4);
+      return f;
+    }
+  }
+}
+
+// The fixed 16-lane tree of kernels.h: a[0] lanes 0-3, a[1] 4-7, a[2] 8-11, a[3] 12-15.
+inline float Reduce16(const float32x4_t a[4]) {
+  const float32x4_t b = vaddq_f32(vaddq_f32(a[0], a[2]), vaddq_f32(a[1], a[3]));
+  const float32x2_t c = vadd_f32(vget_low_f32(b), vget_high_f32(b));
+  return vget_lane_f32(c, 0) + vget_lane_f32(c, 1);
+}
+
+template <TensorType T, int NR, int NT>
+inline void DotTile(const void* const* rows, const float* const* xs, int64_t K, float out[NR][NT]) {
+  float32x4_t acc[NR][NT][4];
+  for (int r = 0; r < NR; ++r)
+    for (int t = 0; t < NT; ++t)
+      for (int l = 0; l < 4; ++l) acc[r][t][l] = vdupq_n_f32(0.0f);
+  const int64_t K16 = K / 16 * 16;
+  for (int64_t i = 0; i < K16; i += 16) {
+    float32x4_t w[NR][4];
+    for (int r = 0; r < NR; ++r)
+      for (int l = 0; l < 4; ++l) w[r][l] = Load4<T>(rows[r], i + 4 * l);
+    for (int t = 0; t < NT; ++t) {
+      for (int l = 0; l < 4; ++l) {
+        const float32x4_t xv = vld1q_f32(xs[t] + i + 4 * l);
+        for (int r = 0; r < NR; ++r) acc[r][t][l] = vfmaq_f32(acc[r][t][l], xv, w[r][l]);
+      }
+    }
+  }
+  for (int r = 0; r < NR; ++r) {
+    for (int t = 0; t < NT; ++t) {
+      float s = Reduce16(acc[r][t]);
+      for (int64_t i = K16; i < K; ++i) s = std::fmaf(xs[t][i], Load1<T>(rows[r], i), s);
+      out[r][t] = s;
+    }
+  }
+}
+
+template <TensorType T>
+void GemmT(const void* w, int64_t rs, int64_t r0, int64_t r1, const float* x, int64_t xs,
+           int64_t T_, int64_t K, float* y, int64_t ldy) {
+  const int64_t eb = T == TensorType::kF32 ? 4 : 2;
+  auto row = [&](int64_t r) { return static_cast<const void*>(static_cast<const uint8_t*>(w) + r * rs * eb); };
+  if (T_ == 1) {
+    int64_t r = r0;
+    for (; r + 4 <= r1; r += 4) {
+      const void* rows[4] = {row(r), row(r + 1), row(r + 2), row(r + 3)};
+      float out[4][1];
+      DotTile<T, 4, 1>(rows, &x, K, out);
+      for (int i = 0; i < 4; ++i) y[r + i] = out[i][0];
+    }
+    for (; r < r1; ++r) {
+      const void* rows[1] = {row(r)};
+      float out[1][1];
+      DotTile<T, 1, 1>(rows, &x, K, out);
+      y[r] = out[0][0];
+    }
+    return;
+  }
+  for (int64_t r = r0; r < r1; ++r) {
+    const void* rows[1] = {row(r)};
+    int64_t t = 0;
+    for (; t + 4 <= T_; t += 4) {
+      const float* xt[4] = {x + t * xs, x + (t + 1) * xs, x + (t + 2) * xs, x + (t + 3) * xs};
+      float out[1][4];
+      DotTile<T, 1, 4>(rows, xt, K, out);
+      for (int i = 0; i < 4; ++i) y[(t + i) * ldy + r] = out[0][i];
+    }
+    for (; t < T_; ++t) {
+      const float* xt[1] = {x + t * xs};
+      float out[1][1];
+      DotTile<T, 1, 1>(rows, xt, K, out);
+      y[t * ldy + r] = out[0][0];
+    }
+  }
+}
+
+}  // namespace
+
+void GemmF(TensorType wt, const void* w, int64_t rs, int64_t r0, int64_t r1, const float* x,
+           int64_t xs, int64_t T, int64_t K, float* y, int64_t ldy) {
+  switch (wt) {
+    case TensorType::kF16: return GemmT<TensorType::kF16>(w, rs, r0, r1, x, xs, T, K, y, ldy);
+    case TensorType::kBF16: return GemmT<TensorType::kBF16>(w, rs, r0, r1, x, xs, T, K, y, ldy);
+    default: return GemmT<TensorType::kF32>(w, rs, r0, r1, x, xs, T, K, y, ldy);
+  }
+}
+
+void GemvF(TensorType wt, const void* w, int64_t rs, int64_t r0, int64_t r1, const float* x,
+           int64_t K, float* y) {
+  GemmF(wt, w, rs, r0, r1, x, K, 1, K, y, 0);
+}
+
+}  // namespace gemlet::kernels::neon

@@ -1,0 +1,122 @@
+// The kernel table: int8 matrix-vector (decode) and matrix-matrix (prefill) products of
+// quantized or float weight rows with activations, chosen once per process from the CPU's
+// features (base/cpu_features.h).
+//
+// How to use (ops/MatMul):
+//   const KernelTable& k = ActiveKernels();
+//   // y[r] = Σ_i W[r][i]·x[i] for a [rows, K] q4 weight, rows split across threads:
+//   std::vector<ActBlock> xq(K / 32);
+//   k.quantize_act(x, xq.data(), K);                 // once per token, shared by all threads
+//   k.gemv_q4(W, K / 32, r0, r1, xq.data(), K, y);   // each thread its own [r0, r1)
+//   // prefill, T tokens: X quantized row by row into xq[t * (K / 32) ...]
+//   k.gemm_q4(W, K / 32, r0, r1, xq.data(), K / 32, T, K, Y, ldy);  // Y[t * ldy + r]
+// Kernels never allocate, keep no state and may run concurrently on disjoint outputs.
+//
+// Numerics (the same on every tier; the scalar twins in kernels/ref/ are the spec):
+// - quantize_act: per block of 32, amax = max|x|; if amax < 2^-100 the block is zero
+//   (d = 0, q = 0); else d = amax / 127, id = 127 / amax, q = round_half_even(clamp(x·id,
+//   −127, 127)), sum = Σq. So |q| ≤ 127 always (no −128), which keeps the int8 products
+//   exact on every ISA. x must be finite; non-finite input gives unspecified (but safe) blocks.
+// - q4/q8 products: for row r, token t the integer block sum is exact,
+//     isum = Σ_j w_j·q_j  with w_j = nibble − 8 (q4) or the int8 value (q8),
+//   and the floats combine in one fixed order, sequentially over blocks b = 0, 1, ...:
+//     acc = +0;  acc = fmaf(f16→f32(w.d) · x.d, (float)isum, acc);  y = acc
+//   (the product rounded to f32, then a fused multiply-add). Every SIMD tier computes exactly
+//   this, so results are bit-identical to the scalar twin and to each other, and identical
+//   between the row-major and interleaved layouts of the same tensor.
+// - float weights (f32/f16/bf16 rows, f32 activations): 16 running sums, lane l taking
+//   elements i ≡ l (mod 16) of each whole group of 16 with fmaf; then the fixed tree
+//   s_l = a_l + a_{l+8} (l<8), s_l += s_{l+4} (l<4), s_l += s_{l+2} (l<2), s_0 + s_1;
+//   then the K mod 16 tail elements sequentially with fmaf. Bit-identical across tiers too.
+//
+// Shapes: weights are row-major [rows, K] with rows `row_stride_blocks` blocks apart (K/32 for
+// a whole tensor); K is a multiple of 32 for the quantized kernels, any K ≥ 0 for float.
+// Outputs are indexed by absolute row: gemv writes y[r], gemm writes Y[t * ldy + r], for
+// r in [r0, r1). Activation token t is at x + t * x_stride (blocks or floats).
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "base/cpu_features.h"
+#include "base/tensor_type.h"
+
+namespace gemlet::kernels {
+
+// One block of 32 activations quantized to int8 (see Numerics above). 40 bytes; arrays of
+// them need no particular alignment.
+struct ActBlock {
+  int8_t q[kQBlock];  // |q| ≤ 127
+  float d;            // scale: x ≈ q·d
+  int32_t sum;        // Σ q (lets q4 kernels use unsigned nibbles: Σ(n−8)q = Σnq − 8Σq)
+};
+static_assert(sizeof(ActBlock) == 40);
+
+// Kernel tiers, lowest first within an architecture.
+enum class Tier : int {
+  kScalar = 0,
+  kAvx2,     // x86-64 AVX2 + FMA + F16C (maddubs)
+  kAvxVnni,  // + AVX-VNNI (vpdpbusd, VEX)
+  kAvx512,   // AVX-512 F/BW/DQ/VL + VNNI (vpdpbusd, EVEX)
+  kNeon,     // Arm64 Advanced SIMD (Cortex-A72, Pi 4)
+  kDotprod,  // + SDOT (Cortex-A76, Pi 5)
+  kI8mm,     // + SMMLA / USMMLA (Neoverse V1/N2, Cortex-A710+)
+};
+const char* TierName(Tier t);  // "scalar", "avx2", "avxvnni", "avx512", "neon", ...
+
+// Quantizes K floats (K a multiple of 32) into K/32 blocks.
+using QuantizeActFn = void (*)(const float* x, ActBlock* out, int64_t K);
+// y[r] = Σ_b …  for r in [r0, r1); x has K/32 blocks.
+using GemvQ4Fn = void (*)(const BlockQ4* w, int64_t row_stride_blocks, int64_t r0, int64_t r1,
+                          const ActBlock* x, int64_t K, float* y);
+using GemvQ8Fn = void (*)(const BlockQ8* w, int64_t row_stride_blocks, int64_t r0, int64_t r1,
+                          const ActBlock* x, int64_t K, float* y);
+// Y[t * ldy + r] for t in [0, T), r in [r0, r1); token t's blocks at x + t * x_stride_blocks.
+using GemmQ4Fn = void (*)(const BlockQ4* w, int64_t row_stride_blocks, int64_t r0, int64_t r1,
+                          const ActBlock* x, int64_t x_stride_blocks, int64_t T, int64_t K,
+                          float* y, int64_t ldy);
+using GemmQ8Fn = void (*)(const BlockQ8* w, int64_t row_stride_blocks, int64_t r0, int64_t r1,
+                          const ActBlock* x, int64_t x_stride_blocks, int64_t T, int64_t K,
+                          float* y, int64_t ldy);
+// Interleaved q4 (TensorLayout::kQ4x8, base/tensor_type.h): w points at the tensor's first
+// BlockQ4x8; row group g (rows 8g..8g+7) starts at w + g * group_stride_blocks (K/32 for a
+// whole tensor). r0 and r1 are multiples of 8.
+using GemvQ4x8Fn = void (*)(const BlockQ4x8* w, int64_t group_stride_blocks, int64_t r0,
+                            int64_t r1, const ActBlock* x, int64_t K, float* y);
+using GemmQ4x8Fn = void (*)(const BlockQ4x8* w, int64_t group_stride_blocks, int64_t r0,
+                            int64_t r1, const ActBlock* x, int64_t x_stride_blocks, int64_t T,
+                            int64_t K, float* y, int64_t ldy);
+// Float weights: wtype is kF32, kF16 or kBF16; rows are row_stride elements apart.
+using GemvFFn = void (*)(TensorType wtype, const void* w, int64_t row_stride, int64_t r0,
+                         int64_t r1, const float* x, int64_t K, float* y);
+using GemmFFn = void (*)(TensorType wtype, const void* w, int64_t row_stride, int64_t r0,
+                         int64_t r1, const float* x, int64_t x_stride, int64_t T, int64_t K,
+                         float* y, int64_t ldy);
+
+struct KernelTable {
+  Tier tier;
+  QuantizeActFn quantize_act;
+  GemvQ4Fn gemv_q4;
+  GemmQ4Fn gemm_q4;
+  GemvQ8Fn gemv_q8;
+  GemmQ8Fn gemm_q8;
+  GemvQ4x8Fn gemv_q4x8;
+  GemmQ4x8Fn gemm_q4x8;
+  GemvFFn gemv_f;
+  GemmFFn gemm_f;
+};
+
+// The best tier this CPU has, capped by the environment variable GEMLET_CPU (a level name of
+// CapCpuFeatures, e.g. GEMLET_CPU=avx2 or GEMLET_CPU=scalar; an invalid value is reported
+// once on stderr and ignored). Chosen at the first call; thread-safe.
+const KernelTable& ActiveKernels();
+// The table of tier t, or nullptr if this CPU (or this build's architecture) lacks it.
+// For tests and `gemlet run --verify`; ignores GEMLET_CPU.
+const KernelTable* KernelsForTier(Tier t);
+// Every tier this CPU runs, scalar first, best last.
+std::vector<Tier> AvailableTiers();
+// The choice ActiveKernels() makes: the best table `f` allows after capping it at
+// `gemlet_cpu` (nullptr or "" for no cap; an invalid level is reported on stderr and ignored).
+const KernelTable& SelectKernels(const CpuFeatures& f, const char* gemlet_cpu);
+
+}  // namespace gemlet::kernels

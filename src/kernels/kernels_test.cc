@@ -1,0 +1,443 @@
+// Every kernel of every tier this CPU runs equals its scalar twin (kernels/ref) bit for bit,
+// over odd sizes, row ranges, token counts, strides and extreme values; and the scalar twins
+// agree with a plain dequantize-and-multiply float reference.
+#include "kernels/kernels.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "base/half.h"
+#include "kernels/ref/quant.h"
+#include "kernels/ref/ref_kernels.h"
+#include "kernels/repack.h"
+
+namespace gemlet::kernels {
+namespace {
+
+}  // namespace
+
+// Names tiers in gtest messages ("avx2" rather than "4-byte object").
+void PrintTo(Tier t, std::ostream* os) { *os << TierName(t); }
+
+namespace {
+
+constexpr float kSentinel = -12345.0f;
+const int64_t kKs[] = {32, 64, 96, 4096 + 32};
+const int64_t kRows[] = {1, 3, 7, 33};
+const int64_t kTokens[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 17};
+
+bool SameFloat(float a, float b) {
+  uint32_t ua, ub;
+  std::memcpy(&ua, &a, 4);
+  std::memcpy(&ub, &b, 4);
+  return ua == ub || (std::isnan(a) && std::isnan(b));
+}
+
+// Asserts the two output buffers are bit-identical; `what` names the case on failure.
+void ExpectSame(const std::vector<float>& want, const std::vector<float>& got, const std::string& what) {
+  ASSERT_EQ(want.size(), got.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    if (!SameFloat(want[i], got[i])) {
+      FAIL() << what << ": element " << i << " scalar " << want[i] << " simd " << got[i];
+    }
+  }
+}
+
+std::vector<float> RandomFloats(std::mt19937& rng, int64_t n, float scale) {
+  std::normal_distribution<float> nd(0.0f, scale);
+  std::vector<float> v(n);
+  for (auto& x : v) x = nd(rng);
+  return v;
+}
+
+std::vector<BlockQ4> RandomQ4(std::mt19937& rng, int64_t n_blocks) {
+  std::vector<BlockQ4> w(n_blocks);
+  std::uniform_int_distribution<int> byte(0, 255);
+  std::uniform_real_distribution<float> sc(0.001f, 0.05f);
+  for (auto& b : w) {
+    b.d = F32ToF16(byte(rng) & 1 ? sc(rng) : -sc(rng));
+    for (auto& q : b.qs) q = static_cast<uint8_t>(byte(rng));
+  }
+  return w;
+}
+
+std::vector<BlockQ8> RandomQ8(std::mt19937& rng, int64_t n_blocks) {
+  std::vector<BlockQ8> w(n_blocks);
+  std::uniform_int_distribution<int> byte(-128, 127);
+  std::uniform_real_distribution<float> sc(0.0005f, 0.01f);
+  for (auto& b : w) {
+    b.d = F32ToF16(sc(rng));
+    for (auto& q : b.qs) q = static_cast<int8_t>(byte(rng));
+  }
+  return w;
+}
+
+// T tokens of K activations, quantized by the scalar twin, x_stride blocks apart.
+std::vector<ActBlock> RandomAct(std::mt19937& rng, int64_t T, int64_t K, int64_t x_stride) {
+  std::vector<ActBlock> x(T * x_stride);
+  for (int64_t t = 0; t < T; ++t) {
+    std::vector<float> f = RandomFloats(rng, K, t % 3 == 0 ? 1.0f : 30.0f);
+    QuantizeActRef(f.data(), x.data() + t * x_stride, K);
+  }
+  return x;
+}
+
+class TierTest : public ::testing::TestWithParam<Tier> {
+ protected:
+  const KernelTable& k() const { return *KernelsForTier(GetParam()); }
+};
+
+TEST_P(TierTest, QuantizeActMatchesTwin) {
+  std::mt19937 rng(1);
+  for (int64_t K : kKs) {
+    std::vector<float> x = RandomFloats(rng, K, 3.0f);
+    // Extreme blocks: zeros, ties at .5 (amax = 127 makes id = 1), huge, tiny, one spike.
+    for (int j = 0; j < 32 && K >= 64; ++j) x[j] = 0.0f;
+    if (K >= 96) {
+      for (int j = 0; j < 32; ++j) x[32 + j] = (j % 2 ? -1.0f : 1.0f) * (j + 0.5f);
+      x[32] = 127.0f;
+      for (int j = 0; j < 32; ++j) x[64 + j] = (j - 16) * 1e30f;
+    }
+    if (K >= 4096) {
+      for (int j = 0; j < 32; ++j) x[96 + j] = (j - 16) * 1e-35f;   // below 2^-100: zero block
+      for (int j = 0; j < 32; ++j) x[128 + j] = (j - 16) * 1e-28f;  // tiny but quantized
+      for (int j = 0; j < 32; ++j) x[160 + j] = j == 7 ? -5.0f : 1e-3f;
+    }
+    std::vector<ActBlock> want(K / 32), got(K / 32);
+    std::memset(got.data(), 0x5a, got.size() * sizeof(ActBlock));
+    QuantizeActRef(x.data(), want.data(), K);
+    k().quantize_act(x.data(), got.data(), K);
+    for (int64_t b = 0; b < K / 32; ++b) {
+      SCOPED_TRACE("K=" + std::to_string(K) + " block " + std::to_string(b));
+      EXPECT_EQ(std::memcmp(want[b].q, got[b].q, 32), 0);
+      EXPECT_TRUE(SameFloat(want[b].d, got[b].d)) << want[b].d << " vs " << got[b].d;
+      EXPECT_EQ(want[b].sum, got[b].sum);
+      int32_t sum = 0;
+      for (int j = 0; j < 32; ++j) {
+        EXPECT_LE(std::abs(got[b].q[j]), 127);
+        sum += got[b].q[j];
+      }
+      EXPECT_EQ(sum, got[b].sum);
+    }
+    if (K >= 96) {
+      EXPECT_EQ(got[1].q[1], -2);  // −1.5 rounds half to even
+      EXPECT_EQ(got[1].q[2], 2);   // 2.5 too
+      EXPECT_EQ(got[2].q[16], 0);
+      EXPECT_EQ(got[2].q[0], -127);
+    }
+    if (K >= 4096) {
+      EXPECT_EQ(got[3].d, 0.0f);
+      EXPECT_EQ(got[3].sum, 0);
+      EXPECT_GT(got[4].d, 0.0f);
+    }
+  }
+}
+
+// Row-major q4 / q8: all row ranges, tokens, and a padded row stride.
+template <typename Block, typename Gemv, typename Gemm, typename GemvRef, typename GemmRef>
+void CheckRowMajor(const char* name, std::vector<Block> (*make)(std::mt19937&, int64_t), Gemv gemv,
+                   Gemm gemm, GemvRef gemv_ref, GemmRef gemm_ref) {
+  std::mt19937 rng(2);
+  for (int64_t K : kKs) {
+    const int64_t nb = K / 32;
+    for (int64_t rows : kRows) {
+      for (int64_t pad : {0, 1}) {
+        const int64_t rs = nb + pad;
+        std::vector<Block> w = make(rng, rows * rs);
+        const int64_t r0 = rows > 2 ? 1 : 0, r1 = rows;
+        for (int64_t T : kTokens) {
+          const std::string what = std::string(name) + " K=" + std::to_string(K) + " rows=" +
+                                   std::to_string(rows) + " pad=" + std::to_string(pad) +
+                                   " T=" + std::to_string(T);
+          const int64_t xs = nb + 1, ldy = rows + 2;
+          std::vector<ActBlock> x = RandomAct(rng, T, K, xs);
+          std::vector<float> want(T * ldy, kSentinel), got(T * ldy, kSentinel);
+          gemm_ref(w.data(), rs, r0, r1, x.data(), xs, T, K, want.data(), ldy);
+          gemm(w.data(), rs, r0, r1, x.data(), xs, T, K, got.data(), ldy);
+          ExpectSame(want, got, what + " gemm");
+          if (T == 1) {
+            std::vector<float> yv(rows, kSentinel), yr(rows, kSentinel);
+            gemv_ref(w.data(), rs, r0, r1, x.data(), K, yr.data());
+            gemv(w.data(), rs, r0, r1, x.data(), K, yv.data());
+            ExpectSame(yr, yv, what + " gemv");
+            for (int64_t r = r0; r < r1; ++r) ASSERT_TRUE(SameFloat(yr[r], want[r])) << what;
+          }
+          if (::testing::Test::HasFatalFailure()) return;
+        }
+      }
+    }
+  }
+}
+
+TEST_P(TierTest, GemvGemmQ4MatchTwin) {
+  CheckRowMajor("q4", RandomQ4, k().gemv_q4, k().gemm_q4, GemvQ4Ref, GemmQ4Ref);
+}
+
+TEST_P(TierTest, GemvGemmQ8MatchTwin) {
+  CheckRowMajor("q8", RandomQ8, k().gemv_q8, k().gemm_q8, GemvQ8Ref, GemmQ8Ref);
+}
+
+TEST_P(TierTest, GemvGemmQ4x8MatchTwinAndRowMajor) {
+  std::mt19937 rng(3);
+  for (int64_t K : kKs) {
+    const int64_t nb = K / 32;
+    for (int64_t rows : {8, 16, 24, 40}) {
+      std::vector<BlockQ4> w = RandomQ4(rng, rows * nb);
+      std::vector<BlockQ4x8> wx(rows / 8 * nb);
+      ASSERT_TRUE(RepackQ4x8(w.data(), rows, K, wx.data()).ok());
+      for (int64_t T : kTokens) {
+        const std::string what = "q4x8 K=" + std::to_string(K) + " rows=" + std::to_string(rows) +
+                                 " T=" + std::to_string(T);
+        const int64_t r0 = rows > 16 ? 8 : 0, r1 = rows;
+        const int64_t xs = nb + 3, ldy = rows + 1;
+        std::vector<ActBlock> x = RandomAct(rng, T, K, xs);
+        std::vector<float> want(T * ldy, kSentinel), got(T * ldy, kSentinel), rm(T * ldy, kSentinel);
+        GemmQ4x8Ref(wx.data(), nb, r0, r1, x.data(), xs, T, K, want.data(), ldy);
+        k().gemm_q4x8(wx.data(), nb, r0, r1, x.data(), xs, T, K, got.data(), ldy);
+        GemmQ4Ref(w.data(), nb, r0, r1, x.data(), xs, T, K, rm.data(), ldy);
+        ExpectSame(want, got, what + " gemm");
+        ExpectSame(rm, want, what + " layouts");  // same values, same results
+        std::vector<float> yv(rows, kSentinel), yr(rows, kSentinel);
+        GemvQ4x8Ref(wx.data(), nb, r0, r1, x.data(), K, yr.data());
+        k().gemv_q4x8(wx.data(), nb, r0, r1, x.data(), K, yv.data());
+        ExpectSame(yr, yv, what + " gemv");
+        if (HasFatalFailure()) return;
+      }
+    }
+  }
+}
+
+// Saturating inputs: every weight at its extreme, activations ±127, all-zero blocks, and
+// scales large enough to overflow to inf.
+TEST_P(TierTest, ExtremeValues) {
+  const int64_t K = 4096 + 32, nb = K / 32, rows = 16, T = 5;
+  std::vector<BlockQ4> w4(rows * nb);
+  std::vector<BlockQ8> w8(rows * nb);
+  std::vector<ActBlock> x(T * nb);
+  for (int64_t i = 0; i < rows * nb; ++i) {
+    const int kind = static_cast<int>((i * 7 + i / nb) % 5);
+    const uint16_t d = kind == 4 ? F32ToF16(65504.0f) : (kind == 3 ? 0 : F32ToF16(0.5f + kind));
+    w4[i].d = w8[i].d = d;
+    for (int j = 0; j < 16; ++j) w4[i].qs[j] = kind == 0 ? 0x00 : kind == 1 ? 0xff : (j % 2 ? 0x0f : 0xf0);
+    for (int j = 0; j < 32; ++j) w8[i].qs[j] = kind == 0 ? -128 : kind == 1 ? 127 : (j % 2 ? -128 : 127);
+  }
+  for (int64_t i = 0; i < T * nb; ++i) {
+    const int kind = static_cast<int>(i % 4);
+    x[i].d = kind == 3 ? 0.0f : (kind == 2 ? 3e34f : 1.0f);
+    int32_t s = 0;
+    for (int j = 0; j < 32; ++j) {
+      x[i].q[j] = kind == 3 ? 0 : kind == 0 ? 127 : kind == 1 ? -127 : (j % 3 ? -127 : 127);
+      s += x[i].q[j];
+    }
+    x[i].sum = s;
+  }
+  std::vector<BlockQ4x8> wx(rows / 8 * nb);
+  ASSERT_TRUE(RepackQ4x8(w4.data(), rows, K, wx.data()).ok());
+  for (int64_t t = 1; t <= T; ++t) {
+    std::vector<float> a(t * rows), b(t * rows);
+    GemmQ4Ref(w4.data(), nb, 0, rows, x.data(), nb, t, K, a.data(), rows);
+    k().gemm_q4(w4.data(), nb, 0, rows, x.data(), nb, t, K, b.data(), rows);
+    ExpectSame(a, b, "q4 extreme T=" + std::to_string(t));
+    k().gemm_q4x8(wx.data(), nb, 0, rows, x.data(), nb, t, K, b.data(), rows);
+    ExpectSame(a, b, "q4x8 extreme T=" + std::to_string(t));
+    GemmQ8Ref(w8.data(), nb, 0, rows, x.data(), nb, t, K, a.data(), rows);
+    k().gemm_q8(w8.data(), nb, 0, rows, x.data(), nb, t, K, b.data(), rows);
+    ExpectSame(a, b, "q8 extreme T=" + std::to_string(t));
+  }
+  // The exact integer sums at the extremes: 32·(−8)·127 and 32·(−128)·(−127).
+  EXPECT_EQ(BlockDotQ4(w4[0], x[0]), -32 * 8 * 127);
+  EXPECT_EQ(BlockDotQ8(w8[0], x[1]), 32 * 128 * 127);
+}
+
+TEST_P(TierTest, FloatWeightsMatchTwin) {
+  std::mt19937 rng(4);
+  for (TensorType wt : {TensorType::kF32, TensorType::kF16, TensorType::kBF16}) {
+    for (int64_t K : {0, 1, 15, 16, 17, 32, 100, 4096 + 32}) {
+      for (int64_t rows : kRows) {
+        const int64_t rs = K + 3, esize = wt == TensorType::kF32 ? 4 : 2;
+        std::vector<float> wf = RandomFloats(rng, rows * rs, 0.1f);
+        std::vector<uint8_t> w(rows * rs * esize);
+        for (int64_t i = 0; i < rows * rs; ++i) {
+          if (wt == TensorType::kF32) {
+            std::memcpy(&w[i * 4], &wf[i], 4);
+          } else {
+            const uint16_t h = wt == TensorType::kF16 ? F32ToF16(wf[i]) : F32ToBf16(wf[i]);
+            std::memcpy(&w[i * 2], &h, 2);
+          }
+        }
+        for (int64_t T : {1, 2, 3, 4, 5, 9, 17}) {
+          const std::string what = std::string(TensorTypeName(wt)) + " K=" + std::to_string(K) +
+                                   " rows=" + std::to_string(rows) + " T=" + std::to_string(T);
+          const int64_t xs = K + 1, ldy = rows + 1;
+          std::vector<float> x = RandomFloats(rng, T * xs, 2.0f);
+          std::vector<float> want(T * ldy, kSentinel), got(T * ldy, kSentinel);
+          GemmFRef(wt, w.data(), rs, 0, rows, x.data(), xs, T, K, want.data(), ldy);
+          k().gemm_f(wt, w.data(), rs, 0, rows, x.data(), xs, T, K, got.data(), ldy);
+          ExpectSame(want, got, what + " gemm");
+          std::vector<float> yv(rows, kSentinel), yr(rows, kSentinel);
+          GemvFRef(wt, w.data(), rs, rows > 1 ? 1 : 0, rows, x.data(), K, yr.data());
+          k().gemv_f(wt, w.data(), rs, rows > 1 ? 1 : 0, rows, x.data(), K, yv.data());
+          ExpectSame(yr, yv, what + " gemv");
+          if (HasFatalFailure()) return;
+        }
+      }
+    }
+  }
+}
+
+std::string TierParamName(const ::testing::TestParamInfo<Tier>& info) { return TierName(info.param); }
+
+INSTANTIATE_TEST_SUITE_P(AllTiers, TierTest, ::testing::ValuesIn(AvailableTiers()), TierParamName);
+
+// ---- The scalar twins against a plain float reference --------------------------------------
+
+double DotDouble(const float* a, const float* b, int64_t n, double* abs_sum) {
+  double s = 0.0;
+  *abs_sum = 0.0;
+  for (int64_t i = 0; i < n; ++i) {
+    s += static_cast<double>(a[i]) * b[i];
+    *abs_sum += std::fabs(static_cast<double>(a[i]) * b[i]);
+  }
+  return s;
+}
+
+std::vector<float> DequantizeAct(const ActBlock* x, int64_t K) {
+  std::vector<float> f(K);
+  for (int64_t i = 0; i < K; ++i) f[i] = x[i / 32].q[i % 32] * x[i / 32].d;
+  return f;
+}
+
+TEST(KernelsReference, QuantizedProductsMatchDequantizedFloat) {
+  std::mt19937 rng(5);
+  const int64_t K = 4096 + 32, nb = K / 32, rows = 7;
+  std::vector<BlockQ4> w4 = RandomQ4(rng, rows * nb);
+  std::vector<BlockQ8> w8 = RandomQ8(rng, rows * nb);
+  std::vector<float> xf = RandomFloats(rng, K, 1.5f);
+  std::vector<ActBlock> x(nb);
+  QuantizeActRef(xf.data(), x.data(), K);
+  const std::vector<float> xd = DequantizeAct(x.data(), K);
+  for (int64_t i = 0; i < K; ++i) {  // activation quantization error ≤ d/2 per value
+    ASSERT_LE(std::fabs(xd[i] - xf[i]), 0.5f * x[i / 32].d * 1.0001f) << i;
+  }
+  std::vector<float> y4(rows), y8(rows), wrow(K);
+  GemvQ4Ref(w4.data(), nb, 0, rows, x.data(), K, y4.data());
+  GemvQ8Ref(w8.data(), nb, 0, rows, x.data(), K, y8.data());
+  for (int64_t r = 0; r < rows; ++r) {
+    double abs_sum;
+    DequantizeRowRef(TensorType::kQ4, &w4[r * nb], wrow.data(), K);
+    const double ref4 = DotDouble(wrow.data(), xd.data(), K, &abs_sum);
+    EXPECT_NEAR(y4[r], ref4, 1e-5 * abs_sum + 1e-6) << "q4 row " << r;
+    DequantizeRowRef(TensorType::kQ8, &w8[r * nb], wrow.data(), K);
+    const double ref8 = DotDouble(wrow.data(), xd.data(), K, &abs_sum);
+    EXPECT_NEAR(y8[r], ref8, 1e-5 * abs_sum + 1e-6) << "q8 row " << r;
+    // Against the unquantized activations: the int8 rounding costs well under 1 %.
+    const double full = DotDouble(wrow.data(), xf.data(), K, &abs_sum);
+    EXPECT_NEAR(y8[r], full, 0.01 * abs_sum) << "q8 row " << r << " vs f32 activations";
+  }
+}
+
+TEST(KernelsReference, FloatProductsMatchDouble) {
+  std::mt19937 rng(6);
+  const int64_t K = 1000;
+  std::vector<float> w = RandomFloats(rng, K, 0.2f), x = RandomFloats(rng, K, 1.0f);
+  std::vector<uint16_t> h(K), bf(K);
+  std::vector<float> wh(K), wb(K);
+  for (int64_t i = 0; i < K; ++i) {
+    h[i] = F32ToF16(w[i]);
+    bf[i] = F32ToBf16(w[i]);
+    wh[i] = F16ToF32(h[i]);
+    wb[i] = Bf16ToF32(bf[i]);
+  }
+  double abs_sum;
+  const double r32 = DotDouble(w.data(), x.data(), K, &abs_sum);
+  EXPECT_NEAR(DotFRef(TensorType::kF32, w.data(), x.data(), K), r32, 1e-6 * abs_sum);
+  const double r16 = DotDouble(wh.data(), x.data(), K, &abs_sum);
+  EXPECT_NEAR(DotFRef(TensorType::kF16, h.data(), x.data(), K), r16, 1e-6 * abs_sum);
+  const double rb = DotDouble(wb.data(), x.data(), K, &abs_sum);
+  EXPECT_NEAR(DotFRef(TensorType::kBF16, bf.data(), x.data(), K), rb, 1e-6 * abs_sum);
+}
+
+TEST(KernelsReference, RepackRoundTripsAndRejectsBadShapes) {
+  std::mt19937 rng(7);
+  const int64_t rows = 24, K = 96;
+  std::vector<BlockQ4> w = RandomQ4(rng, rows * K / 32), back(w.size());
+  std::vector<BlockQ4x8> wx(w.size() / 8);
+  ASSERT_TRUE(RepackQ4x8(w.data(), rows, K, wx.data()).ok());
+  ASSERT_TRUE(UnpackQ4x8(wx.data(), rows, K, back.data()).ok());
+  EXPECT_EQ(std::memcmp(w.data(), back.data(), w.size() * sizeof(BlockQ4)), 0);
+  // Row 9 (group 1, lane 1), block column 2: its scale and chunk bytes where the layout says.
+  const BlockQ4x8& g = wx[1 * (K / 32) + 2];
+  EXPECT_EQ(g.d[1], w[9 * 3 + 2].d);
+  for (int c = 0; c < 4; ++c) {
+    for (int b = 0; b < 4; ++b) EXPECT_EQ(g.qs[c * 32 + 4 + b], w[9 * 3 + 2].qs[4 * c + b]);
+  }
+  for (auto [r, k] : {std::pair<int64_t, int64_t>{7, 32}, {8, 31}, {0, 32}, {8, 0}, {-8, 32}}) {
+    Status s = RepackQ4x8(w.data(), r, k, wx.data());
+    EXPECT_EQ(s.code(), ErrorCode::kInvalidArgument) << r << "x" << k;
+    EXPECT_NE(s.message().find("q4x8"), std::string::npos);
+    EXPECT_FALSE(CanRepackQ4x8(r, k));
+  }
+}
+
+// ---- Dispatch ------------------------------------------------------------------------------
+
+TEST(KernelsDispatch, ActiveIsTheBestAvailableTier) {
+  const std::vector<Tier> tiers = AvailableTiers();
+  ASSERT_FALSE(tiers.empty());
+  EXPECT_EQ(tiers.front(), Tier::kScalar);
+  for (Tier t : tiers) {
+    ASSERT_NE(KernelsForTier(t), nullptr);
+    EXPECT_EQ(KernelsForTier(t)->tier, t);
+  }
+  const char* env = std::getenv("GEMLET_CPU");
+  if (env == nullptr || *env == '\0') {
+    EXPECT_EQ(ActiveKernels().tier, SelectKernels(HostCpuFeatures(), nullptr).tier);
+  }
+  for (Tier t : {Tier::kScalar, Tier::kAvx2, Tier::kAvxVnni, Tier::kAvx512, Tier::kNeon,
+                 Tier::kDotprod, Tier::kI8mm}) {
+    bool listed = false;
+    for (Tier a : tiers) listed |= a == t;
+    EXPECT_EQ(KernelsForTier(t) != nullptr, listed) << TierName(t);
+  }
+}
+
+TEST(KernelsDispatch, SelectHonoursFeaturesAndCap) {
+  CpuFeatures none;
+  EXPECT_EQ(SelectKernels(none, nullptr).tier, Tier::kScalar);
+  EXPECT_EQ(SelectKernels(none, "bogus").tier, Tier::kScalar);  // reported and ignored
+#if defined(__x86_64__)
+  CpuFeatures f;
+  f.avx2 = true;
+  EXPECT_EQ(SelectKernels(f, nullptr).tier, Tier::kAvx2);
+  EXPECT_EQ(SelectKernels(f, "scalar").tier, Tier::kScalar);
+  EXPECT_EQ(SelectKernels(f, "avx512").tier, Tier::kAvx2);  // capped at what the CPU has
+  f.avx512 = true;
+  EXPECT_EQ(SelectKernels(f, nullptr).tier, Tier::kAvx512);
+  EXPECT_EQ(SelectKernels(f, "avx2").tier, Tier::kAvx2);
+  f.avx_vnni = true;
+  EXPECT_EQ(SelectKernels(f, "").tier, Tier::kAvxVnni);
+  EXPECT_EQ(SelectKernels(f, "neon").tier, Tier::kAvxVnni);  // not an x86 level: ignored
+#elif defined(__aarch64__)
+  CpuFeatures a72;
+  a72.neon = true;  // Pi 4: no dotprod, still runs on plain NEON
+  EXPECT_EQ(SelectKernels(a72, nullptr).tier, Tier::kNeon);
+  EXPECT_EQ(SelectKernels(a72, "i8mm").tier, Tier::kNeon);
+  CpuFeatures a76 = a72;
+  a76.dotprod = true;
+  EXPECT_EQ(SelectKernels(a76, nullptr).tier, Tier::kDotprod);
+  EXPECT_EQ(SelectKernels(a76, "neon").tier, Tier::kNeon);
+  CpuFeatures v1 = a76;
+  v1.i8mm = true;
+  EXPECT_EQ(SelectKernels(v1, nullptr).tier, Tier::kI8mm);
+  EXPECT_EQ(SelectKernels(v1, "dotprod").tier, Tier::kDotprod);
+  EXPECT_EQ(SelectKernels(v1, "scalar").tier, Tier::kScalar);
+#endif
+}
+
+}  // namespace
+}  // namespace gemlet::kernels

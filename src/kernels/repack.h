@@ -1,0 +1,23 @@
+// Conversion between row-major q4 blocks and the interleaved TensorLayout::kQ4x8
+// (base/tensor_type.h). Only the arrangement of bytes changes; values are identical, and
+// UnpackQ4x8(RepackQ4x8(w)) == w. The converter calls RepackQ4x8 at conversion time.
+#pragma once
+
+#include <cstdint>
+
+#include "base/status.h"
+#include "base/tensor_type.h"
+
+namespace gemlet::kernels {
+
+// True if a [rows, K] q4 tensor can be stored as kQ4x8 (rows a positive multiple of 8,
+// K a positive multiple of 32).
+bool CanRepackQ4x8(int64_t rows, int64_t K);
+
+// src: [rows, K] row-major BlockQ4 (rows * K/32 blocks). dst: rows/8 groups of K/32
+// BlockQ4x8 (same byte count). InvalidArgument if !CanRepackQ4x8(rows, K).
+Status RepackQ4x8(const BlockQ4* src, int64_t rows, int64_t K, BlockQ4x8* dst);
+// The inverse.
+Status UnpackQ4x8(const BlockQ4x8* src, int64_t rows, int64_t K, BlockQ4* dst);
+
+}  // namespace gemlet::kernels

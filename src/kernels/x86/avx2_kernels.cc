@@ -1,0 +1,19 @@
+// AVX2 int8 kernels (vpmaddubsw + vpmaddwd) and the Tier::kAvx2 table.
+#include <immintrin.h>
+
+#include <cstring>
+
+#include "kernels/x86/x86_kernels.h"
+
+namespace gemlet::kernels {
+namespace {
+#include "kernels/x86/int8_kernels_x86.inc"
+}  // namespace
+
+const KernelTable& Avx2Kernels() {
+  static constexpr KernelTable t = {Tier::kAvx2, avx2::QuantizeAct, GemvQ4,   GemmQ4,     GemvQ8,
+                                    GemmQ8,      GemvQ4x8,          GemmQ4x8, avx2::GemvF, avx2::GemmF};
+  return t;
+}
+
+}  // namespace gemlet::kernels

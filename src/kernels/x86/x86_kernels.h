@@ -1,0 +1,24 @@
+// Internal to kernels/: the x86-64 kernel tables and the AVX2 functions they share. Each
+// *_kernels.cc here is compiled with its own ISA flags (kernels/CMakeLists.txt); dispatch.cc
+// calls a table's accessor only on a CPU with that ISA.
+#pragma once
+
+#include <cstdint>
+
+#include "kernels/kernels.h"
+
+namespace gemlet::kernels {
+
+namespace avx2 {
+void QuantizeAct(const float* x, ActBlock* out, int64_t K);
+void GemvF(TensorType wtype, const void* w, int64_t row_stride, int64_t r0, int64_t r1,
+           const float* x, int64_t K, float* y);
+void GemmF(TensorType wtype, const void* w, int64_t row_stride, int64_t r0, int64_t r1,
+           const float* x, int64_t x_stride, int64_t T, int64_t K, float* y, int64_t ldy);
+}  // namespace avx2
+
+const KernelTable& Avx2Kernels();     // AVX2 + FMA + F16C
+const KernelTable& AvxVnniKernels();  // + AVX-VNNI
+const KernelTable& Avx512Kernels();   // AVX-512 F/BW/DQ/VL + VNNI (256-bit EVEX vpdpbusd)
+
+}  // namespace gemlet::kernels

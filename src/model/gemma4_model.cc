@@ -1,0 +1,131 @@
+#include "model/gemma4_model.h"
+
+#include <unordered_map>
+
+#include "kernels/ref/quant.h"
+#include "model/gemma4_tensors.h"
+#include "ops/rope.h"
+
+namespace gemlet::model {
+
+namespace {
+
+std::string ShapeString(const std::vector<int64_t>& s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+  return out + "]";
+}
+
+// Looks up `spec` in the file and checks its shape and layout.
+Result<const TensorView*> FindChecked(const GemletFile& file, const TensorSpec& spec) {
+  const TensorView* t = file.Find(spec.name);
+  if (!t) return NotFound(file.path() + ": tensor '" + spec.name + "' is missing");
+  if (t->shape != spec.shape) {
+    return InvalidArgument(file.path() + ": tensor '" + spec.name + "' has shape " + ShapeString(t->shape) +
+                           ", the config needs " + ShapeString(spec.shape));
+  }
+  if (t->layout != TensorLayout::kRowMajor) {
+    return Unsupported(file.path() + ": tensor '" + spec.name + "' has a block layout this engine cannot read");
+  }
+  return t;
+}
+
+ops::Weight ToWeight(const TensorView& t) {
+  ops::Weight w;
+  w.type = t.type;
+  w.layout = t.layout;
+  w.cols = t.cols();
+  w.rows = t.rows();
+  w.row_bytes = t.nbytes / static_cast<uint64_t>(w.rows);
+  w.data = t.data;
+  return w;
+}
+
+std::vector<float> ToF32(const TensorView& t) {
+  std::vector<float> v(static_cast<size_t>(t.numel()));
+  const int64_t cols = t.cols();
+  const uint64_t row_bytes = t.nbytes / static_cast<uint64_t>(t.rows());
+  for (int64_t r = 0; r < t.rows(); ++r) {
+    kernels::DequantizeRowRef(t.type, t.data + r * row_bytes, v.data() + r * cols, cols);
+  }
+  return v;
+}
+
+}  // namespace
+
+Result<std::unique_ptr<Gemma4Model>> Gemma4Model::Bind(const GemletFile& file) {
+  const auto& meta = file.metadata();
+  if (!meta.is_object() || !meta.contains("config")) {
+    return Corrupt(file.path() + ": metadata has no \"config\" object");
+  }
+  auto cfg = Gemma4Config::FromJson(meta["config"]);
+  if (!cfg.ok()) return cfg.status().WithContext(file.path());
+
+  std::unique_ptr<Gemma4Model> m(new Gemma4Model());
+  m->cfg_ = *cfg;
+  const Gemma4Config& c = m->cfg_;
+  m->layers_.resize(c.num_layers);
+
+  for (const TensorSpec& spec : ExpectedTensors(c)) {
+    ASSIGN_OR_RETURN(const TensorView* t, FindChecked(file, spec));
+    m->weight_bytes_ += t->nbytes;
+    const std::string& n = spec.name;
+    if (spec.layer < 0) {
+      if (n == "token_embd") {
+        m->token_embd_ = ToWeight(*t);
+      } else if (n == "per_layer_token_embd") {
+        m->per_layer_token_embd_ = ToWeight(*t);
+      } else if (n == "per_layer_model_proj") {
+        m->per_layer_model_proj_ = ToWeight(*t);
+      } else if (n == "per_layer_proj_norm") {
+        m->per_layer_proj_norm_ = ToF32(*t);
+      } else if (n == "output_norm") {
+        m->output_norm_ = ToF32(*t);
+      } else {
+        return Internal("model binder does not know global tensor '" + n + "'");
+      }
+      continue;
+    }
+    Gemma4Layer& L = m->layers_[spec.layer];
+    const std::string suffix = n.substr(n.find('.', 4) + 1);  // after "blk.N."
+    static const std::unordered_map<std::string, ops::Weight Gemma4Layer::*> kMatrices = {
+        {"attn_q", &Gemma4Layer::attn_q},         {"attn_k", &Gemma4Layer::attn_k},
+        {"attn_v", &Gemma4Layer::attn_v},         {"attn_output", &Gemma4Layer::attn_output},
+        {"ffn_gate", &Gemma4Layer::ffn_gate},     {"ffn_up", &Gemma4Layer::ffn_up},
+        {"ffn_down", &Gemma4Layer::ffn_down},     {"inp_gate", &Gemma4Layer::inp_gate},
+        {"proj", &Gemma4Layer::proj},
+    };
+    static const std::unordered_map<std::string, std::vector<float> Gemma4Layer::*> kVectors = {
+        {"attn_norm", &Gemma4Layer::attn_norm},
+        {"attn_q_norm", &Gemma4Layer::q_norm},
+        {"attn_k_norm", &Gemma4Layer::k_norm},
+        {"post_attention_norm", &Gemma4Layer::post_attention_norm},
+        {"ffn_norm", &Gemma4Layer::ffn_norm},
+        {"post_ffw_norm", &Gemma4Layer::post_ffw_norm},
+        {"post_norm", &Gemma4Layer::post_norm},
+    };
+    if (auto it = kMatrices.find(suffix); it != kMatrices.end()) {
+      L.*(it->second) = ToWeight(*t);
+    } else if (auto iv = kVectors.find(suffix); iv != kVectors.end()) {
+      L.*(iv->second) = ToF32(*t);
+    } else if (suffix == "layer_output_scale") {
+      L.layer_scalar = ToF32(*t)[0];
+    } else {
+      return Internal("model binder does not know layer tensor '" + n + "'");
+    }
+  }
+
+  m->rope_sliding_ = ops::RopeInvFreq(c.head_dim, c.rope_theta_sliding, c.head_dim / 2);
+  // The full-attention pair count is the same for every full layer; find one to ask.
+  int64_t full_pairs = c.global_head_dim / 2;
+  for (int64_t l = 0; l < c.num_layers; ++l) {
+    if (c.is_full(l)) {
+      full_pairs = c.rope_pairs(l);
+      break;
+    }
+  }
+  m->rope_full_ = ops::RopeInvFreq(c.global_head_dim, c.rope_theta_full, full_pairs);
+  return m;
+}
+
+}  // namespace gemlet::model

@@ -1,0 +1,76 @@
+// The weights of a Gemma 4 text decoder bound from a .gemlet file: every tensor of
+// ExpectedTensors(cfg) found, its type and shape checked, matrices kept as zero-copy views
+// into the mapping, small vectors (norm weights, layer scalars) converted to f32 once.
+// Immutable after Bind(); shared by every session of an engine.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "format/gemlet_file.h"
+#include "model/gemma4_config.h"
+#include "ops/weight.h"
+
+namespace gemlet::model {
+
+struct Gemma4Layer {
+  // Matrices [out, in]. attn_k / attn_v are empty (!valid()) on KV-shared layers.
+  ops::Weight attn_q;       // [H·hd, D]
+  ops::Weight attn_k;       // [Hkv·hd, D]
+  ops::Weight attn_v;       // [Hkv·hd, D]
+  ops::Weight attn_output;  // [D, H·hd]
+  ops::Weight ffn_gate;     // [I_l, D]
+  ops::Weight ffn_up;       // [I_l, D]
+  ops::Weight ffn_down;     // [D, I_l]
+  ops::Weight inp_gate;     // [P, D]   per_layer_input_gate
+  ops::Weight proj;         // [D, P]   per_layer_projection
+  // RMSNorm weights as f32, used as stored (no 1 + w).
+  std::vector<float> attn_norm;            // [D]  input_layernorm
+  std::vector<float> q_norm;               // [hd]
+  std::vector<float> k_norm;               // [hd] (empty on KV-shared layers)
+  std::vector<float> post_attention_norm;  // [D]
+  std::vector<float> ffn_norm;             // [D]  pre_feedforward_layernorm
+  std::vector<float> post_ffw_norm;        // [D]  post_feedforward_layernorm
+  std::vector<float> post_norm;            // [D]  post_per_layer_input_norm
+  float layer_scalar = 1.0f;               // layer_output_scale / HF layer_scalar
+};
+
+class Gemma4Model {
+ public:
+  // Reads the config from the file's metadata "config" and binds every tensor. `file` must
+  // outlive the model. Errors name the file, the tensor and the shapes or types involved.
+  static Result<std::unique_ptr<Gemma4Model>> Bind(const GemletFile& file);
+
+  const Gemma4Config& config() const { return cfg_; }
+  const ops::Weight& token_embd() const { return token_embd_; }                      // [V, D]
+  const ops::Weight& per_layer_token_embd() const { return per_layer_token_embd_; }  // [V, L·P]
+  const ops::Weight& per_layer_model_proj() const { return per_layer_model_proj_; }  // [L·P, D]
+  const std::vector<float>& per_layer_proj_norm() const { return per_layer_proj_norm_; }  // [P]
+  const std::vector<float>& output_norm() const { return output_norm_; }                  // [D]
+  const Gemma4Layer& layer(int64_t l) const { return layers_[l]; }
+
+  // RoPE inverse frequencies per layer type: [hd/2] (zeros beyond the rotating pairs).
+  const std::vector<double>& rope_inv_freq(int64_t l) const {
+    return cfg_.is_full(l) ? rope_full_ : rope_sliding_;
+  }
+  const std::vector<double>& rope_sliding() const { return rope_sliding_; }
+  const std::vector<double>& rope_full() const { return rope_full_; }
+
+  // Bytes of weights the model references (what a forward pass may touch).
+  uint64_t weight_bytes() const { return weight_bytes_; }
+
+ private:
+  Gemma4Model() = default;
+
+  Gemma4Config cfg_;
+  ops::Weight token_embd_, per_layer_token_embd_, per_layer_model_proj_;
+  std::vector<float> per_layer_proj_norm_, output_norm_;
+  std::vector<Gemma4Layer> layers_;
+  std::vector<double> rope_sliding_, rope_full_;
+  uint64_t weight_bytes_ = 0;
+};
+
+}  // namespace gemlet::model

@@ -1,0 +1,38 @@
+// The interface between the forward pass and a session's KV cache (runtime/kv_cache.h
+// implements it). Only layers that own K/V (config.has_kv(l)) are stored. Rows are the
+// [Hkv, hd] keys after k_norm + RoPE and values after the weightless v_norm.
+//
+// Protocol of one forward step over positions [n, n + T), n = size():
+//   1. Reserve(n + T)          room for the step (fails before any work if over the limit)
+//   2. Past(l, segs)           for every attention layer: the stored rows of the K/V source
+//                              layer, as they were before the step
+//   3. Commit(l, k, v, T)      after every layer ran: the step's fresh rows of each cached
+//                              layer; then Advance(T): the size becomes n + T
+// Nothing is written before step 3, so a KV-shared layer late in the step still sees the
+// producer's past intact (a sliding ring would otherwise have overwritten it).
+#pragma once
+
+#include <cstdint>
+
+#include "base/status.h"
+#include "ops/attention.h"
+
+namespace gemlet::model {
+
+class KvStore {
+ public:
+  virtual ~KvStore() = default;
+  // Positions stored so far (the position of the next token).
+  virtual int64_t size() const = 0;
+  // Makes room for positions up to end_pos (exclusive). OutOfRange if above the limit.
+  virtual Status Reserve(int64_t end_pos) = 0;
+  // The stored rows of cached layer `layer` still needed by later queries, as at most two
+  // segments in increasing position order; returns how many were written to `out`.
+  virtual int Past(int64_t layer, ops::KvSegment out[2]) const = 0;
+  // Stores rows [T, Hkv·hd] for positions [size(), size() + T) of cached layer `layer`.
+  virtual void Commit(int64_t layer, const float* k, const float* v, int64_t T) = 0;
+  // Ends the step: size() += T.
+  virtual void Advance(int64_t T) = 0;
+};
+
+}  // namespace gemlet::model

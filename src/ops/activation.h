@@ -1,0 +1,28 @@
+// Element-wise activations: tanh-approximated GELU (PyTorch gelu(approximate="tanh"), HF
+// "gelu_pytorch_tanh"), the GeGLU gate, and the final logit soft cap.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+
+namespace gemlet::ops {
+
+// 0.5·x·(1 + tanh(√(2/π)·(x + 0.044715·x³))). Not the erf GELU.
+inline float GeluTanh(float x) {
+  constexpr float kSqrt2OverPi = 0.7978845608028654f;
+  return 0.5f * x * (1.0f + std::tanh(kSqrt2OverPi * (x + 0.044715f * x * x * x)));
+}
+
+// x[i] = GeluTanh(x[i]) for i < n.
+void GeluTanhInPlace(float* x, int64_t n);
+// out[i] = GeluTanh(gate[i]) · up[i] for i < n (Gemma4TextMLP: act(gate_proj(x)) * up_proj(x)).
+// out may alias gate or up.
+void GeGlu(const float* gate, const float* up, int64_t n, float* out);
+// x[i] = cap · tanh(x[i] / cap); cap <= 0 leaves x unchanged.
+void Softcap(float* x, int64_t n, float cap);
+// x[i] *= s.
+void Scale(float* x, int64_t n, float s);
+// y[i] += x[i].
+void AddInPlace(float* y, const float* x, int64_t n);
+
+}  // namespace gemlet::ops

@@ -1,0 +1,122 @@
+#include "ops/attention.h"
+
+#include <cmath>
+#include <limits>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "ops/ops_test_util.h"
+
+namespace gemlet::ops {
+namespace {
+
+// Naive attention in double with an explicit [T, N] score matrix: queries at positions
+// N−T … N−1 over keys at positions 0 … N−1.
+std::vector<double> NaiveAttention(const AttentionShape& s, const std::vector<float>& q,
+                                   const std::vector<float>& k, const std::vector<float>& v, int64_t T,
+                                   int64_t N) {
+  const int64_t H = s.n_heads, Hkv = s.n_kv_heads, hd = s.head_dim;
+  std::vector<double> out(T * H * hd, 0.0);
+  for (int64_t t = 0; t < T; ++t) {
+    const int64_t qp = N - T + t;
+    for (int64_t h = 0; h < H; ++h) {
+      const int64_t g = h / (H / Hkv);
+      std::vector<double> sc(N, -std::numeric_limits<double>::infinity());
+      double mx = -std::numeric_limits<double>::infinity();
+      for (int64_t u = 0; u < N; ++u) {
+        const bool allowed = u <= qp && (s.window == 0 || u > qp - s.window);
+        if (!allowed) continue;
+        double d = 0;
+        for (int64_t i = 0; i < hd; ++i) d += double(q[(t * H + h) * hd + i]) * k[(u * Hkv + g) * hd + i];
+        sc[u] = d * s.scale;
+        mx = std::max(mx, sc[u]);
+      }
+      double sum = 0;
+      for (int64_t u = 0; u < N; ++u) sum += std::isinf(sc[u]) ? 0.0 : std::exp(sc[u] - mx);
+      for (int64_t u = 0; u < N; ++u) {
+        if (std::isinf(sc[u])) continue;
+        const double p = std::exp(sc[u] - mx) / sum;
+        for (int64_t i = 0; i < hd; ++i) out[(t * H + h) * hd + i] += p * v[(u * Hkv + g) * hd + i];
+      }
+    }
+  }
+  return out;
+}
+
+struct Case {
+  int64_t H, Hkv, hd, window, T, N;
+};
+
+class AttentionTest : public ::testing::TestWithParam<Case> {};
+
+TEST_P(AttentionTest, MatchesNaiveWithAnySegmentSplit) {
+  const Case c = GetParam();
+  AttentionShape s{c.H, c.Hkv, c.hd, c.window, 1.0f};
+  const int64_t kv_row = c.Hkv * c.hd;
+  auto q = testing::RandomVector(c.T * c.H * c.hd, 1);
+  auto k = testing::RandomVector(c.N * kv_row, 2);
+  auto v = testing::RandomVector(c.N * kv_row, 3);
+  std::vector<int64_t> pos(c.T);
+  for (int64_t t = 0; t < c.T; ++t) pos[t] = c.N - c.T + t;
+  const auto ref = NaiveAttention(s, q, k, v, c.T, c.N);
+
+  auto seg = [&](int64_t p0, int64_t n) {
+    return KvSegment{k.data() + p0 * kv_row, v.data() + p0 * kv_row, kv_row, p0, n};
+  };
+  // One segment; the past split in two (a ring that wrapped) plus the fresh chunk; and a
+  // segment holding only old positions that the window masks entirely.
+  const int64_t past = c.N - c.T, mid = past / 2;
+  std::vector<std::vector<KvSegment>> splits = {
+      {seg(0, c.N)},
+      {seg(0, mid), seg(mid, past - mid), seg(past, c.T)},
+  };
+  ThreadPool pool(2);
+  std::vector<float> first;
+  for (const auto& segs : splits) {
+    for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool}) {
+      std::vector<float> out(c.T * c.H * c.hd, -1.0f);
+      Attention(s, q.data(), pos.data(), c.T, segs.data(), static_cast<int>(segs.size()), out.data(), p);
+      for (size_t i = 0; i < out.size(); ++i) ASSERT_NEAR(out[i], ref[i], 2e-5) << i;
+      if (first.empty()) first = out;
+      EXPECT_EQ(out, first) << "segment split or threads changed the bits";
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Shapes, AttentionTest,
+    ::testing::Values(Case{2, 1, 32, 0, 5, 5},      // MQA, full causal prefill
+                      Case{2, 1, 32, 16, 36, 36},   // sliding window shorter than the prompt
+                      Case{4, 2, 16, 12, 7, 40},    // GQA, chunk after a long past
+                      Case{4, 2, 64, 0, 1, 50},     // decode step, full attention
+                      Case{8, 2, 16, 3, 9, 9},      // tiny window
+                      Case{4, 4, 8, 1, 4, 10}));    // window 1: a token sees only itself
+
+// GQA: query head h reads KV head h / (H / Hkv), not h % Hkv. With distinct values per KV
+// head and a single key, each head's output is exactly its KV head's value row.
+TEST(AttentionMappingTest, GroupedHeadsReadTheirGroup) {
+  const int64_t H = 4, Hkv = 2, hd = 2;
+  AttentionShape s{H, Hkv, hd, 0, 1.0f};
+  std::vector<float> q(H * hd, 1.0f);
+  std::vector<float> k(Hkv * hd, 0.5f);
+  std::vector<float> v = {10, 11, 20, 21};  // KV head 0: (10, 11), KV head 1: (20, 21)
+  const int64_t pos = 0;
+  KvSegment seg{k.data(), v.data(), Hkv * hd, 0, 1};
+  std::vector<float> out(H * hd);
+  Attention(s, q.data(), &pos, 1, &seg, 1, out.data(), nullptr);
+  EXPECT_EQ(out, (std::vector<float>{10, 11, 10, 11, 20, 21, 20, 21}));
+}
+
+TEST(AttentionMappingTest, NoVisibleKeyGivesZeros) {
+  AttentionShape s{1, 1, 4, 2, 1.0f};
+  std::vector<float> q(4, 1.0f), k(4, 1.0f), v(4, 3.0f);
+  const int64_t pos = 10;  // the only key is at position 0, outside the window of 2
+  KvSegment seg{k.data(), v.data(), 4, 0, 1};
+  std::vector<float> out(4, 7.0f);
+  Attention(s, q.data(), &pos, 1, &seg, 1, out.data(), nullptr);
+  EXPECT_EQ(out, std::vector<float>(4, 0.0f));
+}
+
+}  // namespace
+}  // namespace gemlet::ops

@@ -1,0 +1,23 @@
+// A read-only view of a 2-D weight matrix [rows, cols] of any TensorType, row-major, as the
+// ops see it (the model builds these from the tensors of a mapped .gemlet file).
+#pragma once
+
+#include <cstdint>
+
+#include "base/tensor_type.h"
+
+namespace gemlet::ops {
+
+struct Weight {
+  TensorType type = TensorType::kF32;
+  TensorLayout layout = TensorLayout::kRowMajor;
+  int64_t rows = 0;        // outputs of a matmul
+  int64_t cols = 0;        // inputs of a matmul (a multiple of 32 for quantized types)
+  uint64_t row_bytes = 0;  // bytes of one row (RowBytes(type, cols))
+  const uint8_t* data = nullptr;
+
+  const uint8_t* row(int64_t r) const { return data + static_cast<uint64_t>(r) * row_bytes; }
+  bool valid() const { return data != nullptr && rows > 0 && cols > 0; }
+};
+
+}  // namespace gemlet::ops

@@ -1,0 +1,37 @@
+#include "runtime/engine.h"
+
+#include <algorithm>
+
+namespace gemlet::runtime {
+
+Result<std::unique_ptr<Engine>> Engine::Open(const std::string& path, const EngineOptions& options) {
+  std::unique_ptr<Engine> e(new Engine());
+  e->options_ = options;
+  ASSIGN_OR_RETURN(e->file_, GemletFile::Open(path));
+  ASSIGN_OR_RETURN(e->model_, model::Gemma4Model::Bind(*e->file_));
+  e->pool_ = std::make_unique<ThreadPool>(options.threads);
+
+  e->eog_ids_ = {1, 106, 50};
+  const auto& meta = e->file_->metadata();
+  auto tok = meta.find("tokenizer");
+  if (tok != meta.end() && tok->is_object()) {
+    auto eog = tok->find("eog_ids");
+    if (eog != tok->end()) {
+      if (!eog->is_array()) return Corrupt(path + ": metadata tokenizer.eog_ids is not an array");
+      e->eog_ids_.clear();
+      for (const auto& id : *eog) {
+        if (!id.is_number_integer()) return Corrupt(path + ": metadata tokenizer.eog_ids holds a non-integer");
+        e->eog_ids_.push_back(id.get<int32_t>());
+      }
+    }
+    auto bos = tok->find("bos_id");
+    if (bos != tok->end() && bos->is_number_integer()) e->bos_id_ = bos->get<int32_t>();
+  }
+  return e;
+}
+
+bool Engine::IsEog(int32_t id) const {
+  return std::find(eog_ids_.begin(), eog_ids_.end(), id) != eog_ids_.end();
+}
+
+}  // namespace gemlet::runtime

@@ -1,0 +1,51 @@
+// Engine: the immutable part of a loaded model — the .gemlet mapping, the bound weights,
+// the config, the stop tokens and a thread pool. One engine serves any number of sessions
+// (runtime/session.h), also from several threads at once.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+#include "base/thread_pool.h"
+#include "format/gemlet_file.h"
+#include "model/gemma4_config.h"
+#include "model/gemma4_model.h"
+#include "ops/matmul.h"
+
+namespace gemlet::runtime {
+
+struct EngineOptions {
+  int threads = 0;  // 0 = one per hardware thread
+  ops::MatMulMode mode = ops::MatMulMode::kExact;
+};
+
+class Engine {
+ public:
+  static Result<std::unique_ptr<Engine>> Open(const std::string& path, const EngineOptions& options = {});
+
+  const GemletFile& file() const { return *file_; }
+  const model::Gemma4Model& model() const { return *model_; }
+  const model::Gemma4Config& config() const { return model_->config(); }
+  ThreadPool* pool() const { return pool_.get(); }
+  ops::MatMulMode mode() const { return options_.mode; }
+  int threads() const { return pool_->num_threads(); }
+
+  // End-of-generation ids: metadata "tokenizer".eog_ids (default [1, 106, 50]).
+  const std::vector<int32_t>& eog_ids() const { return eog_ids_; }
+  bool IsEog(int32_t id) const;
+  int32_t bos_id() const { return bos_id_; }
+
+ private:
+  Engine() = default;
+  EngineOptions options_;
+  std::unique_ptr<GemletFile> file_;
+  std::unique_ptr<model::Gemma4Model> model_;
+  std::unique_ptr<ThreadPool> pool_;
+  std::vector<int32_t> eog_ids_;
+  int32_t bos_id_ = 2;
+};
+
+}  // namespace gemlet::runtime

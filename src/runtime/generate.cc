@@ -1,0 +1,51 @@
+#include "runtime/generate.h"
+
+#include <chrono>
+
+namespace gemlet::runtime {
+
+namespace {
+double MsSince(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+}  // namespace
+
+Result<GenerateResult> Generate(Session& session, std::span<const int32_t> prompt, const GenerateOptions& options,
+                                const TokenCallback& on_token) {
+  if (prompt.empty()) return InvalidArgument("the prompt is empty");
+  if (options.max_tokens < 0) return InvalidArgument("the token budget (-n) must be >= 0");
+  const int64_t need = session.position() + static_cast<int64_t>(prompt.size()) + options.max_tokens;
+  if (need > session.context_limit()) {
+    return OutOfRange("prompt of " + std::to_string(prompt.size()) + " tokens + " +
+                      std::to_string(options.max_tokens) + " to generate" +
+                      (session.position() ? " + " + std::to_string(session.position()) + " already in the session"
+                                          : std::string()) +
+                      " = " + std::to_string(need) + " exceeds the context limit of " +
+                      std::to_string(session.context_limit()) + " (raise --ctx or lower -n)");
+  }
+  GenerateResult res;
+  res.timings.prompt_tokens = static_cast<int64_t>(prompt.size());
+  std::vector<float> logits;
+  auto t0 = std::chrono::steady_clock::now();
+  RETURN_IF_ERROR(session.Prefill(prompt, &logits));
+  res.timings.prefill_ms = MsSince(t0);
+
+  const Engine& engine = session.engine();
+  t0 = std::chrono::steady_clock::now();
+  for (int64_t i = 0; i < options.max_tokens; ++i) {
+    if (i > 0) RETURN_IF_ERROR(session.Decode(res.ids.back(), &logits));
+    const int32_t id = session.sampler().Sample(logits, session.history());
+    res.ids.push_back(id);
+    const bool stop = options.stop_at_eog && engine.IsEog(id);
+    if (on_token && !on_token(id)) break;
+    if (stop) {
+      res.stopped_at_eog = true;
+      break;
+    }
+  }
+  res.timings.decode_ms = MsSince(t0);
+  res.timings.generated_tokens = static_cast<int64_t>(res.ids.size());
+  return res;
+}
+
+}  // namespace gemlet::runtime

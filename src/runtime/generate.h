@@ -1,0 +1,47 @@
+// Text generation over a session: prefill the prompt, then sample and decode token by token
+// until an end-of-generation token or the token budget.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <span>
+#include <vector>
+
+#include "base/status.h"
+#include "runtime/sampler.h"
+#include "runtime/session.h"
+
+namespace gemlet::runtime {
+
+struct GenerateOptions {
+  int64_t max_tokens = 256;  // generated tokens at most (the -n flag)
+  bool stop_at_eog = true;   // stop after an end-of-generation token (engine.eog_ids())
+};
+
+struct GenerateTimings {
+  int64_t prompt_tokens = 0;
+  int64_t generated_tokens = 0;
+  double prefill_ms = 0;  // prompt prefill including its last logits
+  double decode_ms = 0;   // every later forward step plus sampling
+  double prefill_tok_s() const { return prefill_ms > 0 ? prompt_tokens * 1000.0 / prefill_ms : 0; }
+  // Decode speed counts the steps after the first generated token (each needs one forward).
+  double decode_tok_s() const {
+    return decode_ms > 0 && generated_tokens > 1 ? (generated_tokens - 1) * 1000.0 / decode_ms : 0;
+  }
+};
+
+struct GenerateResult {
+  std::vector<int32_t> ids;  // generated ids, including the end-of-generation token if one ended it
+  bool stopped_at_eog = false;
+  GenerateTimings timings;
+};
+
+// Called with each generated id as soon as it is sampled; return false to stop early.
+using TokenCallback = std::function<bool(int32_t id)>;
+
+// Checks before any work that session.position() + prompt + max_tokens fits the session's
+// context limit (OutOfRange with the numbers otherwise). Samples with session.sampler().
+Result<GenerateResult> Generate(Session& session, std::span<const int32_t> prompt, const GenerateOptions& options,
+                                const TokenCallback& on_token = nullptr);
+
+}  // namespace gemlet::runtime

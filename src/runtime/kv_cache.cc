@@ -1,0 +1,99 @@
+#include "runtime/kv_cache.h"
+
+#include <algorithm>
+#include <cstring>
+
+namespace gemlet::runtime {
+
+KvLayer::KvLayer(int64_t row_floats, int64_t ring_capacity) : row_(row_floats), ring_(ring_capacity) {
+  if (ring_ > 0) {
+    cap_ = ring_;
+    k_.resize(cap_ * row_);
+    v_.resize(cap_ * row_);
+  }
+}
+
+void KvLayer::Grow(int64_t rows, int64_t limit) {
+  if (ring_ > 0 || rows <= cap_) return;
+  int64_t cap = std::max<int64_t>(cap_, 16);
+  while (cap < rows) cap *= 2;
+  cap = std::min(cap, std::max(limit, rows));
+  std::vector<float> k(cap * row_), v(cap * row_);
+  std::memcpy(k.data(), k_.data(), cap_ * row_ * sizeof(float));
+  std::memcpy(v.data(), v_.data(), cap_ * row_ * sizeof(float));
+  k_.swap(k);
+  v_.swap(v);
+  cap_ = cap;
+}
+
+int KvLayer::Segments(int64_t n, ops::KvSegment out[2]) const {
+  if (n == 0) return 0;
+  if (ring_ == 0) {
+    out[0] = ops::KvSegment{k_.data(), v_.data(), row_, 0, n};
+    return 1;
+  }
+  const int64_t first = std::max<int64_t>(0, n - ring_);
+  const int64_t count = n - first;
+  const int64_t slot = first % ring_;
+  const int64_t run = std::min(count, ring_ - slot);
+  out[0] = ops::KvSegment{k_.data() + slot * row_, v_.data() + slot * row_, row_, first, run};
+  if (run == count) return 1;
+  out[1] = ops::KvSegment{k_.data(), v_.data(), row_, first + run, count - run};
+  return 2;
+}
+
+void KvLayer::Write(int64_t n, const float* k, const float* v, int64_t T) {
+  if (ring_ == 0) {
+    std::memcpy(k_.data() + n * row_, k, T * row_ * sizeof(float));
+    std::memcpy(v_.data() + n * row_, v, T * row_ * sizeof(float));
+    return;
+  }
+  for (int64_t t = std::max<int64_t>(0, T - ring_); t < T; ++t) {
+    const int64_t slot = (n + t) % ring_;
+    std::memcpy(k_.data() + slot * row_, k + t * row_, row_ * sizeof(float));
+    std::memcpy(v_.data() + slot * row_, v + t * row_, row_ * sizeof(float));
+  }
+}
+
+KvCache::KvCache(const model::Gemma4Config& cfg, int64_t context_limit) : limit_(context_limit) {
+  slot_.assign(cfg.num_layers, -1);
+  for (int64_t l = 0; l < cfg.num_layers; ++l) {
+    if (!cfg.has_kv(l)) continue;
+    slot_[l] = static_cast<int>(layers_.size());
+    // A sliding query at position t sees keys t − W < u ≤ t: the last W rows suffice.
+    const int64_t ring = cfg.is_full(l) ? 0 : std::min(cfg.sliding_window, context_limit);
+    layers_.emplace_back(cfg.kv_dim(l), ring);
+  }
+}
+
+Status KvCache::Reserve(int64_t end_pos) {
+  if (end_pos > limit_) {
+    return OutOfRange("context limit exceeded: " + std::to_string(end_pos) + " positions needed (" +
+                      std::to_string(n_) + " in the cache + " + std::to_string(end_pos - n_) +
+                      " new), the session's limit is " + std::to_string(limit_));
+  }
+  for (auto& layer : layers_) layer.Grow(end_pos, limit_);
+  return Status::Ok();
+}
+
+int KvCache::Past(int64_t layer, ops::KvSegment out[2]) const {
+  GEMLET_CHECK(layer >= 0 && layer < static_cast<int64_t>(slot_.size()) && slot_[layer] >= 0);
+  return layers_[slot_[layer]].Segments(n_, out);
+}
+
+void KvCache::Commit(int64_t layer, const float* k, const float* v, int64_t T) {
+  GEMLET_CHECK(layer >= 0 && layer < static_cast<int64_t>(slot_.size()) && slot_[layer] >= 0);
+  KvLayer& kl = layers_[slot_[layer]];
+  GEMLET_CHECK(kl.is_ring() || n_ + T <= kl.capacity_rows());
+  kl.Write(n_, k, v, T);
+}
+
+uint64_t KvCache::bytes_allocated() const {
+  uint64_t b = 0;
+  for (const auto& l : layers_) b += l.bytes();
+  return b;
+}
+
+int KvCache::cached_layers() const { return static_cast<int>(layers_.size()); }
+
+}  // namespace gemlet::runtime

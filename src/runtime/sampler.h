@@ -1,0 +1,53 @@
+// Token sampling from a logit vector: repetition and presence penalties, temperature, top-k,
+// top-p (nucleus), min-p, and a seeded RNG. Temperature 0 is greedy (ties go to the lowest
+// id). The order is: penalties → (greedy if temperature 0) → temperature → top-k → softmax →
+// top-p → min-p → draw.
+#pragma once
+
+#include <cstdint>
+#include <random>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "base/status.h"
+
+namespace gemlet::runtime {
+
+struct SamplerOptions {
+  double temperature = 1.0;         // 0 = greedy
+  int64_t top_k = 0;                // 0 = no limit
+  double top_p = 1.0;               // keep the smallest set whose probability is ≥ top_p
+  double min_p = 0.0;               // drop tokens with p < min_p · p_max
+  double repetition_penalty = 1.0;  // > 1 discourages repeats: logit / r if > 0, · r if < 0
+  double presence_penalty = 0.0;    // subtracted once from the logit of every token seen
+  int64_t penalty_last_n = 64;      // how many recent tokens the penalties look at (0 = all)
+  uint64_t seed = 0;
+
+  // InvalidArgument naming the option for values outside their range.
+  Status Validate() const;
+};
+
+// Index of the largest value; ties go to the lowest index.
+int32_t ArgMax(std::span<const float> logits);
+
+class Sampler {
+ public:
+  explicit Sampler(const SamplerOptions& options = {});
+  const SamplerOptions& options() const { return opt_; }
+  // Restarts the RNG from the seed (a reset session samples the same sequence again).
+  void Reseed() { rng_.seed(opt_.seed); }
+
+  // Picks the next token. `history` is the tokens seen so far (prompt and generated), read
+  // by the penalties. `logits` is not modified.
+  int32_t Sample(std::span<const float> logits, std::span<const int32_t> history);
+
+ private:
+  SamplerOptions opt_;
+  std::mt19937_64 rng_;
+  std::vector<float> work_;
+  std::vector<int32_t> idx_;
+  std::vector<double> prob_;
+};
+
+}  // namespace gemlet::runtime

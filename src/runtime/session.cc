@@ -1,0 +1,57 @@
+#include "runtime/session.h"
+
+#include <algorithm>
+
+namespace gemlet::runtime {
+
+namespace {
+int64_t EffectiveLimit(const Engine& e, int64_t requested) {
+  const int64_t max = e.config().max_position_embeddings;
+  return requested <= 0 ? max : std::min(requested, max);
+}
+}  // namespace
+
+Session::Session(const Engine& engine, const SessionOptions& options)
+    : engine_(engine),
+      chunk_(std::max<int64_t>(1, options.prefill_chunk)),
+      kv_(engine.config(), EffectiveLimit(engine, options.context_limit)) {}
+
+Status Session::Prefill(std::span<const int32_t> tokens, std::vector<float>* logits, bool all_rows) {
+  const int64_t n = static_cast<int64_t>(tokens.size());
+  const int64_t V = engine_.config().vocab_size;
+  if (n == 0) return InvalidArgument("no tokens to feed");
+  if (position() + n > context_limit()) {
+    return OutOfRange("context limit exceeded: " + std::to_string(position()) + " tokens in the session + " +
+                      std::to_string(n) + " new = " + std::to_string(position() + n) + " > limit " +
+                      std::to_string(context_limit()));
+  }
+  if (logits) logits->resize((all_rows ? n : 1) * V);
+  const model::ForwardOptions fopt{engine_.mode(), engine_.pool()};
+  for (int64_t b = 0; b < n; b += chunk_) {
+    const int64_t T = std::min(chunk_, n - b);
+    rows_.clear();
+    float* out = nullptr;
+    if (logits && all_rows) {
+      for (int64_t t = 0; t < T; ++t) rows_.push_back(t);
+      out = logits->data() + b * V;
+    } else if (logits && b + T == n) {
+      rows_.push_back(T - 1);
+      out = logits->data();
+    }
+    RETURN_IF_ERROR(model::Forward(engine_.model(), tokens.subspan(b, T), rows_, &kv_, &scratch_, fopt, out));
+    history_.insert(history_.end(), tokens.begin() + b, tokens.begin() + b + T);
+  }
+  return Status::Ok();
+}
+
+Status Session::Decode(int32_t token, std::vector<float>* logits) {
+  return Prefill(std::span<const int32_t>(&token, 1), logits, false);
+}
+
+void Session::Reset() {
+  kv_.Clear();
+  history_.clear();
+  sampler_.Reseed();
+}
+
+}  // namespace gemlet::runtime

@@ -1,0 +1,57 @@
+// Session: one conversation's mutable state over a shared Engine — the KV cache, the
+// position, the tokens fed so far, the sampler's RNG and the forward pass's scratch buffers.
+// Not thread-safe itself; distinct sessions may run concurrently on one engine.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+#include "base/status.h"
+#include "model/gemma4_forward.h"
+#include "runtime/engine.h"
+#include "runtime/kv_cache.h"
+#include "runtime/sampler.h"
+
+namespace gemlet::runtime {
+
+struct SessionOptions {
+  int64_t context_limit = 4096;  // positions the session may hold; capped at the model's maximum
+  int64_t prefill_chunk = 256;   // tokens per forward step during prefill (≥ 1)
+};
+
+class Session {
+ public:
+  explicit Session(const Engine& engine, const SessionOptions& options = {});
+
+  // Feeds `tokens` after what the session holds, in chunks of prefill_chunk. If `logits` is
+  // non-null it receives the logits of the last token [V], or with all_rows the logits of
+  // every fed token [n, V]. Errors (context limit, bad token id) leave the session as it
+  // was before the failing chunk; the limit is checked before any work.
+  Status Prefill(std::span<const int32_t> tokens, std::vector<float>* logits, bool all_rows = false);
+  // One token: logits [V] of the position after it.
+  Status Decode(int32_t token, std::vector<float>* logits);
+
+  // Starts over (position 0, RNG reseeded); allocations are kept for the next prompt.
+  void Reset();
+
+  int64_t position() const { return kv_.size(); }
+  int64_t context_limit() const { return kv_.context_limit(); }
+  const std::vector<int32_t>& history() const { return history_; }
+  const Engine& engine() const { return engine_; }
+  const KvCache& kv_cache() const { return kv_; }
+  Sampler& sampler() { return sampler_; }
+  void set_sampler(const SamplerOptions& options) { sampler_ = Sampler(options); }
+  void set_prefill_chunk(int64_t chunk) { chunk_ = chunk < 1 ? 1 : chunk; }
+
+ private:
+  const Engine& engine_;
+  int64_t chunk_;
+  KvCache kv_;
+  model::ForwardScratch scratch_;
+  Sampler sampler_;
+  std::vector<int32_t> history_;
+  std::vector<int64_t> rows_;
+};
+
+}  // namespace gemlet::runtime

@@ -1,0 +1,371 @@
+#include "runtime/tokenizer.h"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "format/gemlet_file.h"
+#include "runtime/tokenizer_data.h"
+#include "runtime/utf8.h"
+
+namespace gemlet {
+
+using tokenizer_internal::HashBytes;
+using tokenizer_internal::kEmptyKey;
+using tokenizer_internal::kSpaceMark;
+using tokenizer_internal::MergeSlot;
+using tokenizer_internal::Mix;
+
+namespace {
+
+uint64_t TableSize(uint64_t n) {
+  uint64_t s = 16;
+  while (s < 2 * n) s <<= 1;
+  return s;
+}
+
+int HexDigit(char c) {
+  if (c >= '0' && c <= '9') return c - '0';
+  if (c >= 'a' && c <= 'f') return c - 'a' + 10;
+  if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+  return -1;
+}
+
+// The byte of a "<0xNN>" piece (HF ByteFallback's test), or -1.
+int ParseBytePiece(std::string_view p) {
+  if (p.size() != 6 || p[0] != '<' || p[1] != '0' || p[2] != 'x' || p[5] != '>') return -1;
+  const int hi = HexDigit(p[3]), lo = HexDigit(p[4]);
+  return hi < 0 || lo < 0 ? -1 : hi * 16 + lo;
+}
+
+// Adds to the boundary sets every code point next to "▁" or "\n" inside `piece`.
+void ScanBoundaries(std::string_view piece, Tokenizer::Data* d) {
+  uint32_t prev = 0;
+  bool have_prev = false;
+  bool prev_nl = false;
+  for (size_t i = 0; i < piece.size();) {
+    uint32_t cp;
+    int len = utf8::DecodeChar(piece, i, &cp);
+    if (len == 0) {  // cannot happen: pieces are validated first
+      cp = 0xFFFD;
+      len = 1;
+    }
+    if (have_prev) {
+      if (cp == kSpaceMark && prev != kSpaceMark) d->before_space.Insert(prev);
+      if (cp == '\n' && prev != '\n') d->before_nl.Insert(prev);
+      if (prev_nl && cp != '\n') d->after_nl.Insert(cp);
+    }
+    prev = cp;
+    prev_nl = cp == '\n';
+    have_prev = true;
+    i += len;
+  }
+}
+
+Status ReadId(const nlohmann::json& special, const char* key, int32_t n, int32_t* out) {
+  *out = -1;
+  if (!special.contains(key) || special[key].is_null()) return Status::Ok();
+  const auto& v = special[key];
+  if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() >= n) {
+    return Corrupt(std::string("tokenizer metadata: \"") + key + "\" is " + v.dump() +
+                   ", not an id below the vocabulary size " + std::to_string(n));
+  }
+  *out = v.get<int32_t>();
+  return Status::Ok();
+}
+
+Status ReadSpecial(const nlohmann::json& special, Tokenizer::Data* d) {
+  if (!special.is_object()) return Corrupt("tokenizer metadata is not a JSON object");
+  if (special.contains("model")) {
+    const auto& m = special["model"];
+    if (!m.is_string() || m.get<std::string>() != "gemma4") {
+      return Unsupported("tokenizer model " + m.dump() + " is not supported (expected \"gemma4\")");
+    }
+  }
+  RETURN_IF_ERROR(ReadId(special, "bos_id", d->n, &d->bos));
+  RETURN_IF_ERROR(ReadId(special, "eos_id", d->n, &d->eos));
+  RETURN_IF_ERROR(ReadId(special, "pad_id", d->n, &d->pad));
+  RETURN_IF_ERROR(ReadId(special, "unk_id", d->n, &d->unk));
+  if (special.contains("eog_ids")) {
+    const auto& e = special["eog_ids"];
+    if (!e.is_array()) return Corrupt("tokenizer metadata: \"eog_ids\" is not an array");
+    for (const auto& v : e) {
+      if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() >= d->n) {
+        return Corrupt("tokenizer metadata: \"eog_ids\" holds " + v.dump() +
+                       ", not an id below the vocabulary size " + std::to_string(d->n));
+      }
+      const int32_t id = v.get<int32_t>();
+      if (std::find(d->eog.begin(), d->eog.end(), id) == d->eog.end()) d->eog.push_back(id);
+    }
+  } else if (d->eos >= 0) {
+    d->eog.push_back(d->eos);
+  }
+  if (special.contains("add_bos")) {
+    if (!special["add_bos"].is_boolean()) {
+      return Corrupt("tokenizer metadata: \"add_bos\" is not a boolean");
+    }
+    d->add_bos = special["add_bos"].get<bool>();
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Tokenizer::Tokenizer(std::unique_ptr<Data> d) : d_(std::move(d)) {}
+Tokenizer::Tokenizer(Tokenizer&&) noexcept = default;
+Tokenizer& Tokenizer::operator=(Tokenizer&&) noexcept = default;
+Tokenizer::~Tokenizer() = default;
+
+Result<Tokenizer> Tokenizer::Create(const Vocab& vocab, const nlohmann::json& special) {
+  auto d = std::make_unique<Data>();
+  if (vocab.empty()) return Corrupt("the vocabulary is empty");
+  if (vocab.size() >= static_cast<size_t>(INT32_MAX)) return Corrupt("the vocabulary is too large");
+  if (vocab.types.size() != vocab.size()) {
+    return Corrupt("the vocabulary has " + std::to_string(vocab.size()) + " pieces but " +
+                   std::to_string(vocab.types.size()) + " token types");
+  }
+  d->n = static_cast<int32_t>(vocab.size());
+  const int32_t n = d->n;
+
+  // Pieces.
+  size_t total = 0;
+  for (const auto& p : vocab.pieces) total += p.size();
+  if (total >= UINT32_MAX) return Corrupt("the vocabulary pieces are too large");
+  d->blob.reserve(total);
+  d->offs.resize(n + 1);
+  d->special.resize(n);
+  d->byte_value.resize(n);
+  for (int32_t i = 0; i < n; ++i) {
+    const std::string& p = vocab.pieces[i];
+    if (!utf8::IsValid(p)) {
+      return Corrupt("vocabulary piece " + std::to_string(i) + " is not valid UTF-8");
+    }
+    d->offs[i] = static_cast<uint32_t>(d->blob.size());
+    d->blob += p;
+    const TokenType t = vocab.types[i];
+    d->special[i] = (t == TokenType::kControl || t == TokenType::kUserDefined) ? 1 : 0;
+    d->byte_value[i] = static_cast<int16_t>(ParseBytePiece(p));
+  }
+  d->offs[n] = static_cast<uint32_t>(d->blob.size());
+
+  // piece -> id (the first of duplicate pieces wins).
+  const uint64_t psize = TableSize(n);
+  d->piece_slots.assign(psize, 0);
+  d->piece_mask = psize - 1;
+  for (int32_t i = 0; i < n; ++i) {
+    const std::string_view p = d->Piece(i);
+    const uint64_t h = Mix(HashBytes(p.data(), p.size()));
+    const uint64_t slot_val = (h & 0xFFFFFFFF00000000ull) | static_cast<uint32_t>(i + 1);
+    for (uint64_t s = h & d->piece_mask;; s = (s + 1) & d->piece_mask) {
+      const uint64_t cur = d->piece_slots[s];
+      if (cur == 0) {
+        d->piece_slots[s] = slot_val;
+        break;
+      }
+      if ((cur >> 32) == (h >> 32) && d->Piece(static_cast<int32_t>(cur & 0xFFFFFFFF) - 1) == p) {
+        break;  // duplicate
+      }
+    }
+  }
+
+  RETURN_IF_ERROR(ReadSpecial(special, d.get()));
+
+  // One-character pieces and byte tokens.
+  d->ascii_ids.fill(-1);
+  d->bmp_ids.assign(0x10000, -1);
+  for (int32_t i = 0; i < n; ++i) {
+    const std::string_view p = d->Piece(i);
+    if (p.empty() || p.size() > 4) continue;
+    uint32_t cp;
+    if (utf8::DecodeChar(p, 0, &cp) != static_cast<int>(p.size())) continue;
+    if (d->Find(p) != i) continue;  // a duplicate piece
+    if (cp < 128) {
+      d->ascii_ids[cp] = i;
+    } else if (cp < 0x10000) {
+      d->bmp_ids[cp] = i;
+    } else {
+      d->astral_ids.emplace(cp, i);
+    }
+  }
+  // The normaliser turns " " into "▁"; an unknown "▁" falls back to its bytes (Encode).
+  d->ascii_ids[' '] = d->bmp_ids[kSpaceMark];
+  for (int b = 0; b < 256; ++b) {
+    char name[8];
+    std::snprintf(name, sizeof(name), "<0x%02X>", b);
+    d->byte_ids[b] = d->Find(name);
+    if (d->byte_ids[b] < 0) d->byte_ids[b] = d->unk >= 0 ? d->unk : 0;
+  }
+
+  // Merges: (left, right) -> (rank, id of left + right). A later duplicate overrides an earlier
+  // one, as in Hugging Face's BPE loader.
+  const uint64_t msize = TableSize(vocab.merges.size());
+  d->merge_slots.assign(msize, MergeSlot{kEmptyKey, 0, 0});
+  d->merge_mask = msize - 1;
+  for (size_t r = 0; r < vocab.merges.size(); ++r) {
+    const auto [l, rt] = vocab.merges[r];
+    if (l < 0 || l >= n || rt < 0 || rt >= n) {
+      return Corrupt("merge " + std::to_string(r) + " names a token outside the vocabulary");
+    }
+    const std::string_view a = d->Piece(l), b = d->Piece(rt);
+    const uint64_t h = Mix(HashBytes(b.data(), b.size(), HashBytes(a.data(), a.size())));
+    const int32_t merged = d->FindHashed(h, a.data(), a.size(), b.data(), b.size());
+    if (merged < 0) {
+      return Corrupt("merge " + std::to_string(r) + " ('" + std::string(a) + "' + '" +
+                     std::string(b) + "') makes a piece that is not in the vocabulary");
+    }
+    const uint64_t key = (static_cast<uint64_t>(static_cast<uint32_t>(l)) << 32) |
+                         static_cast<uint32_t>(rt);
+    for (uint64_t s = Mix(key) & d->merge_mask;; s = (s + 1) & d->merge_mask) {
+      auto& slot = d->merge_slots[s];
+      if (slot.key == kEmptyKey || slot.key == key) {
+        slot = MergeSlot{key, static_cast<int32_t>(r), merged};
+        break;
+      }
+    }
+  }
+  // Boundaries no merge crosses, from every merge result (tokenizer_encode.cc).
+  {
+    std::vector<uint8_t> seen(n, 0);
+    for (const auto& slot : d->merge_slots) {
+      if (slot.key == kEmptyKey || seen[slot.merged]) continue;
+      seen[slot.merged] = 1;
+      const std::string_view p = d->Piece(slot.merged);
+      if (p.find('\n') != std::string_view::npos || p.find("\xE2\x96\x81") != std::string_view::npos) {
+        ScanBoundaries(p, d.get());
+      }
+    }
+  }
+
+  // Special tokens, longest first at each first byte.
+  std::vector<int32_t> specials;
+  for (int32_t i = 0; i < n; ++i) {
+    if (d->special[i] && d->offs[i + 1] > d->offs[i] && d->Find(d->Piece(i)) == i) {
+      specials.push_back(i);
+    }
+  }
+  std::stable_sort(specials.begin(), specials.end(), [&](int32_t a, int32_t b) {
+    return d->Piece(a).size() > d->Piece(b).size();
+  });
+  for (int32_t id : specials) {
+    const uint8_t first = static_cast<uint8_t>(d->Piece(id)[0]);
+    d->special_by_first[first].push_back(id);
+    d->special_first[first] = true;
+  }
+  return Tokenizer(std::move(d));
+}
+
+Result<Tokenizer> Tokenizer::FromGemlet(const GemletFile& file) {
+  const auto& meta = file.metadata();
+  if (!meta.is_object() || !meta.contains("tokenizer")) {
+    return Corrupt(file.path() + ": the metadata has no \"tokenizer\" object");
+  }
+  if (file.vocab().empty()) return Corrupt(file.path() + ": the file has no vocabulary");
+  auto t = Create(file.vocab(), meta["tokenizer"]);
+  if (!t.ok()) return t.status().WithContext(file.path());
+  return t;
+}
+
+int32_t Tokenizer::size() const { return d_->n; }
+
+std::string_view Tokenizer::Piece(int32_t id) const {
+  if (id < 0 || id >= d_->n) return {};
+  return d_->Piece(id);
+}
+
+int32_t Tokenizer::PieceToId(std::string_view piece) const { return d_->Find(piece); }
+
+bool Tokenizer::IsSpecial(int32_t id) const {
+  return id >= 0 && id < d_->n && d_->special[id] != 0;
+}
+
+int Tokenizer::ByteValue(int32_t id) const {
+  return id >= 0 && id < d_->n ? d_->byte_value[id] : -1;
+}
+
+bool Tokenizer::IsEog(int32_t id) const {
+  return std::find(d_->eog.begin(), d_->eog.end(), id) != d_->eog.end();
+}
+const std::vector<int32_t>& Tokenizer::eog_ids() const { return d_->eog; }
+int32_t Tokenizer::bos_id() const { return d_->bos; }
+int32_t Tokenizer::eos_id() const { return d_->eos; }
+int32_t Tokenizer::pad_id() const { return d_->pad; }
+int32_t Tokenizer::unk_id() const { return d_->unk; }
+bool Tokenizer::add_bos() const { return d_->add_bos; }
+void Tokenizer::SetEncodeTuning(const EncodeTuning& tuning) {
+  d_->linear_limit = std::max(1, tuning.linear_limit);
+  d_->split_parts = tuning.split_parts;
+}
+
+namespace {
+
+// Appends the text of a non-byte piece: "▁" becomes " ".
+void AppendPieceText(std::string_view p, std::string* out) {
+  size_t i = 0;
+  while (i < p.size()) {
+    const size_t j = p.find("\xE2\x96\x81", i);
+    if (j == std::string_view::npos) {
+      out->append(p.data() + i, p.size() - i);
+      return;
+    }
+    out->append(p.data() + i, j - i);
+    out->push_back(' ');
+    i = j + 3;
+  }
+}
+
+// A finished run of byte tokens: its text if valid UTF-8 as a whole, else U+FFFD per byte.
+void FlushByteRun(std::string* run, std::string* out) {
+  if (run->empty()) return;
+  if (utf8::IsValid(*run)) {
+    out->append(*run);
+  } else {
+    for (size_t i = 0; i < run->size(); ++i) out->append(utf8::kReplacement);
+  }
+  run->clear();
+}
+
+Status BadId(int32_t id, int32_t n) {
+  return InvalidArgument("token id " + std::to_string(id) + " is outside the vocabulary (size " +
+                         std::to_string(n) + ")");
+}
+
+}  // namespace
+
+Result<std::string> Tokenizer::Decode(std::span<const int32_t> ids, bool skip_special) const {
+  for (int32_t id : ids) {
+    if (id < 0 || id >= d_->n) return BadId(id, d_->n);
+  }
+  std::string out, run;
+  for (int32_t id : ids) {
+    if (skip_special && d_->special[id]) continue;
+    const int b = d_->byte_value[id];
+    if (b >= 0) {
+      run.push_back(static_cast<char>(b));
+      continue;
+    }
+    FlushByteRun(&run, &out);
+    AppendPieceText(d_->Piece(id), &out);
+  }
+  FlushByteRun(&run, &out);
+  return out;
+}
+
+StreamDecoder::StreamDecoder(const Tokenizer& tokenizer, bool skip_special)
+    : tok_(&tokenizer), skip_special_(skip_special) {}
+
+Status StreamDecoder::Push(int32_t id, std::string* out) {
+  const Tokenizer::Data& d = *tok_->d_;
+  if (id < 0 || id >= d.n) return BadId(id, d.n);
+  if (skip_special_ && d.special[id]) return Status::Ok();
+  const int b = d.byte_value[id];
+  if (b >= 0) {
+    pending_.push_back(static_cast<char>(b));
+    return Status::Ok();
+  }
+  FlushByteRun(&pending_, out);
+  AppendPieceText(d.Piece(id), out);
+  return Status::Ok();
+}
+
+void StreamDecoder::Flush(std::string* out) { FlushByteRun(&pending_, out); }
+
+}  // namespace gemlet

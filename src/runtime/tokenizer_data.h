@@ -1,0 +1,153 @@
+// Internal tables of Tokenizer (tokenizer.cc builds them, tokenizer_encode.cc encodes with
+// them). Not part of the public API.
+#pragma once
+
+#include <array>
+#include <climits>
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+#include "runtime/tokenizer.h"
+
+namespace gemlet {
+namespace tokenizer_internal {
+
+constexpr uint32_t kSpaceMark = 0x2581;  // "▁", what " " is normalised to
+constexpr int32_t kNoRank = INT32_MAX;
+
+// FNV-1a; `h` lets a concatenation be hashed without building it.
+inline uint64_t HashBytes(const char* p, size_t n, uint64_t h = 0xcbf29ce484222325ull) {
+  for (size_t i = 0; i < n; ++i) {
+    h ^= static_cast<uint8_t>(p[i]);
+    h *= 0x100000001b3ull;
+  }
+  return h;
+}
+inline uint64_t Mix(uint64_t h) {
+  h ^= h >> 33;
+  h *= 0xff51afd7ed558ccdull;
+  h ^= h >> 29;
+  return h;
+}
+
+// Sets of code points with a fast ASCII path. A set that grows past kMaxOther is switched off
+// (Contains() then answers true for everything: the conservative answer).
+struct CharSet {
+  static constexpr size_t kMaxOther = 256;
+  bool all = false;
+  std::array<bool, 128> ascii{};
+  std::vector<uint32_t> other;
+  void Insert(uint32_t cp) {
+    if (cp < 128) {
+      ascii[cp] = true;
+    } else if (!all) {
+      for (uint32_t x : other) {
+        if (x == cp) return;
+      }
+      other.push_back(cp);
+      if (other.size() > kMaxOther) all = true;
+    }
+  }
+  bool Contains(uint32_t cp) const {
+    if (all) return true;
+    if (cp < 128) return ascii[cp];
+    for (uint32_t x : other) {
+      if (x == cp) return true;
+    }
+    return false;
+  }
+};
+
+struct MergeSlot {
+  uint64_t key;  // (left << 32) | right; kEmpty if unused
+  int32_t rank;
+  int32_t merged;
+};
+constexpr uint64_t kEmptyKey = ~0ull;
+
+}  // namespace tokenizer_internal
+
+struct Tokenizer::Data {
+  int32_t n = 0;
+  std::string blob;            // every piece, concatenated
+  std::vector<uint32_t> offs;  // [n + 1] piece i is blob[offs[i], offs[i+1])
+  std::vector<uint8_t> special;     // [n] 1 for kControl / kUserDefined
+  std::vector<int16_t> byte_value;  // [n] the byte of a <0xNN> piece, or -1
+
+  // piece -> id: open addressing; slot = (hash tag << 32) | (id + 1), 0 = empty.
+  std::vector<uint64_t> piece_slots;
+  uint64_t piece_mask = 0;
+
+  // (left, right) -> (rank, merged id): open addressing.
+  std::vector<tokenizer_internal::MergeSlot> merge_slots;
+  uint64_t merge_mask = 0;
+
+  // One-character pieces. ASCII " " maps to the "▁" piece (the normaliser's job).
+  std::array<int32_t, 128> ascii_ids{};
+  std::vector<int32_t> bmp_ids;  // [0x10000], -1 if no piece
+  std::unordered_map<uint32_t, int32_t> astral_ids;
+  std::array<int32_t, 256> byte_ids{};  // <0xNN> pieces, or the unk id if missing
+
+  // Special tokens to match in text: by first byte, longest first.
+  std::array<std::vector<int32_t>, 256> special_by_first;
+  std::array<bool, 256> special_first{};
+
+  // Safe split points (see tokenizer_encode.cc): code points x for which some merge result
+  // contains "x▁", "x\n" or "\nx".
+  tokenizer_internal::CharSet before_space, before_nl, after_nl;
+
+  int linear_limit = 24;
+  bool split_parts = true;
+  int32_t bos = -1, eos = -1, pad = -1, unk = -1;
+  std::vector<int32_t> eog;
+  bool add_bos = false;
+
+  std::string_view Piece(int32_t id) const {
+    return std::string_view(blob.data() + offs[id], offs[id + 1] - offs[id]);
+  }
+  int32_t Find(std::string_view s) const {
+    const uint64_t h = tokenizer_internal::Mix(tokenizer_internal::HashBytes(s.data(), s.size()));
+    return FindHashed(h, s.data(), s.size(), nullptr, 0);
+  }
+  // Looks up the concatenation a + b (b may be empty) whose hash is h.
+  int32_t FindHashed(uint64_t h, const char* a, size_t na, const char* b, size_t nb) const {
+    const uint32_t tag = static_cast<uint32_t>(h >> 32);
+    for (uint64_t i = h & piece_mask;; i = (i + 1) & piece_mask) {
+      const uint64_t slot = piece_slots[i];
+      if (slot == 0) return -1;
+      if (static_cast<uint32_t>(slot >> 32) != tag) continue;
+      const int32_t id = static_cast<int32_t>(static_cast<uint32_t>(slot)) - 1;
+      const std::string_view p = Piece(id);
+      if (p.size() == na + nb && std::memcmp(p.data(), a, na) == 0 &&
+          (nb == 0 || std::memcmp(p.data() + na, b, nb) == 0)) {
+        return id;
+      }
+    }
+  }
+  int32_t CharId(uint32_t cp) const {
+    if (cp < 128) return ascii_ids[cp];
+    if (cp < 0x10000) return bmp_ids[cp];
+    auto it = astral_ids.find(cp);
+    return it == astral_ids.end() ? -1 : it->second;
+  }
+  // Rank and merged id of the pair (l, r); false if the pair never merges.
+  bool Merge(int32_t l, int32_t r, int32_t* rank, int32_t* merged) const {
+    const uint64_t key = (static_cast<uint64_t>(static_cast<uint32_t>(l)) << 32) |
+                         static_cast<uint32_t>(r);
+    for (uint64_t i = tokenizer_internal::Mix(key) & merge_mask;; i = (i + 1) & merge_mask) {
+      const auto& s = merge_slots[i];
+      if (s.key == key) {
+        *rank = s.rank;
+        *merged = s.merged;
+        return true;
+      }
+      if (s.key == tokenizer_internal::kEmptyKey) return false;
+    }
+  }
+};
+
+}  // namespace gemlet

@@ -1,0 +1,108 @@
+// gemlet convert: a Hugging Face checkpoint folder or a gemma4 GGUF file to a .gemlet model.
+#include <cstdio>
+#include <map>
+#include <string>
+
+#include "tools/cli/command.h"
+#include "tools/convert/convert.h"
+#include "tools/convert/progress.h"
+#include "tools/convert/quant_plan.h"
+
+namespace gemlet::cli {
+namespace {
+
+constexpr char kUsage[] = R"(usage: gemlet convert SRC -o OUT.gemlet [--plan NAME] [--type CLASS=TYPE]... [--threads N]
+                      [--multimodal OUT2.gemlet] [-q]
+
+Converts a Gemma 4 E2B/E4B checkpoint to a .gemlet model, streaming tensor by tensor (the
+checkpoint is never held in memory). SRC is either
+  a Hugging Face folder: config.json, model.safetensors (or model-0000i-of-0000n.safetensors
+    shards with model.safetensors.index.json), tokenizer.json (+ tokenizer_config.json,
+    chat_template.jinja); vision/audio tensors are skipped (see --multimodal), or
+  a llama.cpp gemma4 GGUF file (F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K tensors).
+Every tensor is checked against the config (missing, unexpected or misshapen tensors are
+errors). The output records the config, tokenizer, chat template, quantization plan and the
+provenance (source path, sha256 of the source files, converter version, time).
+
+flags:
+  -o, --out FILE        output .gemlet file (written to FILE.tmp, renamed when complete)
+  --plan NAME           default  attn, ffn, token_embd, ple_table q4; ple_model_proj, ple_gate,
+                                 ple_proj bf16; norm, scalar f32 (E2B: about 2.66 GB)
+                        keep     every tensor at its source type: BF16 stays bf16, F32 f32,
+                                 Q8_0/Q4_0 blocks are copied byte for byte; K-quants get the
+                                 default plan's type (reported as requantized)
+                        q8       every linear layer and embedding q8; norm, scalar f32
+  --type CLASS=TYPE     override one class (repeatable). Classes: token_embd, ple_table,
+                        ple_model_proj, attn, ffn, ple_gate, ple_proj, norm, scalar.
+                        Types: f32, f16, bf16, q8, q4
+  --threads N           quantization threads (default: all cores)
+  --multimodal FILE     also write the vision/audio tensors of an HF checkpoint, at their
+                        source types, to this second .gemlet file
+  -q, --quiet           no progress output
+
+examples:
+  gemlet convert ../shared/oracle/tiny-e2b -o tiny.gemlet --plan keep
+  gemlet convert ~/gemma-4-E2B-it -o e2b.gemlet
+  gemlet convert ~/gemma-4-E2B-it -o e2b-q8emb.gemlet --type token_embd=q8 --type ple_table=q8
+  gemlet convert gemma-4-E2B-it-Q4_0.gguf -o e2b.gemlet --plan keep
+)";
+
+int Run(Flags& flags) {
+  convert::ConvertOptions o;
+  o.out = flags.Str({"-o", "--out"}, "");
+  o.plan = flags.Str({"--plan"}, "default");
+  o.overrides = flags.StrAll({"--type"});
+  o.multimodal_out = flags.Str({"--multimodal"}, "");
+  auto threads = flags.Int({"--threads"}, 0);
+  o.progress = !flags.Bool({"-q", "--quiet"});
+  if (!threads.ok()) return UsageError("convert", threads.status().message());
+  if (Status st = flags.Finish(); !st.ok()) return UsageError("convert", st.message());
+  const auto pos = flags.Positional();
+  if (pos.empty()) return UsageError("convert", "SRC (a checkpoint folder or .gguf file) is required");
+  if (pos.size() > 1) return UsageError("convert", "unexpected argument '" + pos[1] + "'");
+  o.src = pos[0];
+  if (o.out.empty()) return UsageError("convert", "-o OUT.gemlet is required");
+  if (*threads < 0 || *threads > 1024) return UsageError("convert", "--threads must be in [0, 1024]");
+  o.threads = static_cast<int>(*threads);
+  if (auto plan = convert::MakeQuantPlan(o.plan, o.overrides); !plan.ok()) {
+    return UsageError("convert", plan.status().message());
+  }
+
+  auto report = convert::Convert(o);
+  if (!report.ok()) {
+    std::fprintf(stderr, "gemlet convert: %s\n", report.status().message().c_str());
+    return kExitFailure;
+  }
+  struct Sum {
+    int tensors = 0;
+    uint64_t bytes = 0;
+  };
+  std::map<std::string, Sum> by_type;
+  int requantized = 0;
+  for (const auto& t : report->tensors) {
+    by_type[t.stored_type].tensors++;
+    by_type[t.stored_type].bytes += t.bytes;
+    requantized += t.requantized;
+  }
+  std::printf("wrote %s: %zu tensors, %s, %.1f s\n", o.out.c_str(), report->tensors.size(),
+              convert::Progress::FormatBytes(report->file_bytes).c_str(), report->seconds);
+  for (const auto& [type, s] : by_type) {
+    std::printf("  %-5s %4d tensors  %s\n", type.c_str(), s.tensors, convert::Progress::FormatBytes(s.bytes).c_str());
+  }
+  if (requantized > 0) {
+    std::printf("  %d tensors were dequantized from a quantized source and quantized again:\n", requantized);
+    for (const auto& t : report->tensors) {
+      if (t.requantized) std::printf("    %s %s -> %s\n", t.name.c_str(), t.source_type.c_str(), t.stored_type.c_str());
+    }
+  }
+  if (!o.multimodal_out.empty()) {
+    std::printf("wrote %s: %zu vision/audio tensors\n", o.multimodal_out.c_str(), report->multimodal.size());
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+GEMLET_COMMAND(convert, "convert", "convert an HF checkpoint or GGUF file to .gemlet", kUsage, Run);
+
+}  // namespace gemlet::cli

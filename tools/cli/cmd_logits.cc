@@ -1,0 +1,114 @@
+// gemlet logits: the model's logits at every position of a token sequence, as a NumPy file.
+#include <chrono>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "format/npy.h"
+#include "runtime/engine.h"
+#include "runtime/session.h"
+#include "tools/cli/command.h"
+
+namespace gemlet::cli {
+namespace {
+
+constexpr char kUsage[] = R"(usage: gemlet logits -m MODEL.gemlet --tokens IDS -o OUT.npy [--mode MODE] [--threads N]
+
+Runs the model over the token ids (fed as given: no BOS is added; positions 0 … n−1) and
+writes the softcapped logits after every token as float32, shape [n_tokens, vocab], to a
+NumPy .npy file. Every mode computes the same logits (within float rounding); they exist to
+test the engine's paths against each other.
+
+flags:
+  -m, --model FILE    a .gemlet model (gemlet convert)
+  --tokens IDS        comma-separated token ids, e.g. 2,105,2364,107
+  -o, --out FILE      output .npy file
+  --mode MODE         prefill   one forward pass over all tokens (default)
+                      decode    one token per forward pass, through the KV cache
+                      chunk:N   prefill in chunks of N tokens
+  --threads N         worker threads (default: all cores)
+  --exact             f32 activations over dequantized weights, f32 accumulation (the
+                      reference path; currently the only one, so the default)
+
+examples:
+  gemlet logits -m tiny.gemlet --tokens 2,105,437,107 -o logits.npy
+  gemlet logits -m tiny.gemlet --tokens 2,105,437,107 -o dec.npy --mode decode --threads 1
+  gemlet logits -m tiny.gemlet --tokens 2,105,437,107 -o c7.npy --mode chunk:7
+)";
+
+int Run(Flags& flags) {
+  const std::string model = flags.Str({"-m", "--model"}, "");
+  const std::string out = flags.Str({"-o", "--out"}, "");
+  const std::string mode = flags.Str({"--mode"}, "prefill");
+  auto tokens = flags.IntList({"--tokens"});
+  auto threads = flags.Int({"--threads"}, 0);
+  flags.Bool({"--exact"});
+  if (!tokens.ok()) return UsageError("logits", tokens.status().message());
+  if (!threads.ok()) return UsageError("logits", threads.status().message());
+  if (Status st = flags.Finish(); !st.ok()) return UsageError("logits", st.message());
+  if (!flags.Positional().empty()) return UsageError("logits", "unexpected argument '" + flags.Positional()[0] + "'");
+  if (model.empty()) return UsageError("logits", "-m MODEL is required");
+  if (out.empty()) return UsageError("logits", "-o OUT.npy is required");
+  if (tokens->empty()) return UsageError("logits", "--tokens is required (comma-separated ids)");
+  if (*threads < 0 || *threads > 1024) return UsageError("logits", "--threads must be in [0, 1024]");
+
+  int64_t chunk = 0;  // 0: all tokens at once
+  if (mode == "prefill") {
+    chunk = 0;
+  } else if (mode == "decode") {
+    chunk = 1;
+  } else if (mode.rfind("chunk:", 0) == 0) {
+    char* end = nullptr;
+    const long long c = std::strtoll(mode.c_str() + 6, &end, 10);
+    if (mode.size() == 6 || *end != '\0' || c < 1) {
+      return UsageError("logits", "--mode chunk:N needs a positive N, got '" + mode + "'");
+    }
+    chunk = c;
+  } else {
+    return UsageError("logits", "--mode must be prefill, decode or chunk:N, got '" + mode + "'");
+  }
+
+  runtime::EngineOptions eo;
+  eo.threads = static_cast<int>(*threads);
+  eo.mode = ops::MatMulMode::kExact;
+  auto engine = runtime::Engine::Open(model, eo);
+  if (!engine.ok()) return ReportError("logits", engine.status());
+  const auto& cfg = (*engine)->config();
+
+  std::vector<int32_t> ids;
+  for (size_t i = 0; i < tokens->size(); ++i) {
+    const int64_t id = (*tokens)[i];
+    if (id < 0 || id >= cfg.vocab_size) {
+      return UsageError("logits", "--tokens: id " + std::to_string(id) + " (item " + std::to_string(i + 1) +
+                                      ") is outside the vocabulary [0, " + std::to_string(cfg.vocab_size) + ")");
+    }
+    ids.push_back(static_cast<int32_t>(id));
+  }
+  const int64_t n = static_cast<int64_t>(ids.size());
+  if (n > cfg.max_position_embeddings) {
+    return UsageError("logits", std::to_string(n) + " tokens exceed the model's " +
+                                    std::to_string(cfg.max_position_embeddings) + " positions");
+  }
+
+  runtime::SessionOptions so;
+  so.context_limit = n;
+  so.prefill_chunk = chunk == 0 ? n : chunk;
+  runtime::Session session(**engine, so);
+  std::vector<float> logits;
+  const auto t0 = std::chrono::steady_clock::now();
+  if (Status st = session.Prefill(ids, &logits, /*all_rows=*/true); !st.ok()) return ReportError("logits", st);
+  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+
+  if (Status st = WriteNpyF32(out, logits.data(), {n, cfg.vocab_size}); !st.ok()) return ReportError("logits", st);
+  std::printf("wrote %s: float32 [%lld, %lld], mode %s, %d threads, %.1f ms\n", out.c_str(),
+              static_cast<long long>(n), static_cast<long long>(cfg.vocab_size), mode.c_str(),
+              (*engine)->threads(), ms);
+  return kExitOk;
+}
+
+}  // namespace
+
+GEMLET_COMMAND(logits, "logits", "write the logits of a token sequence to a .npy file (prefill/decode/chunked)",
+               kUsage, Run);
+
+}  // namespace gemlet::cli

@@ -1,0 +1,203 @@
+// The conversion driver: open the checkpoint (hf_import / gguf_import), choose each tensor's
+// type (quant_plan), stream the tensors into the .gemlet writer (tensor_stream), then write the
+// metadata: config, tokenizer, chat template, provenance and the plan.
+#include "tools/convert/convert.h"
+
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <ctime>
+#include <filesystem>
+#include <future>
+#include <map>
+#include <set>
+
+#include "base/thread_pool.h"
+#include "format/gemlet_writer.h"
+#include "tools/convert/gguf_import.h"
+#include "tools/convert/hf_import.h"
+#include "tools/convert/progress.h"
+#include "tools/convert/quant_plan.h"
+#include "tools/convert/sha256.h"
+#include "tools/convert/tensor_stream.h"
+
+namespace gemlet::convert {
+
+namespace fs = std::filesystem;
+
+namespace {
+
+Result<Checkpoint> OpenCheckpoint(const std::string& src) {
+  std::error_code ec;
+  if (fs::is_directory(src, ec)) return LoadHfCheckpoint(src);
+  if (!fs::exists(src, ec)) return NotFound(src + ": no such file or folder");
+  ASSIGN_OR_RETURN(auto map, MappedFile::Open(src));
+  if (map->size() >= 4 && std::memcmp(map->data(), "GGUF", 4) == 0) return LoadGgufCheckpoint(src);
+  if (fs::path(src).extension() == ".safetensors") {
+    return InvalidArgument(src + ": give the checkpoint folder (with config.json and the tokenizer), not the .safetensors file");
+  }
+  return InvalidArgument(src + ": neither a GGUF file nor a Hugging Face checkpoint folder");
+}
+
+std::string IsoTimeNow() {
+  const std::time_t t = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&t, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof(buf), "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+// sha256 of each weight file: one hex string, or {file name: hex} for several shards.
+Result<nlohmann::json> HashFiles(const std::vector<std::string>& files, const std::atomic<bool>* cancel) {
+  if (files.size() == 1) {
+    ASSIGN_OR_RETURN(std::string h, Sha256File(files[0], cancel));
+    return nlohmann::json(h);
+  }
+  nlohmann::json out = nlohmann::json::object();
+  for (const std::string& f : files) {
+    ASSIGN_OR_RETURN(std::string h, Sha256File(f, cancel));
+    out[fs::path(f).filename().string()] = h;
+  }
+  return out;
+}
+
+std::string Absolute(const std::string& p) {
+  std::error_code ec;
+  fs::path a = fs::absolute(p, ec);
+  return ec ? p : a.lexically_normal().string();
+}
+
+// The multimodal tensors of an HF checkpoint, at their source types (0-d tensors as [1]).
+Status WriteMultimodal(const Checkpoint& ck, const std::string& out, const nlohmann::json& provenance,
+                       ThreadPool& pool, ConvertReport* report) {
+  ASSIGN_OR_RETURN(auto w, GemletWriter::Create(out));
+  nlohmann::json shapes = nlohmann::json::object();
+  for (const auto& e : ck.multimodal) {
+    ASSIGN_OR_RETURN(SourceTensor src, FromSafetensors(*e.file, *e.tensor));
+    std::vector<int64_t> shape = src.shape;
+    if (shape.empty()) shape = {1};
+    if (src.rows() * src.cols() == 0) {
+      return Unsupported(e.file->path() + ": multimodal tensor " + src.source_name + " " +
+                         ShapeString(src.shape) + " is empty; .gemlet cannot hold it");
+    }
+    shapes[src.source_name] = src.shape;
+    const TensorType type = *LosslessType(src.type);
+    RETURN_IF_ERROR(StreamTensor(*w, src.source_name, shape, src, type, pool, nullptr)
+                        .WithContext(out));
+    report->multimodal.push_back({src.source_name, SourceTypeName(src.type), TensorTypeName(type),
+                                  src.nbytes, false});
+  }
+  w->SetMetadata({{"config", ck.full_config.is_object() ? ck.full_config : nlohmann::json::object()},
+                  {"kind", "gemma4-multimodal"},
+                  {"source_shapes", shapes},
+                  {"provenance", provenance}});
+  return w->Finish();
+}
+
+}  // namespace
+
+Result<ConvertReport> Convert(const ConvertOptions& o) {
+  const auto t0 = std::chrono::steady_clock::now();
+  if (o.src.empty()) return InvalidArgument("no source given");
+  if (o.out.empty()) return InvalidArgument("no output file given (-o OUT.gemlet)");
+  ASSIGN_OR_RETURN(QuantPlan plan, MakeQuantPlan(o.plan, o.overrides));
+  ASSIGN_OR_RETURN(Checkpoint ck, OpenCheckpoint(o.src));
+  std::error_code ec;
+  for (const std::string& f : ck.files) {
+    if (fs::equivalent(f, o.out, ec)) return InvalidArgument(o.out + ": the output would overwrite the source");
+  }
+
+  if (!o.multimodal_out.empty() && ck.format != "safetensors") {
+    return InvalidArgument("--multimodal: " + ck.source +
+                           " is a GGUF text model; llama.cpp keeps vision/audio weights in a separate mmproj file");
+  }
+
+  // Hash the sources while converting (a second reader of the same files). An early return
+  // cancels it, so an error does not wait for a 10 GB hash.
+  std::atomic<bool> cancel_hash{false};
+  auto hashes = std::async(std::launch::async, [files = ck.files, &cancel_hash] {
+    return HashFiles(files, &cancel_hash);
+  });
+  struct CancelOnExit {
+    std::atomic<bool>* flag;
+    ~CancelOnExit() { flag->store(true); }
+  } cancel_on_exit{&cancel_hash};
+
+  // Every tensor's type, checked before anything is written.
+  struct Job {
+    const Checkpoint::Item* item;
+    TensorType type;
+  };
+  std::vector<Job> jobs;
+  uint64_t total = 0;
+  for (const auto& item : ck.tensors) {
+    const TensorType type = PlanType(plan, item.spec.cls, LosslessType(item.src.type));
+    if (!StoredBytes(type, item.spec.shape).ok()) {
+      return InvalidArgument(ck.source + ": tensor " + item.spec.name + " " + ShapeString(item.spec.shape) +
+                             " cannot be stored as " + TensorTypeName(type) + " (rows of " +
+                             std::to_string(item.spec.shape.back()) +
+                             " values are not a multiple of 32); choose another --type for class " +
+                             model::TensorClassName(item.spec.cls));
+    }
+    jobs.push_back({&item, type});
+    total += item.src.nbytes;
+  }
+
+  ThreadPool pool(o.threads > 0 ? o.threads : ThreadPool::HardwareThreads());
+  ASSIGN_OR_RETURN(auto writer, GemletWriter::Create(o.out));
+  Progress progress(total, o.progress);
+  ConvertReport report;
+  std::map<std::string, std::set<std::string>> class_types;
+  for (const Job& job : jobs) {
+    const auto& item = *job.item;
+    RETURN_IF_ERROR(StreamTensor(*writer, item.spec.name, item.spec.shape, item.src, job.type, pool,
+                                 [&](uint64_t b) { progress.Add(b, item.spec.name); })
+                        .WithContext(o.out));
+    const auto lossless = LosslessType(item.src.type);
+    ConvertedTensor ct;
+    ct.name = item.spec.name;
+    ct.source_type = SourceTypeName(item.src.type);
+    ct.stored_type = TensorTypeName(job.type);
+    ct.bytes = StoredBytes(job.type, item.spec.shape).value();
+    ct.requantized = SourceBlockElems(item.src.type) > 1 && lossless != job.type;
+    report.tensors.push_back(ct);
+    class_types[model::TensorClassName(item.spec.cls)].insert(ct.stored_type);
+  }
+  progress.Finish();
+
+  auto sha = hashes.get();
+  if (!sha.ok()) return sha.status();
+  nlohmann::json provenance = {{"source", Absolute(ck.source)},
+                               {"source_format", ck.format},
+                               {"source_sha256", *sha},
+                               {"converter", std::string("gemlet ") + GEMLET_VERSION},
+                               {"created", IsoTimeNow()}};
+  nlohmann::json classes = nlohmann::json::object();
+  for (const auto& [cls, types] : class_types) {
+    std::string s;
+    for (const std::string& t : types) s += (s.empty() ? "" : "+") + t;
+    classes[cls] = s;
+  }
+  nlohmann::json overrides = nlohmann::json::object();
+  for (const auto& [cls, type] : plan.overrides) overrides[model::TensorClassName(cls)] = TensorTypeName(type);
+  nlohmann::json meta = {
+      {"config", ck.config.ToJson()},
+      {"tokenizer", ck.tokenizer.special},
+      {"chat_template", ck.tokenizer.chat_template},
+      {"provenance", provenance},
+      {"quant_plan", {{"name", plan.name}, {"classes", classes}, {"overrides", overrides}}},
+  };
+  writer->SetMetadata(std::move(meta));
+  writer->SetVocab(ck.tokenizer.vocab);
+  RETURN_IF_ERROR(writer->Finish());
+  report.file_bytes = fs::file_size(o.out, ec);
+
+  if (!o.multimodal_out.empty()) {
+    RETURN_IF_ERROR(WriteMultimodal(ck, o.multimodal_out, provenance, pool, &report));
+  }
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return report;
+}
+
+}  // namespace gemlet::convert

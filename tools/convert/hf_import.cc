@@ -1,0 +1,126 @@
+#include "tools/convert/hf_import.h"
+
+#include <filesystem>
+#include <unordered_set>
+
+#if __has_include("format/tokenizer_json.h")
+#include "format/tokenizer_json.h"
+#define GEMLET_HAVE_HF_TOKENIZER 1
+#endif
+
+namespace gemlet::convert {
+
+namespace fs = std::filesystem;
+
+Result<nlohmann::json> HfTextConfig(const nlohmann::json& j, const std::string& where) {
+  if (!j.is_object()) return InvalidArgument(where + ": not a JSON object");
+  if (auto mt = j.find("model_type"); mt != j.end() && mt->is_string()) {
+    const std::string t = mt->get<std::string>();
+    if (t != "gemma4" && t != "gemma4_text") {
+      return Unsupported(where + ": model_type '" + t + "' is not gemma4");
+    }
+  }
+  if (auto tc = j.find("text_config"); tc != j.end()) {
+    if (!tc->is_object()) return InvalidArgument(where + ": \"text_config\" is not an object");
+    return *tc;
+  }
+  return j;
+}
+
+namespace {
+
+// chat_template.jinja, else tokenizer_config.json's "chat_template" (a string, or a list of
+// {"name", "template"} from which "default" is taken).
+Result<std::string> LoadChatTemplate(const fs::path& dir) {
+  std::error_code ec;
+  const fs::path jinja = dir / "chat_template.jinja";
+  if (fs::exists(jinja, ec)) return ReadFileToString(jinja.string());
+  const fs::path tc = dir / "tokenizer_config.json";
+  if (!fs::exists(tc, ec)) return std::string();
+  ASSIGN_OR_RETURN(std::string text, ReadFileToString(tc.string()));
+  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (j.is_discarded() || !j.is_object()) return Corrupt(tc.string() + ": not a JSON object");
+  auto it = j.find("chat_template");
+  if (it == j.end() || it->is_null()) return std::string();
+  if (it->is_string()) return it->get<std::string>();
+  if (it->is_array()) {
+    for (const auto& e : *it) {
+      if (e.is_object() && e.value("name", "") == "default" && e.contains("template") &&
+          e["template"].is_string()) {
+        return e["template"].get<std::string>();
+      }
+    }
+  }
+  return Corrupt(tc.string() + ": \"chat_template\" is neither a string nor a list holding a default template");
+}
+
+}  // namespace
+
+Result<Checkpoint> LoadHfCheckpoint(const std::string& folder) {
+  Checkpoint ck;
+  ck.source = folder;
+  ck.format = "safetensors";
+  const fs::path dir(folder);
+  const std::string config_path = (dir / "config.json").string();
+  ASSIGN_OR_RETURN(std::string text, ReadFileToString(config_path));
+  ck.full_config = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (ck.full_config.is_discarded()) return Corrupt(config_path + ": not valid JSON");
+  ASSIGN_OR_RETURN(nlohmann::json text_config, HfTextConfig(ck.full_config, config_path));
+  auto cfg = model::Gemma4Config::FromJson(text_config);
+  if (!cfg.ok()) return cfg.status().WithContext(config_path);
+  ck.config = *cfg;
+
+  ASSIGN_OR_RETURN(ck.safetensors, SafetensorsFolder::Open(folder));
+  for (const auto& f : ck.safetensors->files()) ck.files.push_back(f->path());
+
+  std::unordered_set<std::string> expected;
+  for (const model::TensorSpec& spec : model::ExpectedTensors(ck.config)) {
+    expected.insert(spec.hf_name);
+    const SafetensorsFolder::Entry* e = ck.safetensors->Find(spec.hf_name);
+    if (!e) {
+      return NotFound(folder + ": tensor " + spec.hf_name + " is missing from the checkpoint");
+    }
+    if (e->tensor->shape != spec.shape) {
+      return Corrupt(e->file->path() + ": tensor " + spec.hf_name + " has shape " +
+                             ShapeString(e->tensor->shape) + " but the config needs " +
+                             ShapeString(spec.shape));
+    }
+    ASSIGN_OR_RETURN(SourceTensor src, FromSafetensors(*e->file, *e->tensor));
+    ck.tensors.push_back({spec, std::move(src)});
+  }
+  const std::string text_prefix = model::kHfTextPrefix;
+  for (const auto& e : ck.safetensors->entries()) {
+    const std::string& name = e.tensor->name;
+    if (expected.count(name)) continue;
+    if (!model::IsSkippedHfTensor(ck.config, name)) {
+      return Corrupt(e.file->path() + ": unexpected text tensor " + name + " " +
+                             ShapeString(e.tensor->shape) + " (not part of a Gemma 4 text model with this config)");
+    }
+    if (name.compare(0, text_prefix.size(), text_prefix) != 0 && name != "lm_head.weight") {
+      ck.multimodal.push_back(e);
+    }
+  }
+
+#ifdef GEMLET_HAVE_HF_TOKENIZER
+  ASSIGN_OR_RETURN(ck.tokenizer, LoadHfTokenizer(folder));
+#else
+  // Temporary until format/tokenizer_json.h lands: no vocabulary, special ids from the config.
+  ck.tokenizer.special = {{"model", "gemma4"},
+                          {"bos_id", ck.config.bos_token_id},
+                          {"eos_id", ck.config.eos_token_id},
+                          {"pad_id", ck.config.pad_token_id},
+                          {"unk_id", 3},
+                          {"eog_ids", nlohmann::json::array({ck.config.eos_token_id, 106, 50})},
+                          {"add_bos", false}};
+#endif
+  if (ck.tokenizer.vocab.size() > static_cast<size_t>(ck.config.vocab_size)) {
+    return InvalidArgument(folder + ": the tokenizer has " + std::to_string(ck.tokenizer.vocab.size()) +
+                           " pieces but the model's vocab_size is " + std::to_string(ck.config.vocab_size));
+  }
+  if (ck.tokenizer.chat_template.empty()) {
+    ASSIGN_OR_RETURN(ck.tokenizer.chat_template, LoadChatTemplate(dir));
+  }
+  return ck;
+}
+
+}  // namespace gemlet::convert

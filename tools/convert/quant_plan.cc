@@ -1,0 +1,62 @@
+#include "tools/convert/quant_plan.h"
+
+namespace gemlet::convert {
+
+using model::TensorClass;
+
+namespace {
+
+std::map<TensorClass, TensorType> DefaultTypes() {
+  return {{TensorClass::kTokenEmbedding, TensorType::kQ4}, {TensorClass::kPleTable, TensorType::kQ4},
+          {TensorClass::kPleModelProj, TensorType::kBF16}, {TensorClass::kAttention, TensorType::kQ4},
+          {TensorClass::kFeedForward, TensorType::kQ4},    {TensorClass::kPleGate, TensorType::kBF16},
+          {TensorClass::kPleProj, TensorType::kBF16},      {TensorClass::kNorm, TensorType::kF32},
+          {TensorClass::kScalar, TensorType::kF32}};
+}
+
+}  // namespace
+
+Result<QuantPlan> MakeQuantPlan(const std::string& name, const std::vector<std::string>& overrides) {
+  QuantPlan p;
+  p.name = name;
+  p.types = DefaultTypes();
+  if (name == "default") {
+  } else if (name == "keep") {
+    p.keep = true;
+  } else if (name == "q8") {
+    for (auto& [cls, type] : p.types) {
+      if (cls != TensorClass::kNorm && cls != TensorClass::kScalar) type = TensorType::kQ8;
+    }
+  } else {
+    return InvalidArgument("unknown quantization plan '" + name + "' (expected default, keep or q8)");
+  }
+  for (const std::string& o : overrides) {
+    const size_t eq = o.find('=');
+    if (eq == std::string::npos) {
+      return InvalidArgument("--type expects CLASS=TYPE (e.g. ple_table=q8), got '" + o + "'");
+    }
+    ASSIGN_OR_RETURN(TensorClass cls, model::ParseTensorClass(o.substr(0, eq)));
+    ASSIGN_OR_RETURN(TensorType type, ParseTensorType(o.substr(eq + 1)));
+    if (cls == TensorClass::kScalar && IsQuantized(type)) {
+      return InvalidArgument("--type " + o + ": the scalar class holds 1-element tensors, which cannot be quantized");
+    }
+    p.overrides[cls] = type;
+  }
+  return p;
+}
+
+TensorType PlanType(const QuantPlan& plan, TensorClass cls, std::optional<TensorType> source) {
+  if (auto it = plan.overrides.find(cls); it != plan.overrides.end()) return it->second;
+  if (plan.keep && source) return *source;
+  return plan.types.at(cls);
+}
+
+Result<uint64_t> StoredBytes(TensorType type, const std::vector<int64_t>& shape) {
+  const int64_t cols = shape.empty() ? 1 : shape.back();
+  uint64_t rows = 1;
+  for (size_t i = 0; i + 1 < shape.size(); ++i) rows *= static_cast<uint64_t>(shape[i]);
+  ASSIGN_OR_RETURN(uint64_t row_bytes, RowBytes(type, cols));
+  return rows * row_bytes;
+}
+
+}  // namespace gemlet::convert

@@ -1,0 +1,96 @@
+#include "tools/convert/tensor_stream.h"
+
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "base/half.h"
+#include "kernels/ref/quant.h"
+
+namespace gemlet::convert {
+
+void DropMappedPages(const uint8_t* p, uint64_t n) {
+  if (!p || n == 0) return;
+  const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const uintptr_t start = reinterpret_cast<uintptr_t>(p) & ~(page - 1);
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + n + page - 1) & ~(page - 1);
+  ::madvise(reinterpret_cast<void*>(start), end - start, MADV_DONTNEED);
+}
+
+void EncodeRows(const float* x, int64_t n, int64_t cols, TensorType type, uint8_t* out) {
+  const uint64_t rb = RowBytes(type, cols).value();
+  for (int64_t r = 0; r < n; ++r) {
+    const float* xr = x + r * cols;
+    uint8_t* o = out + static_cast<uint64_t>(r) * rb;
+    switch (type) {
+      case TensorType::kF32: std::memcpy(o, xr, static_cast<size_t>(cols) * 4); break;
+      case TensorType::kF16:
+        for (int64_t i = 0; i < cols; ++i) {
+          const uint16_t h = F32ToF16(xr[i]);
+          std::memcpy(o + 2 * i, &h, 2);
+        }
+        break;
+      case TensorType::kBF16:
+        for (int64_t i = 0; i < cols; ++i) {
+          const uint16_t h = F32ToBf16(xr[i]);
+          std::memcpy(o + 2 * i, &h, 2);
+        }
+        break;
+      case TensorType::kQ8: kernels::QuantizeRowQ8Ref(xr, reinterpret_cast<BlockQ8*>(o), cols); break;
+      case TensorType::kQ4: kernels::QuantizeRowQ4Ref(xr, reinterpret_cast<BlockQ4*>(o), cols); break;
+    }
+  }
+}
+
+Status StreamTensor(GemletWriter& writer, const std::string& name, const std::vector<int64_t>& shape,
+                    const SourceTensor& src, TensorType type, ThreadPool& pool,
+                    const std::function<void(uint64_t)>& on_bytes) {
+  const int64_t cols = src.cols(), rows = src.rows();
+  const int64_t shape_cols = shape.empty() ? 1 : shape.back();
+  int64_t shape_numel = 1;
+  for (int64_t d : shape) shape_numel *= d;
+  GEMLET_CHECK_MSG(shape_cols == cols && shape_numel == rows * cols, "stored shape matches the source");
+  auto dst_rb = RowBytes(type, cols);
+  if (!dst_rb.ok()) {
+    return InvalidArgument("tensor " + name + " " + ShapeString(shape) + " cannot be stored as " +
+                           TensorTypeName(type) + ": its rows of " + std::to_string(cols) +
+                           " values are not a multiple of the 32-value block (choose another --type for its class)");
+  }
+  RETURN_IF_ERROR(writer.BeginTensor(name, type, shape));
+  const uint64_t src_rb = src.row_bytes();
+  const bool lossless = LosslessType(src.type) == type;
+  const uint64_t per_row = std::max<uint64_t>({src_rb, static_cast<uint64_t>(cols) * 4, 1});
+  const int64_t chunk_rows = std::max<int64_t>(1, static_cast<int64_t>(kChunkBytes / per_row));
+  std::vector<float> f32;
+  std::vector<uint8_t> out;
+  if (!lossless) {
+    f32.resize(static_cast<size_t>(std::min(chunk_rows, rows) * cols));
+    out.resize(static_cast<size_t>(std::min(chunk_rows, rows)) * *dst_rb);
+  }
+  const int64_t grain = std::max<int64_t>(1, 16384 / std::max<int64_t>(cols, 1));
+  for (int64_t r0 = 0; r0 < rows; r0 += chunk_rows) {
+    const int64_t n = std::min(chunk_rows, rows - r0);
+    const uint8_t* s = src.data + static_cast<uint64_t>(r0) * src_rb;
+    const uint64_t s_bytes = static_cast<uint64_t>(n) * src_rb;
+    if (lossless) {
+      RETURN_IF_ERROR(writer.AppendTensorData(s, s_bytes));
+    } else {
+      const uint64_t rb = *dst_rb;
+      pool.ParallelFor(
+          n,
+          [&](int64_t b, int64_t e) {
+            DecodeRows(src, r0 + b, e - b, f32.data() + b * cols);
+            EncodeRows(f32.data() + b * cols, e - b, cols, type, out.data() + static_cast<uint64_t>(b) * rb);
+          },
+          grain);
+      RETURN_IF_ERROR(writer.AppendTensorData(out.data(), static_cast<uint64_t>(n) * rb));
+    }
+    if (src.mapped) DropMappedPages(s, s_bytes);
+    if (on_bytes) on_bytes(s_bytes);
+  }
+  return writer.EndTensor();
+}
+
+}  // namespace gemlet::convert

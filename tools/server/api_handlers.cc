@@ -1,0 +1,298 @@
+#include "tools/server/api_handlers.h"
+
+#include <random>
+
+#include "tools/server/generation.h"
+#include "tools/server/openai_format.h"
+
+namespace gemlet::server {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+HttpReply JsonReply(const Json& j, int status = 200) {
+  HttpReply r;
+  r.status = status;
+  r.body = Dump(j);
+  return r;
+}
+
+Usage UsageOf(const JobOutcome& o) {
+  Usage u;
+  u.prompt_tokens = o.prompt_tokens;
+  u.completion_tokens = o.completion_tokens;
+  u.cached_tokens = o.cached_tokens;
+  return u;
+}
+
+// What a finished generation says as an API error (only kError and kCancelled end this way).
+ApiError OutcomeError(const JobOutcome& o) {
+  if (o.reason == FinishReason::kCancelled) {
+    return Overloaded("the generation was cancelled (server shutting down)", 1);
+  }
+  return FromStatus(o.status);
+}
+
+// Drives a generation to its end. on_events gets each batch of events as it arrives and
+// returns false when the client is gone; keepalive() is called after `interval` of silence
+// and returns false likewise. Returns the outcome, or nullopt after cancelling the job.
+std::optional<JobOutcome> Drive(Generation& gen, JobHandle& handle,
+                                std::chrono::milliseconds interval,
+                                const std::function<bool(std::vector<RouterEvent>&)>& on_events,
+                                const std::function<bool()>& keepalive) {
+  auto last = Clock::now();
+  for (;;) {
+    std::vector<RouterEvent> events;
+    std::optional<JobOutcome> outcome;
+    gen.Wait(std::chrono::milliseconds(100), &events, &outcome);
+    if (!events.empty()) {
+      if (!on_events(events)) {
+        handle.Cancel();
+        return std::nullopt;
+      }
+      last = Clock::now();
+    }
+    if (outcome) return outcome;
+    if (Clock::now() - last >= interval) {
+      if (!keepalive()) {
+        handle.Cancel();
+        return std::nullopt;
+      }
+      last = Clock::now();
+    }
+  }
+}
+
+}  // namespace
+
+HttpReply ErrorReply(const ApiError& e) {
+  HttpReply r;
+  r.status = e.status;
+  r.body = e.ToJson();
+  if (e.retry_after_s > 0) r.headers.emplace_back("Retry-After", std::to_string(e.retry_after_s));
+  return r;
+}
+
+ApiHandlers::ApiHandlers(ChatModel& model, Scheduler& scheduler, Metrics& metrics,
+                         const HandlerOptions& options)
+    : model_(model), scheduler_(scheduler), metrics_(metrics), options_(options) {}
+
+SamplingOptions ApiHandlers::WithDefaults(const SamplingOptions& s) const {
+  SamplingOptions o = s;
+  if (!o.temperature) o.temperature = options_.temperature;
+  if (!o.top_p) o.top_p = options_.top_p;
+  if (!o.top_k) o.top_k = options_.top_k;
+  if (!o.min_p) o.min_p = options_.min_p;
+  return o;
+}
+
+ApiOr<std::shared_ptr<JobHandle>> ApiHandlers::Start(std::vector<int32_t> prompt,
+                                                     int64_t shared_prefix,
+                                                     const SamplingOptions& sampling,
+                                                     std::optional<int64_t> max_tokens,
+                                                     std::shared_ptr<JobSink> sink) {
+  const int64_t n = static_cast<int64_t>(prompt.size());
+  if (options_.max_prompt_tokens > 0 && n > options_.max_prompt_tokens) {
+    return BadRequest("the prompt has " + std::to_string(n) + " tokens; this server accepts at "
+                      "most " + std::to_string(options_.max_prompt_tokens),
+                      "messages", "context_length_exceeded");
+  }
+  JobSpec spec;
+  spec.prompt = std::move(prompt);
+  spec.max_tokens = max_tokens ? *max_tokens : scheduler_.max_context();
+  spec.stop_tokens = model_.StopTokens();
+  const SamplingOptions s = WithDefaults(sampling);
+  uint64_t seed = s.seed ? *s.seed : (static_cast<uint64_t>(std::random_device{}()) << 32) ^
+                                         std::random_device{}();
+  spec.sampler = model_.NewSampler(s, seed);
+  spec.sink = std::move(sink);
+  spec.cache_prefix = shared_prefix;
+  return scheduler_.Submit(std::move(spec));
+}
+
+HttpReply ApiHandlers::ChatCompletions(std::string_view body) {
+  auto req = ParseChatRequest(body, options_.limits);
+  if (!req.ok()) return ErrorReply(req.error());
+  auto rendered = model_.RenderChat(*req);
+  if (!rendered.ok()) return ErrorReply(rendered.error());
+  auto gen = std::make_shared<Generation>(model_, req->stop, /*chat=*/true,
+                                          rendered->reply_prefix);
+  auto handle = Start(std::move(rendered->tokens), rendered->shared_prefix, req->sampling,
+                      req->max_tokens, gen);
+  if (!handle.ok()) return ErrorReply(handle.error());
+
+  ResponseMeta meta{NewId("chatcmpl-"), UnixNow(), model_.id()};
+  std::shared_ptr<JobHandle> h = *handle;
+  const auto interval = options_.keepalive;
+  HttpReply reply;
+  reply.abandon = [h] { h->Cancel(); };
+  if (req->stream) {
+    const bool include_usage = req->include_usage;
+    reply.content_type = "text/event-stream";
+    reply.headers.emplace_back("Cache-Control", "no-cache");
+    reply.headers.emplace_back("X-Accel-Buffering", "no");
+    reply.stream = [gen, h, meta, include_usage, interval](const StreamWriter& write) {
+      if (!write(SseData(ChatChunkJson(meta, {{"role", "assistant"}, {"content", ""}},
+                                       std::nullopt, include_usage)))) {
+        h->Cancel();
+        return;
+      }
+      int tool_index = 0;
+      auto on_events = [&](std::vector<RouterEvent>& events) {
+        std::string out;
+        for (const auto& e : events) {
+          Json delta;
+          if (e.kind == RouterEvent::kContent) {
+            delta = {{"content", e.text}};
+          } else if (e.kind == RouterEvent::kReasoning) {
+            delta = {{"reasoning_content", e.text}};
+          } else {
+            delta = {{"tool_calls", Json::array({ToolCallDeltaJson(tool_index++, e.call)})}};
+          }
+          out += SseData(ChatChunkJson(meta, delta, std::nullopt, include_usage));
+        }
+        return write(out);
+      };
+      auto outcome = Drive(*gen, *h, interval, on_events,
+                           [&] { return write(SseComment("keep-alive")); });
+      if (!outcome) return;
+      if (outcome->reason == FinishReason::kCancelled) return;  // shutting down: just close
+      std::string tail;
+      if (outcome->reason == FinishReason::kError) {
+        tail += SseData(Json::parse(OutcomeError(*outcome).ToJson()));
+      } else {
+        tail += SseData(ChatChunkJson(meta, Json::object(), gen->FinishReasonText(*outcome),
+                                      include_usage));
+        if (include_usage) tail += SseData(ChatUsageChunkJson(meta, UsageOf(*outcome)));
+      }
+      tail += SseDone();
+      write(tail);
+    };
+    return reply;
+  }
+  reply.stream = [gen, h, meta, interval](const StreamWriter& write) {
+    ChatResult result;
+    auto on_events = [&](std::vector<RouterEvent>& events) {
+      for (auto& e : events) {
+        if (e.kind == RouterEvent::kContent) {
+          result.content += e.text;
+        } else if (e.kind == RouterEvent::kReasoning) {
+          result.reasoning += e.text;
+        } else {
+          result.tool_calls.push_back(std::move(e.call));
+        }
+      }
+      return true;
+    };
+    // Leading whitespace is valid JSON; it keeps the connection checked while we wait.
+    auto outcome = Drive(*gen, *h, interval, on_events, [&] { return write(" "); });
+    if (!outcome) return;
+    if (outcome->reason == FinishReason::kCancelled || outcome->reason == FinishReason::kError) {
+      write(OutcomeError(*outcome).ToJson());
+      return;
+    }
+    result.finish_reason = gen->FinishReasonText(*outcome);
+    result.usage = UsageOf(*outcome);
+    write(Dump(ChatCompletionJson(meta, result)));
+  };
+  return reply;
+}
+
+HttpReply ApiHandlers::Completions(std::string_view body) {
+  auto req = ParseCompletionRequest(body, options_.limits);
+  if (!req.ok()) return ErrorReply(req.error());
+  std::vector<int32_t> prompt;
+  if (req->prompt_is_tokens) {
+    prompt = req->prompt_tokens;
+  } else {
+    auto t = model_.Tokenize(req->prompt);
+    if (!t.ok()) return ErrorReply(t.error());
+    prompt = std::move(t).value();
+  }
+  if (prompt.empty()) return ErrorReply(BadRequest("'prompt' is empty", "prompt"));
+  auto gen = std::make_shared<Generation>(model_, req->stop, /*chat=*/false,
+                                          std::vector<int32_t>{});
+  auto handle = Start(std::move(prompt), 0, req->sampling, req->max_tokens, gen);
+  if (!handle.ok()) return ErrorReply(handle.error());
+
+  ResponseMeta meta{NewId("cmpl-"), UnixNow(), model_.id()};
+  std::shared_ptr<JobHandle> h = *handle;
+  const auto interval = options_.keepalive;
+  const std::string echo = req->echo && !req->prompt_is_tokens ? req->prompt : std::string();
+  HttpReply reply;
+  reply.abandon = [h] { h->Cancel(); };
+  if (req->stream) {
+    const bool include_usage = req->include_usage;
+    reply.content_type = "text/event-stream";
+    reply.headers.emplace_back("Cache-Control", "no-cache");
+    reply.stream = [gen, h, meta, include_usage, interval, echo](const StreamWriter& write) {
+      if (!echo.empty() &&
+          !write(SseData(TextChunkJson(meta, echo, std::nullopt, include_usage)))) {
+        h->Cancel();
+        return;
+      }
+      auto on_events = [&](std::vector<RouterEvent>& events) {
+        std::string out;
+        for (const auto& e : events) {
+          out += SseData(TextChunkJson(meta, e.text, std::nullopt, include_usage));
+        }
+        return write(out);
+      };
+      auto outcome = Drive(*gen, *h, interval, on_events,
+                           [&] { return write(SseComment("keep-alive")); });
+      if (!outcome || outcome->reason == FinishReason::kCancelled) return;
+      std::string tail;
+      if (outcome->reason == FinishReason::kError) {
+        tail += SseData(Json::parse(OutcomeError(*outcome).ToJson()));
+      } else {
+        tail += SseData(TextChunkJson(meta, "", gen->FinishReasonText(*outcome), include_usage));
+        if (include_usage) tail += SseData(TextUsageChunkJson(meta, UsageOf(*outcome)));
+      }
+      tail += SseDone();
+      write(tail);
+    };
+    return reply;
+  }
+  reply.stream = [gen, h, meta, interval, echo](const StreamWriter& write) {
+    TextResult result;
+    result.text = echo;
+    auto on_events = [&](std::vector<RouterEvent>& events) {
+      for (const auto& e : events) result.text += e.text;
+      return true;
+    };
+    auto outcome = Drive(*gen, *h, interval, on_events, [&] { return write(" "); });
+    if (!outcome) return;
+    if (outcome->reason == FinishReason::kCancelled || outcome->reason == FinishReason::kError) {
+      write(OutcomeError(*outcome).ToJson());
+      return;
+    }
+    result.finish_reason = gen->FinishReasonText(*outcome);
+    result.usage = UsageOf(*outcome);
+    write(Dump(TextCompletionJson(meta, result)));
+  };
+  return reply;
+}
+
+HttpReply ApiHandlers::Models() const {
+  return JsonReply(ModelListJson(model_.id(), options_.created));
+}
+
+HttpReply ApiHandlers::Model(const std::string& id) const {
+  if (id != model_.id()) {
+    return ErrorReply(NotFound("The model '" + id + "' does not exist", "model_not_found"));
+  }
+  return JsonReply(ModelJson(model_.id(), options_.created));
+}
+
+HttpReply ApiHandlers::Health() const {
+  return JsonReply(Json{{"status", "ok"}, {"model", model_.id()}});
+}
+
+HttpReply ApiHandlers::MetricsText() const {
+  HttpReply r;
+  r.content_type = "text/plain; version=0.0.4; charset=utf-8";
+  r.body = metrics_.RenderPrometheus();
+  return r;
+}
+
+}  // namespace gemlet::server

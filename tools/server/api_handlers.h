@@ -1,0 +1,82 @@
+// The route logic of the OpenAI-compatible API, independent of the HTTP library: each
+// handler takes the request body and returns a reply, either whole or as a stream that the
+// HTTP layer drives (http_server.cc adapts it to cpp-httplib).
+#pragma once
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "tools/server/api_error.h"
+#include "tools/server/chat_model.h"
+#include "tools/server/metrics.h"
+#include "tools/server/request_parser.h"
+#include "tools/server/scheduler.h"
+
+namespace gemlet::server {
+
+// Writes bytes to the client; false once the client is gone.
+using StreamWriter = std::function<bool(std::string_view)>;
+
+struct HttpReply {
+  int status = 200;
+  std::string content_type = "application/json";
+  std::string body;
+  std::vector<std::pair<std::string, std::string>> headers;
+  // When set, the body is produced by stream(write) with chunked transfer encoding; it
+  // returns when the reply is complete or write failed (it then cancels the generation).
+  std::function<void(const StreamWriter& write)> stream;
+  // Called instead of stream() if the connection ends before streaming starts.
+  std::function<void()> abandon;
+};
+
+HttpReply ErrorReply(const ApiError& e);
+
+struct HandlerOptions {
+  ParseLimits limits;
+  // Sampling defaults for fields a request leaves out (Gemma 4's generation_config).
+  double temperature = 1.0;
+  double top_p = 0.95;
+  int64_t top_k = 64;
+  double min_p = 0.0;
+  // Longest prompt accepted (tokens); 0 = whatever the context holds.
+  int64_t max_prompt_tokens = 0;
+  // Silence longer than this on an open response sends a keep-alive (an SSE comment, or a
+  // space before a JSON body), which also reveals a closed connection.
+  std::chrono::milliseconds keepalive{1000};
+  int64_t created = 0;  // model "created" time (Unix seconds)
+};
+
+class ApiHandlers {
+ public:
+  ApiHandlers(ChatModel& model, Scheduler& scheduler, Metrics& metrics,
+              const HandlerOptions& options);
+
+  HttpReply ChatCompletions(std::string_view body);
+  HttpReply Completions(std::string_view body);
+  HttpReply Models() const;
+  HttpReply Model(const std::string& id) const;
+  HttpReply Health() const;
+  HttpReply MetricsText() const;
+
+  const std::string& model_id() const { return model_.id(); }
+
+ private:
+  SamplingOptions WithDefaults(const SamplingOptions& s) const;
+  // Checks the prompt length, builds the job and submits it.
+  ApiOr<std::shared_ptr<JobHandle>> Start(std::vector<int32_t> prompt, int64_t shared_prefix,
+                                          const SamplingOptions& sampling,
+                                          std::optional<int64_t> max_tokens,
+                                          std::shared_ptr<JobSink> sink);
+
+  ChatModel& model_;
+  Scheduler& scheduler_;
+  Metrics& metrics_;
+  HandlerOptions options_;
+};
+
+}  // namespace gemlet::server

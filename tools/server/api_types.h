@@ -1,0 +1,78 @@
+// The OpenAI request schemas the server accepts, as validated C++ structs
+// (request_parser.h builds them from JSON).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace gemlet::server {
+
+enum class Role { kSystem, kDeveloper, kUser, kAssistant, kTool };
+const char* RoleName(Role r);
+
+struct ToolCall {
+  std::string id;         // "call_..."
+  std::string name;       // function name
+  std::string arguments;  // JSON text of the arguments object
+};
+
+struct ChatMessage {
+  Role role = Role::kUser;
+  std::string content;  // text parts joined; empty when null
+  std::string name;     // optional participant / tool function name
+  std::string reasoning;                // assistant: reasoning_content (extension)
+  std::vector<ToolCall> tool_calls;     // assistant
+  std::string tool_call_id;             // tool
+};
+
+struct ToolSpec {
+  std::string name;
+  std::string description;
+  nlohmann::json parameters = nlohmann::json::object();  // JSON Schema object
+};
+
+enum class ToolChoice { kAuto, kNone, kRequired, kFunction };
+
+// Sampling knobs shared by chat and text completions. Unset fields take the server defaults.
+struct SamplingOptions {
+  std::optional<double> temperature;  // [0, 2]; 0 = greedy
+  std::optional<double> top_p;        // (0, 1]
+  std::optional<int64_t> top_k;       // >= 0; 0 = off (extension)
+  std::optional<double> min_p;        // [0, 1] (extension)
+  double presence_penalty = 0;        // [-2, 2]
+  double frequency_penalty = 0;       // [-2, 2]
+  std::optional<uint64_t> seed;
+};
+
+struct ChatRequest {
+  std::string model;
+  std::vector<ChatMessage> messages;
+  std::vector<ToolSpec> tools;
+  ToolChoice tool_choice = ToolChoice::kAuto;
+  std::string tool_choice_name;  // kFunction
+  bool stream = false;
+  bool include_usage = false;  // stream_options.include_usage
+  SamplingOptions sampling;
+  std::optional<int64_t> max_tokens;  // max_completion_tokens or max_tokens
+  std::vector<std::string> stop;
+  bool enable_thinking = false;  // reasoning_effort / chat_template_kwargs.enable_thinking / think
+};
+
+struct CompletionRequest {
+  std::string model;
+  std::string prompt;                  // text prompt, or
+  std::vector<int32_t> prompt_tokens;  // a token-id prompt
+  bool prompt_is_tokens = false;
+  bool echo = false;
+  bool stream = false;
+  bool include_usage = false;
+  SamplingOptions sampling;
+  std::optional<int64_t> max_tokens;  // default 16 as in OpenAI
+  std::vector<std::string> stop;
+};
+
+}  // namespace gemlet::server

@@ -1,0 +1,254 @@
+#include "tools/server/http_server.h"
+
+#include <httplib.h>
+
+#include <atomic>
+#include <cstring>
+
+#include "tools/server/web_page.h"
+
+namespace gemlet::server {
+namespace {
+
+// Routes that exist, for 405 (known path, wrong method) versus 404 and for metric labels.
+const char* RouteLabel(const std::string& path) {
+  static const char* kRoutes[] = {"/",        "/health",          "/metrics",
+                                  "/v1/models", "/v1/chat/completions", "/v1/completions",
+                                  "/chat/completions", "/completions", "/index.html"};
+  for (const char* r : kRoutes) {
+    if (path == r) return r;
+  }
+  if (path.rfind("/v1/models/", 0) == 0) return "/v1/models/{id}";
+  return "other";
+}
+
+bool ConstantTimeEquals(const std::string& a, const std::string& b) {
+  unsigned char diff = a.size() == b.size() ? 0 : 1;
+  const size_t n = std::min(a.size(), b.size());
+  for (size_t i = 0; i < n; ++i) diff |= static_cast<unsigned char>(a[i] ^ b[i]);
+  return diff == 0;
+}
+
+void SendReply(HttpReply reply, httplib::Response& res) {
+  res.status = reply.status;
+  for (const auto& [k, v] : reply.headers) res.set_header(k.c_str(), v);
+  if (!reply.stream) {
+    res.set_content(reply.body, reply.content_type.c_str());
+    return;
+  }
+  auto stream = std::move(reply.stream);
+  auto abandon = std::move(reply.abandon);
+  res.set_chunked_content_provider(
+      reply.content_type.c_str(),
+      [stream](size_t /*offset*/, httplib::DataSink& sink) {
+        bool ok = true;
+        stream([&](std::string_view s) {
+          if (!ok) return false;
+          if (s.empty()) return true;
+          ok = sink.write(s.data(), s.size());
+          return ok;
+        });
+        if (ok) sink.done();
+        return ok;
+      },
+      // Runs when the response is destroyed, whether or not streaming started: cancelling a
+      // finished job is harmless, and a job whose client vanished early must not run on.
+      [abandon](bool /*success*/) {
+        if (abandon) abandon();
+      });
+}
+
+void SendError(const ApiError& e, httplib::Response& res) { SendReply(ErrorReply(e), res); }
+
+}  // namespace
+
+struct HttpServer::Impl {
+  httplib::Server svr;
+};
+
+HttpServer::HttpServer(ApiHandlers& handlers, Metrics& metrics, const HttpOptions& options)
+    : impl_(std::make_unique<Impl>()), options_(options) {
+  httplib::Server& svr = impl_->svr;
+  const int threads = std::max(4, options_.threads);
+  svr.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
+  svr.set_payload_max_length(options_.max_body_bytes);
+  svr.set_read_timeout(options_.read_timeout_s, 0);
+  svr.set_write_timeout(options_.write_timeout_s, 0);
+  svr.set_keep_alive_max_count(1000);
+  svr.set_keep_alive_timeout(5);
+  svr.set_tcp_nodelay(true);
+  svr.set_default_headers({{"Access-Control-Allow-Origin", "*"},
+                           {"Access-Control-Allow-Headers", "Authorization, Content-Type"},
+                           {"Access-Control-Allow-Methods", "GET, POST, OPTIONS"}});
+
+  const std::string key = options_.api_key;
+  const size_t max_body = options_.max_body_bytes;
+  svr.set_pre_routing_handler([key](const httplib::Request& req, httplib::Response& res) {
+    if (req.method == "OPTIONS") {  // CORS preflight
+      res.status = 204;
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    if (!key.empty() && req.path.rfind("/v1/", 0) == 0) {
+      std::string auth = req.get_header_value("Authorization");
+      std::string given;
+      if (auth.size() > 7 && strncasecmp(auth.c_str(), "Bearer ", 7) == 0) {
+        given = auth.substr(7);
+      } else if (req.has_header("x-api-key")) {
+        given = req.get_header_value("x-api-key");
+      }
+      if (!ConstantTimeEquals(given, key)) {
+        SendError(Unauthorized(given.empty() ? "You didn't provide an API key. Pass it as "
+                                               "'Authorization: Bearer KEY'."
+                                             : "Incorrect API key provided."),
+                  res);
+        return httplib::Server::HandlerResponse::Handled;
+      }
+    }
+    return httplib::Server::HandlerResponse::Unhandled;
+  });
+
+  svr.Get("/", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content(ChatPageHtml(), "text/html; charset=utf-8");
+  });
+  svr.Get("/index.html", [](const httplib::Request&, httplib::Response& res) {
+    res.set_content(ChatPageHtml(), "text/html; charset=utf-8");
+  });
+  svr.Get("/health", [&handlers](const httplib::Request&, httplib::Response& res) {
+    SendReply(handlers.Health(), res);
+  });
+  svr.Get("/metrics", [&handlers](const httplib::Request&, httplib::Response& res) {
+    SendReply(handlers.MetricsText(), res);
+  });
+  svr.Get("/v1/models", [&handlers](const httplib::Request&, httplib::Response& res) {
+    SendReply(handlers.Models(), res);
+  });
+  svr.Get(R"(/v1/models/(.+))", [&handlers](const httplib::Request& req, httplib::Response& res) {
+    SendReply(handlers.Model(req.matches[1].str()), res);
+  });
+
+  // POST routes read their body themselves so that the size limit also holds for chunked
+  // uploads (Content-Length beyond the limit is refused by the library with 413 first).
+  auto post = [max_body](std::function<HttpReply(std::string_view)> fn) {
+    return [fn, max_body](const httplib::Request& req, httplib::Response& res,
+                          const httplib::ContentReader& reader) {
+      std::string body;
+      size_t seen = 0;
+      bool too_big = false;
+      const bool read_ok = reader([&](const char* data, size_t n) {
+        seen += n;
+        if (seen > max_body) {
+          too_big = true;
+          // Drain a bounded amount so the reply can still be read; give up beyond that.
+          return seen <= 16 * max_body + (64u << 20);
+        }
+        body.append(data, n);
+        return true;
+      });
+      if (too_big || res.status == 413) {
+        res.set_header("Connection", "close");
+        SendError(PayloadTooLarge("the request body is larger than the limit of " +
+                                  std::to_string(max_body) + " bytes"),
+                  res);
+        return;
+      }
+      if (!read_ok) {
+        res.set_header("Connection", "close");
+        SendError(BadRequest("could not read the request body"), res);
+        return;
+      }
+      (void)req;
+      SendReply(fn(body), res);
+    };
+  };
+  auto chat = post([&handlers](std::string_view b) { return handlers.ChatCompletions(b); });
+  auto completions = post([&handlers](std::string_view b) { return handlers.Completions(b); });
+  svr.Post("/v1/chat/completions", chat);
+  svr.Post("/chat/completions", chat);
+  svr.Post("/v1/completions", completions);
+  svr.Post("/completions", completions);
+
+  svr.set_expect_100_continue_handler([max_body](const httplib::Request& req,
+                                                 httplib::Response& res) {
+    const std::string len = req.get_header_value("Content-Length");
+    if (!len.empty() && std::strtoull(len.c_str(), nullptr, 10) > max_body) {
+      res.status = 413;
+      return 413;
+    }
+    return 100;
+  });
+
+  // Every error status without a body gets an OpenAI-shaped JSON body.
+  svr.set_error_handler(httplib::Server::HandlerWithResponse(
+      [max_body](const httplib::Request& req, httplib::Response& res) {
+    if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
+    ApiError e;
+    const std::string label = RouteLabel(req.path);
+    switch (res.status) {
+      case 404:
+        e = label != "other" ? MethodNotAllowed("Method " + req.method + " is not allowed on " +
+                                                req.path)
+                             : NotFound("Invalid URL (" + req.method + " " + req.path + ")");
+        if (label != "other") res.status = 405;
+        break;
+      case 413:
+        e = PayloadTooLarge("the request body is larger than the limit of " +
+                            std::to_string(max_body) + " bytes");
+        res.set_header("Connection", "close");
+        break;
+      case 414:
+        e = ApiError{414, "the request URI is too long", "invalid_request_error", "", ""};
+        break;
+      default:
+        e = ApiError{res.status, "the HTTP request could not be handled (status " +
+                                     std::to_string(res.status) + ")",
+                     res.status >= 500 ? "server_error" : "invalid_request_error", "", ""};
+    }
+    e.status = res.status;
+    res.set_content(e.ToJson(), "application/json");
+    return httplib::Server::HandlerResponse::Handled;
+  }));
+  svr.set_exception_handler(
+      [](const httplib::Request&, httplib::Response& res, std::exception_ptr ep) {
+        std::string what = "unknown exception";
+        try {
+          std::rethrow_exception(ep);
+        } catch (const std::exception& ex) {
+          what = ex.what();
+        } catch (...) {
+        }
+        SendError(InternalError("internal error: " + what), res);
+      });
+  svr.set_logger([&metrics](const httplib::Request& req, const httplib::Response& res) {
+    metrics.CountRequest(RouteLabel(req.path), res.status);
+  });
+}
+
+HttpServer::~HttpServer() { Stop(); }
+
+Status HttpServer::Bind() {
+  httplib::Server& svr = impl_->svr;
+  if (options_.port == 0) {
+    port_ = svr.bind_to_any_port(options_.host);
+  } else {
+    port_ = svr.bind_to_port(options_.host, options_.port) ? options_.port : -1;
+  }
+  if (port_ <= 0) {
+    return IoError("cannot listen on " + options_.host + ":" + std::to_string(options_.port) +
+                   " (address in use, or --host is not a local address)");
+  }
+  return Status::Ok();
+}
+
+Status HttpServer::Run() {
+  if (!impl_->svr.listen_after_bind()) {
+    return IoError("the server on " + options_.host + ":" + std::to_string(port_) +
+                   " stopped with an error");
+  }
+  return Status::Ok();
+}
+
+void HttpServer::Stop() {
+  if (impl_) impl_->svr.stop();
+}
+
+}  // namespace gemlet::server

@@ -1,0 +1,44 @@
+// The HTTP front end (cpp-httplib, hidden behind this interface): routes, API key, body and
+// connection limits, JSON errors for everything that goes wrong, CORS, and the chat page.
+#pragma once
+
+#include <memory>
+#include <string>
+
+#include "base/status.h"
+#include "tools/server/api_handlers.h"
+
+namespace gemlet::server {
+
+struct HttpOptions {
+  std::string host = "127.0.0.1";
+  int port = 8080;  // 0 = any free port (see HttpServer::port())
+  std::string api_key;  // non-empty: every /v1 route needs "Authorization: Bearer KEY"
+  size_t max_body_bytes = 8u << 20;
+  int threads = 32;  // connection threads (each streaming client holds one)
+  int read_timeout_s = 30;
+  int write_timeout_s = 30;
+};
+
+class HttpServer {
+ public:
+  HttpServer(ApiHandlers& handlers, Metrics& metrics, const HttpOptions& options);
+  ~HttpServer();
+  HttpServer(const HttpServer&) = delete;
+  HttpServer& operator=(const HttpServer&) = delete;
+
+  // Binds the listening socket; afterwards port() is the real port.
+  Status Bind();
+  int port() const { return port_; }
+  // Serves until Stop() (from any thread). Returns when every connection has ended.
+  Status Run();
+  void Stop();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  HttpOptions options_;
+  int port_ = 0;
+};
+
+}  // namespace gemlet::server

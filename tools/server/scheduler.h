@@ -1,0 +1,143 @@
+// The generation scheduler: a bounded queue of jobs, a fixed number of slots, and one thread
+// that runs the model. Each iteration it prefills one chunk of one admitted prompt and then
+// runs one batched decode step in which every generating slot contributes one token, so N
+// concurrent streams cost about one pass over the weights per token.
+//
+// Jobs hand their tokens to a JobSink on the scheduler thread; sinks must be quick (queue the
+// token for the HTTP thread and return). A job is cancelled through its JobHandle (the HTTP
+// side does it when the client disconnects): its slot is freed at the next iteration.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "tools/server/api_error.h"
+#include "tools/server/backend.h"
+#include "tools/server/metrics.h"
+#include "tools/server/prefix_cache.h"
+
+namespace gemlet::server {
+
+enum class FinishReason { kStop, kLength, kCancelled, kError };
+const char* FinishReasonName(FinishReason r);  // "stop", "length", "cancelled", "error"
+
+struct JobOutcome {
+  FinishReason reason = FinishReason::kStop;
+  Status status;                  // why, for kError
+  int64_t prompt_tokens = 0;
+  int64_t cached_tokens = 0;      // prompt tokens reused from the prefix cache
+  int64_t completion_tokens = 0;  // tokens sampled (the stop token included)
+};
+
+class JobSink {
+ public:
+  virtual ~JobSink() = default;
+  // A sampled token that is not a stop token. Return false to end the job (e.g. a stop string
+  // was found); it then finishes with kStop.
+  virtual bool OnToken(int32_t token) = 0;
+  // Called exactly once, last.
+  virtual void OnFinish(const JobOutcome& outcome) = 0;
+};
+
+struct JobSpec {
+  std::vector<int32_t> prompt;      // at least one token
+  int64_t max_tokens = 1 << 30;     // sampled-token budget
+  std::vector<int32_t> stop_tokens;  // end of generation (not passed to OnToken)
+  std::unique_ptr<TokenSampler> sampler;
+  std::shared_ptr<JobSink> sink;
+  // When 0 < cache_prefix < prompt size: after prefilling that many prompt tokens, keep a copy
+  // of the state in the prefix cache for later prompts that share it (a system prompt).
+  int64_t cache_prefix = 0;
+};
+
+class JobHandle {
+ public:
+  void Cancel();
+  bool cancelled() const { return cancelled_.load(std::memory_order_relaxed); }
+
+ private:
+  friend class Scheduler;
+  std::atomic<bool> cancelled_{false};
+  std::function<void()> wake_;  // wakes the scheduler thread
+};
+
+struct SchedulerOptions {
+  int slots = 4;                // sequences generating at once
+  size_t queue_capacity = 16;   // jobs waiting for a slot before Submit answers 503
+  int64_t prefill_chunk = 256;  // prompt tokens per iteration (keeps decode streams moving)
+  size_t cache_sessions = 4;    // prefix-cache entries
+  int64_t max_context = 0;      // tokens per sequence; 0 = the backend's context length
+  int retry_after_s = 1;        // Retry-After of the 503
+};
+
+class Scheduler {
+ public:
+  Scheduler(Backend& backend, Metrics& metrics, const SchedulerOptions& options);
+  ~Scheduler();
+  Scheduler(const Scheduler&) = delete;
+  Scheduler& operator=(const Scheduler&) = delete;
+
+  // Queues a job. Errors: 503 + Retry-After when the queue is full or the scheduler stopped;
+  // 400 (context_length_exceeded) when the prompt does not fit the context.
+  ApiOr<std::shared_ptr<JobHandle>> Submit(JobSpec spec);
+
+  // Cancels everything (sinks get kCancelled) and joins the thread. Idempotent.
+  void Shutdown();
+
+  int64_t max_context() const { return max_context_; }
+  const SchedulerOptions& options() const { return options_; }
+
+ private:
+  struct Job {
+    JobSpec spec;
+    std::shared_ptr<JobHandle> handle;
+  };
+  struct Slot {
+    std::unique_ptr<Job> job;
+    std::unique_ptr<SequenceState> seq;
+    std::vector<int32_t> tokens;  // exactly the tokens in seq
+    int64_t prompt_done = 0;      // prompt tokens in seq
+    int64_t cached = 0;
+    int64_t generated = 0;
+    int32_t pending = -1;         // sampled, not yet fed (decode phase)
+    bool decoding = false;
+  };
+
+  void Loop();
+  void Admit(std::unique_ptr<Job> job);
+  // Runs one prefill chunk of `slot`; may move it to the decode phase or finish it.
+  void PrefillStep(Slot& slot);
+  void DecodeStep(std::vector<Slot*>& batch);
+  // A freshly sampled token: stop checks, the sink, budgets. Finishes the slot or makes the
+  // token pending.
+  void HandleToken(Slot& slot, int32_t token);
+  void Finish(Slot& slot, FinishReason reason, Status status = Status::Ok());
+  void UpdateGauges();
+
+  Backend& backend_;
+  Metrics& metrics_;
+  SchedulerOptions options_;
+  int64_t max_context_;
+  int32_t vocab_;
+  PrefixCache cache_;
+
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::deque<std::unique_ptr<Job>> queue_;
+  bool stop_ = false;
+  std::atomic<int64_t> active_{0};
+
+  // Owned by the scheduler thread.
+  std::vector<Slot> slots_;
+  std::vector<float> logits_;
+  std::thread thread_;
+};
+
+}  // namespace gemlet::server

@@ -1,0 +1,216 @@
+// A fake language model for the server's tests: byte tokens, a few control tokens, and
+// logits that depend deterministically on every token of the sequence (so batching bugs and
+// KV mix-ups change the output). Header-only; tests only.
+#pragma once
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <functional>
+#include <mutex>
+#include <random>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "tools/server/chat_model.h"
+#include "tools/server/json_util.h"
+
+namespace gemlet::server::testing {
+
+// Token ids: 0..255 bytes, then the control tokens.
+constexpr int32_t kEos = 256;
+constexpr int32_t kThinkStart = 257;
+constexpr int32_t kThinkEnd = 258;
+constexpr int32_t kToolStart = 259;
+constexpr int32_t kToolEnd = 260;
+constexpr int32_t kHiddenTok = 261;
+constexpr int32_t kFakeVocab = 262;
+
+inline std::vector<int32_t> Bytes(const std::string& s) {
+  std::vector<int32_t> t;
+  for (unsigned char c : s) t.push_back(c);
+  return t;
+}
+
+class FakeSequence : public SequenceState {
+ public:
+  int64_t length() const override { return static_cast<int64_t>(tokens.size()); }
+  std::vector<int32_t> tokens;
+};
+
+// Next-token rule: script(tokens) returns the favoured token or -1 for "pseudo-random" logits
+// (a hash of the whole sequence).
+class FakeBackend : public Backend {
+ public:
+  explicit FakeBackend(int64_t context = 4096) : context_(context) {}
+
+  std::function<int32_t(const std::vector<int32_t>&)> script;
+  std::chrono::microseconds pass_delay{0};  // cost of one pass over the "weights"
+  std::atomic<int64_t> decode_calls{0}, prefill_calls{0}, decode_rows{0}, fork_calls{0};
+  std::atomic<int64_t> max_batch{0};
+
+  int64_t context_length() const override { return context_; }
+  int32_t vocab_size() const override { return kFakeVocab; }
+  Result<std::unique_ptr<SequenceState>> NewSequence() override {
+    return std::unique_ptr<SequenceState>(new FakeSequence);
+  }
+  Result<std::unique_ptr<SequenceState>> Fork(const SequenceState& seq) override {
+    fork_calls++;
+    auto copy = std::make_unique<FakeSequence>();
+    copy->tokens = static_cast<const FakeSequence&>(seq).tokens;
+    return std::unique_ptr<SequenceState>(std::move(copy));
+  }
+  Status Prefill(SequenceState& seq, std::span<const int32_t> tokens,
+                 std::span<float> logits) override {
+    prefill_calls++;
+    if (pass_delay.count()) std::this_thread::sleep_for(pass_delay);
+    auto& s = static_cast<FakeSequence&>(seq);
+    if (s.length() + static_cast<int64_t>(tokens.size()) > context_) {
+      return OutOfRange("fake context overflow");
+    }
+    s.tokens.insert(s.tokens.end(), tokens.begin(), tokens.end());
+    Logits(s.tokens, logits);
+    return Status::Ok();
+  }
+  Status DecodeBatch(std::span<SequenceState* const> seqs, std::span<const int32_t> tokens,
+                     std::span<float> logits) override {
+    decode_calls++;
+    decode_rows += static_cast<int64_t>(seqs.size());
+    int64_t prev = max_batch.load();
+    while (static_cast<int64_t>(seqs.size()) > prev &&
+           !max_batch.compare_exchange_weak(prev, static_cast<int64_t>(seqs.size()))) {
+    }
+    if (pass_delay.count()) std::this_thread::sleep_for(pass_delay);
+    for (size_t i = 0; i < seqs.size(); ++i) {
+      auto& s = static_cast<FakeSequence&>(*seqs[i]);
+      if (s.length() + 1 > context_) return OutOfRange("fake context overflow");
+      s.tokens.push_back(tokens[i]);
+      Logits(s.tokens, logits.subspan(i * kFakeVocab, kFakeVocab));
+    }
+    return Status::Ok();
+  }
+
+ private:
+  void Logits(const std::vector<int32_t>& tokens, std::span<float> out) const {
+    uint64_t h = 1469598103934665603ull;
+    for (int32_t t : tokens) h = (h ^ static_cast<uint64_t>(t)) * 1099511628211ull;
+    std::mt19937_64 rng(h);
+    std::uniform_real_distribution<float> u(0.f, 3.f);
+    for (int32_t i = 0; i < kFakeVocab; ++i) out[i] = u(rng);
+    // Printable ASCII letters mostly, so text is readable; control tokens rarely.
+    for (int32_t i = 0; i < kFakeVocab; ++i) {
+      if (!(i >= 'a' && i <= 'z') && i != ' ') out[i] -= 4.f;
+    }
+    out[kEos] = -10.f;
+    const int32_t forced = script ? script(tokens) : -1;
+    if (forced >= 0) out[forced] = 40.f;
+  }
+  int64_t context_;
+};
+
+class FakeTextStream : public TextStream {
+ public:
+  std::string Push(int32_t token) override {
+    if (token < 256) held_ += static_cast<char>(token);
+    const size_t n = CompleteUtf8Prefix(held_);
+    std::string out = held_.substr(0, n);
+    held_.erase(0, n);
+    return out;
+  }
+  std::string Flush() override { return std::exchange(held_, {}); }
+
+ private:
+  std::string held_;
+};
+
+class FakeSampler : public TokenSampler {
+ public:
+  FakeSampler(double temperature, uint64_t seed) : temperature_(temperature), rng_(seed) {}
+  int32_t Sample(std::span<float> logits) override {
+    if (temperature_ <= 0) {
+      return static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
+    }
+    const float mx = *std::max_element(logits.begin(), logits.end());
+    std::vector<double> p(logits.size());
+    double sum = 0;
+    for (size_t i = 0; i < logits.size(); ++i) sum += p[i] = std::exp((logits[i] - mx) / temperature_);
+    double r = std::uniform_real_distribution<double>(0, sum)(rng_);
+    for (size_t i = 0; i < p.size(); ++i) {
+      if ((r -= p[i]) <= 0) return static_cast<int32_t>(i);
+    }
+    return static_cast<int32_t>(p.size() - 1);
+  }
+
+ private:
+  double temperature_;
+  std::mt19937_64 rng_;
+};
+
+// Chat rendering: "[role]content\n" per message, then "[assistant]". The system turn is the
+// shared prefix. Tool calls are "name:{json}" between kToolStart and kToolEnd.
+class FakeChatModel : public ChatModel {
+ public:
+  explicit FakeChatModel(FakeBackend& backend) : backend_(backend) {}
+  const std::string& id() const override { return id_; }
+  Backend& backend() override { return backend_; }
+  ApiOr<RenderedPrompt> RenderChat(const ChatRequest& req) override {
+    RenderedPrompt p;
+    for (size_t i = 0; i < req.messages.size(); ++i) {
+      const auto& m = req.messages[i];
+      auto b = Bytes(std::string("[") + RoleName(m.role) + "]" + m.content + "\n");
+      p.tokens.insert(p.tokens.end(), b.begin(), b.end());
+      if (i == 0 && m.role == Role::kSystem) p.shared_prefix = static_cast<int64_t>(p.tokens.size());
+    }
+    if (req.enable_thinking) p.tokens.push_back(kThinkStart);
+    auto b = Bytes("[assistant]");
+    p.tokens.insert(p.tokens.end(), b.begin(), b.end());
+    return p;
+  }
+  ApiOr<std::vector<int32_t>> Tokenize(const std::string& text) override { return Bytes(text); }
+  std::unique_ptr<TextStream> NewTextStream() override { return std::make_unique<FakeTextStream>(); }
+  TokenRole RoleOf(int32_t t) const override {
+    switch (t) {
+      case kThinkStart: return TokenRole::kThinkStart;
+      case kThinkEnd: return TokenRole::kThinkEnd;
+      case kToolStart: return TokenRole::kToolCallStart;
+      case kToolEnd: return TokenRole::kToolCallEnd;
+      case kEos:
+      case kHiddenTok: return TokenRole::kHidden;
+      default: return TokenRole::kText;
+    }
+  }
+  std::vector<int32_t> StopTokens() const override { return {kEos}; }
+  std::unique_ptr<TokenSampler> NewSampler(const SamplingOptions& o, uint64_t seed) override {
+    return std::make_unique<FakeSampler>(o.temperature.value_or(1.0), seed);
+  }
+  ApiOr<ToolCall> ParseToolCall(const std::string& body) override {
+    const size_t colon = body.find(':');
+    if (colon == std::string::npos) return BadRequest("no colon in tool call");
+    Json args = Json::parse(body.substr(colon + 1), nullptr, false);
+    if (args.is_discarded() || !args.is_object()) return BadRequest("bad tool arguments");
+    return ToolCall{"", body.substr(0, colon), Dump(args)};
+  }
+
+ private:
+  FakeBackend& backend_;
+  std::string id_ = "fake-model";
+};
+
+// A script that replies `text` (then kEos) to whatever prompt ends with "[assistant]".
+inline std::function<int32_t(const std::vector<int32_t>&)> ReplyScript(std::vector<int32_t> reply) {
+  return [reply](const std::vector<int32_t>& tokens) -> int32_t {
+    static const std::vector<int32_t> kMark = Bytes("[assistant]");
+    // Find the last "[assistant]" marker; the reply position is what follows it.
+    for (size_t end = tokens.size(); end >= kMark.size(); --end) {
+      if (std::equal(kMark.begin(), kMark.end(), tokens.begin() + (end - kMark.size()))) {
+        const size_t pos = tokens.size() - end;
+        return pos < reply.size() ? reply[pos] : kEos;
+      }
+    }
+    return -1;
+  };
+}
+
+}  // namespace gemlet::server::testing

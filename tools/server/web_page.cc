@@ -1,0 +1,288 @@
+#include "tools/server/web_page.h"
+
+namespace gemlet::server {
+
+const char* ChatPageHtml() {
+  return R"gemlet_html(<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>gemlet chat</title>
+<style>
+  :root { --bg: #f7f7f8; --fg: #1d1d1f; --muted: #6b6b75; --accent: #2f6feb; --card: #fff;
+          --border: #dcdce0; --code: #f0f0f3; }
+  @media (prefers-color-scheme: dark) {
+    :root { --bg: #161618; --fg: #e8e8ea; --muted: #9a9aa3; --accent: #6c9bff; --card: #202024;
+            --border: #34343a; --code: #2a2a30; }
+  }
+  * { box-sizing: border-box; }
+  body { margin: 0; font: 15px/1.5 system-ui, sans-serif; background: var(--bg); color: var(--fg);
+         display: flex; flex-direction: column; height: 100vh; }
+  header { display: flex; gap: 12px; align-items: center; flex-wrap: wrap; padding: 8px 16px;
+           border-bottom: 1px solid var(--border); background: var(--card); }
+  header h1 { font-size: 16px; margin: 0 8px 0 0; }
+  header label { color: var(--muted); font-size: 13px; display: flex; gap: 4px; align-items: center; }
+  header input[type=number] { width: 70px; }
+  header input[type=password] { width: 140px; }
+  #system { width: 100%; }
+  #log { flex: 1; overflow-y: auto; padding: 16px; display: flex; flex-direction: column; gap: 12px; }
+  .msg { max-width: 860px; width: 100%; margin: 0 auto; padding: 10px 14px; border-radius: 10px;
+         background: var(--card); border: 1px solid var(--border); overflow-wrap: anywhere; }
+  .msg.user { background: transparent; white-space: pre-wrap; }
+  .msg .who { font-size: 12px; color: var(--muted); margin-bottom: 4px; }
+  .msg.error { border-color: #d33; color: #d33; }
+  details.thinking { color: var(--muted); font-size: 13px; border-left: 3px solid var(--border);
+                     padding-left: 8px; margin-bottom: 6px; white-space: pre-wrap; }
+  details.thinking summary { cursor: pointer; }
+  .content pre { background: var(--code); padding: 8px; border-radius: 6px; overflow-x: auto; }
+  .content code { background: var(--code); padding: 1px 4px; border-radius: 4px; }
+  .content pre code { padding: 0; background: none; }
+  .content p { margin: 0.4em 0; }
+  .tool { font-family: monospace; font-size: 13px; color: var(--muted); }
+  footer { display: flex; gap: 8px; padding: 12px 16px; border-top: 1px solid var(--border);
+           background: var(--card); }
+  footer textarea { flex: 1; resize: vertical; min-height: 44px; max-height: 40vh; font: inherit;
+                    padding: 8px; border-radius: 8px; border: 1px solid var(--border);
+                    background: var(--bg); color: var(--fg); }
+  button { font: inherit; padding: 0 18px; border-radius: 8px; border: 1px solid var(--border);
+           background: var(--accent); color: #fff; cursor: pointer; }
+  button:disabled { opacity: 0.4; cursor: default; }
+  #stop { background: #c33; }
+  #status { color: var(--muted); font-size: 12px; margin-left: auto; }
+</style>
+</head>
+<body>
+<header>
+  <h1>gemlet</h1>
+  <span id="model">…</span>
+  <label><input type="checkbox" id="thinking"> thinking</label>
+  <label>temperature <input type="number" id="temperature" value="1.0" step="0.1" min="0" max="2"></label>
+  <label>max tokens <input type="number" id="max_tokens" value="512" min="1"></label>
+  <label>API key <input type="password" id="apikey" autocomplete="off"></label>
+  <button id="clear" type="button">New chat</button>
+  <span id="status"></span>
+  <input id="system" type="text" placeholder="System prompt (optional)">
+</header>
+<main id="log" aria-live="polite"></main>
+<footer>
+  <textarea id="input" placeholder="Message (Enter to send, Shift+Enter for a new line)"></textarea>
+  <button id="send" type="button">Send</button>
+  <button id="stop" type="button" disabled>Stop</button>
+</footer>
+<script>
+"use strict";
+const $ = (id) => document.getElementById(id);
+const log = $("log");
+let history = [];        // OpenAI messages of the conversation
+let controller = null;   // AbortController of the running request
+
+$("apikey").value = localStorage.getItem("gemlet.apikey") || "";
+$("apikey").addEventListener("change", () => localStorage.setItem("gemlet.apikey", $("apikey").value));
+
+function headers() {
+  const h = { "Content-Type": "application/json" };
+  const key = $("apikey").value.trim();
+  if (key) h["Authorization"] = "Bearer " + key;
+  return h;
+}
+
+fetch("v1/models", { headers: headers() }).then((r) => r.json()).then((j) => {
+  $("model").textContent = j.data && j.data[0] ? j.data[0].id : "";
+}).catch(() => {});
+
+// --- a small, safe markdown renderer (everything is escaped first) ---
+function esc(s) {
+  return s.replace(/&/g, "&amp;").replace(/</g, "&lt;").replace(/>/g, "&gt;").replace(/"/g, "&quot;");
+}
+function inline(s) {
+  return s
+    .replace(/`([^`]+)`/g, (m, c) => "<code>" + c + "</code>")
+    .replace(/\*\*([^*]+)\*\*/g, "<strong>$1</strong>")
+    .replace(/(^|[^*])\*([^*\s][^*]*)\*/g, "$1<em>$2</em>")
+    .replace(/\[([^\]]+)\]\((https?:\/\/[^\s)]+)\)/g,
+             '<a href="$2" target="_blank" rel="noopener noreferrer">$1</a>');
+}
+function markdown(src) {
+  const out = [];
+  const parts = src.split(/```/);
+  parts.forEach((part, i) => {
+    if (i % 2 === 1) {  // fenced code (the first line may name the language)
+      const nl = part.indexOf("\n");
+      const code = nl >= 0 ? part.slice(nl + 1) : part;
+      out.push("<pre><code>" + esc(code) + "</code></pre>");
+      return;
+    }
+    let list = null;
+    let para = [];
+    const flush = () => {
+      if (para.length) { out.push("<p>" + para.join("<br>") + "</p>"); para = []; }
+      if (list) { out.push("</" + list + ">"); list = null; }
+    };
+    for (const raw of esc(part).split("\n")) {
+      const line = raw.trimEnd();
+      let m;
+      if (!line.trim()) { flush(); continue; }
+      if ((m = line.match(/^(#{1,6})\s+(.*)$/))) {
+        flush(); const n = m[1].length; out.push("<h" + n + ">" + inline(m[2]) + "</h" + n + ">");
+      } else if ((m = line.match(/^\s*[-*+]\s+(.*)$/)) || (m = line.match(/^\s*\d+[.)]\s+(.*)$/))) {
+        const kind = /^\s*\d/.test(line) ? "ol" : "ul";
+        if (para.length) { out.push("<p>" + para.join("<br>") + "</p>"); para = []; }
+        if (list !== kind) { if (list) out.push("</" + list + ">"); out.push("<" + kind + ">"); list = kind; }
+        out.push("<li>" + inline(m[1]) + "</li>");
+      } else {
+        if (list) { out.push("</" + list + ">"); list = null; }
+        para.push(inline(line));
+      }
+    }
+    flush();
+  });
+  return out.join("");
+}
+
+function addMessage(role) {
+  const div = document.createElement("div");
+  div.className = "msg " + role;
+  const who = document.createElement("div");
+  who.className = "who";
+  who.textContent = role === "user" ? "You" : role === "assistant" ? "Assistant" : role;
+  div.appendChild(who);
+  log.appendChild(div);
+  return div;
+}
+
+function scrollDown() { log.scrollTop = log.scrollHeight; }
+
+function setBusy(busy) {
+  $("send").disabled = busy;
+  $("stop").disabled = !busy;
+  $("status").textContent = busy ? "generating…" : "";
+}
+
+async function send() {
+  const text = $("input").value;
+  if (!text.trim() || controller) return;
+  $("input").value = "";
+  const u = addMessage("user");
+  u.appendChild(document.createTextNode(text));
+  history.push({ role: "user", content: text });
+
+  const a = addMessage("assistant");
+  const thinking = document.createElement("details");
+  thinking.className = "thinking";
+  thinking.open = true;
+  thinking.innerHTML = "<summary>Thinking</summary>";
+  const thought = document.createElement("div");
+  thinking.appendChild(thought);
+  thinking.hidden = true;
+  a.appendChild(thinking);
+  const content = document.createElement("div");
+  content.className = "content";
+  a.appendChild(content);
+  const tools = document.createElement("div");
+  tools.className = "tool";
+  a.appendChild(tools);
+
+  let reply = "", reasoning = "";
+  const messages = [];
+  if ($("system").value.trim()) messages.push({ role: "system", content: $("system").value });
+  messages.push(...history);
+  const body = {
+    model: $("model").textContent || "gemlet",
+    messages,
+    stream: true,
+    stream_options: { include_usage: true },
+    temperature: Number($("temperature").value),
+    max_tokens: Number($("max_tokens").value) || undefined,
+    reasoning_effort: $("thinking").checked ? "medium" : "none",
+  };
+  controller = new AbortController();
+  setBusy(true);
+  let stopped = false;
+  try {
+    const res = await fetch("v1/chat/completions", {
+      method: "POST", headers: headers(), body: JSON.stringify(body), signal: controller.signal,
+    });
+    if (!res.ok) {
+      let msg = res.status + " " + res.statusText;
+      try { msg = (await res.json()).error.message; } catch (e) {}
+      throw new Error(msg);
+    }
+    const reader = res.body.getReader();
+    const decoder = new TextDecoder();
+    let buf = "";
+    for (;;) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      buf += decoder.decode(value, { stream: true });
+      let cut;
+      while ((cut = buf.indexOf("\n\n")) >= 0) {
+        const event = buf.slice(0, cut);
+        buf = buf.slice(cut + 2);
+        for (const line of event.split("\n")) {
+          if (!line.startsWith("data: ")) continue;  // comments keep the connection alive
+          const data = line.slice(6);
+          if (data === "[DONE]") continue;
+          const chunk = JSON.parse(data);
+          if (chunk.error) throw new Error(chunk.error.message);
+          if (chunk.usage) $("status").textContent = chunk.usage.completion_tokens + " tokens";
+          const delta = chunk.choices && chunk.choices[0] && chunk.choices[0].delta;
+          if (!delta) continue;
+          if (delta.reasoning_content) {
+            reasoning += delta.reasoning_content;
+            thinking.hidden = false;
+            thought.textContent = reasoning;
+          }
+          if (delta.content) {
+            reply += delta.content;
+            if (reasoning) thinking.open = false;
+            content.innerHTML = markdown(reply);
+          }
+          if (delta.tool_calls) {
+            for (const tc of delta.tool_calls) {
+              tools.textContent += "tool call: " + tc.function.name + "(" + tc.function.arguments + ")\n";
+            }
+          }
+          scrollDown();
+        }
+      }
+    }
+  } catch (e) {
+    if (e.name === "AbortError") {
+      stopped = true;
+    } else {
+      a.classList.add("error");
+      content.appendChild(document.createTextNode("Error: " + e.message));
+    }
+  } finally {
+    controller = null;
+    setBusy(false);
+    if (stopped) {
+      const note = document.createElement("div");
+      note.className = "who stopped";
+      note.textContent = "(stopped)";
+      a.appendChild(note);
+    }
+    a.dataset.done = stopped ? "stopped" : "finished";
+    history.push({ role: "assistant", content: reply });
+    scrollDown();
+  }
+}
+
+$("send").addEventListener("click", send);
+$("stop").addEventListener("click", () => { if (controller) controller.abort(); });
+$("clear").addEventListener("click", () => {
+  if (controller) controller.abort();
+  history = [];
+  log.innerHTML = "";
+});
+$("input").addEventListener("keydown", (e) => {
+  if (e.key === "Enter" && !e.shiftKey) { e.preventDefault(); send(); }
+});
+</script>
+</body>
+</html>
+)gemlet_html";
+}
+
+}  // namespace gemlet::server

@@ -23,14 +23,19 @@ for s in "${STAGES[@]}"; do
   case " ${ALL_STAGES[*]} " in *" $s "*) ;; *) echo "test.sh: unknown stage '$s' (expected: ${ALL_STAGES[*]})" >&2; exit 2 ;; esac
 done
 
-TESTS_PASSED=0
-TESTS_FAILED=0
 SUMMARY=()
-NOTES=()
 LOG_DIR=$(mktemp -d)
 trap 'rm -rf "$LOG_DIR"' EXIT
+# Stages run in subshells (so that `set -e` holds inside them); they report test counts and
+# notes through these files.
+COUNTS="$LOG_DIR/counts"
+NOTES="$LOG_DIR/notes"
+: >"$COUNTS"
+: >"$NOTES"
 
 banner() { printf '\n==== %s ====\n' "$*"; }
+count() { echo "$1 $2" >>"$COUNTS"; }  # count PASSED FAILED
+note() { echo "$*" >>"$NOTES"; }
 
 # ctest_run DIR [ctest args...]: runs ctest, adds its counts to the totals.
 ctest_run() {
@@ -43,8 +48,7 @@ ctest_run() {
   if [ -n "$line" ]; then
     failed=$(sed -E 's/.* ([0-9]+) tests? failed out of ([0-9]+).*/\1/' <<<"$line")
     total=$(sed -E 's/.* failed out of ([0-9]+).*/\1/' <<<"$line")
-    TESTS_PASSED=$((TESTS_PASSED + total - failed))
-    TESTS_FAILED=$((TESTS_FAILED + failed))
+    count $((total - failed)) "$failed"
   elif grep -q 'No tests were found' "$log"; then
     echo "ctest: no tests were found in $dir" >&2
     rc=1
@@ -57,9 +61,9 @@ count_binary_run() {
   local name=$1
   shift
   if "$@"; then
-    TESTS_PASSED=$((TESTS_PASSED + 1))
+    count 1 0
   else
-    TESTS_FAILED=$((TESTS_FAILED + 1))
+    count 0 1
     echo "FAILED: $name" >&2
     return 1
   fi
@@ -98,7 +102,7 @@ stage_aarch64() {
     echo "aarch64: no tests registered" >&2
     return 1
   fi
-  NOTES+=("aarch64: gemlet_cli excluded (spawns the gemlet binary; needs binfmt_misc for qemu)")
+  note "aarch64: gemlet_cli not run (it spawns the gemlet binary, which needs binfmt_misc for qemu)"
   cmake --build build-aarch64 -j"$JOBS" --target "${targets[@]}"
   local rc=0
   ctest_run build-aarch64 -E '^gemlet_cli$' || rc=1
@@ -123,7 +127,7 @@ stage_fuzz() {
   done
   if [ ${#targets[@]} -eq 0 ]; then
     echo "fuzz: no fuzz/*_fuzz.cc targets yet: nothing to build or run"
-    NOTES+=("fuzz: no targets in fuzz/")
+    note "fuzz: no targets in fuzz/ yet"
     return 0
   fi
   CC=clang CXX=clang++ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=Release -DGEMLET_FUZZ=ON \
@@ -148,11 +152,11 @@ stage_fuzz() {
       local j
       for ((j = 0; j < ${#pids[@]}; j++)); do
         if wait "${pids[$j]}"; then
-          TESTS_PASSED=$((TESTS_PASSED + 1))
+          count 1 0
           printf 'fuzz %-28s ok   (%s)\n' "${names[$j]}" \
             "$(grep -E '^stat::number_of_executed_units' "$LOG_DIR/${names[$j]}.log" | awk '{print $2 " runs"}')"
         else
-          TESTS_FAILED=$((TESTS_FAILED + 1))
+          count 0 1
           rc=1
           printf 'fuzz %-28s FAILED; its log:\n' "${names[$j]}"
           tail -60 "$LOG_DIR/${names[$j]}.log"
@@ -170,6 +174,37 @@ FAILED_STAGES=0
 for s in "${STAGES[@]}"; do
   banner "stage $s"
   t0=$(date +%s)
-  if ("stage_$s") 2>&1; then result=ok; else result=FAILED; FAILED_STAGES=$((FAILED_STAGES + 1)); fi
-  SUMMARY+=("$(printf '%-8s %-7s %5ds' "$s" "$result" $(($(date +%s) - t0)))")
+  failed_before=$(awk '{f += $2} END {print f + 0}' "$COUNTS")
+  set +e
+  (
+    set -e
+    "stage_$s"
+  )
+  rc=$?
+  set -e
+  if [ "$rc" -eq 0 ]; then
+    result=ok
+  else
+    result=FAILED
+    FAILED_STAGES=$((FAILED_STAGES + 1))
+    if [ "$(awk '{f += $2} END {print f + 0}' "$COUNTS")" -eq "$failed_before" ]; then
+      count 0 1  # it failed before any test could (configure or build)
+      note "$s: failed outside the tests (configure or build; see its log above)"
+    fi
+  fi
+  SUMMARY+=("$(printf '  %-8s %-7s %5d s' "$s" "$result" $(($(date +%s) - t0)))")
 done
+
+PASSED=$(awk '{p += $1} END {print p + 0}' "$COUNTS")
+FAILED=$(awk '{f += $2} END {print f + 0}' "$COUNTS")
+banner "summary ($(($(date +%s) - START)) s, JOBS=$JOBS)"
+printf '%s\n' "${SUMMARY[@]}"
+if [ -s "$NOTES" ]; then sed 's/^/  note: /' "$NOTES"; fi
+echo "(counted: each ctest test binary, each kernel run per CPU model, each fuzz target)"
+if [ "$FAILED_STAGES" -ne 0 ]; then
+  echo "FAILED: $FAILED_STAGES stage(s)"
+else
+  echo "all stages passed"
+fi
+echo "tests: $PASSED passed, $FAILED failed"
+[ "$FAILED_STAGES" -eq 0 ]

@@ -376,6 +376,12 @@ TEST(KernelsReference, RepackRoundTripsAndRejectsBadShapes) {
   for (int c = 0; c < 4; ++c) {
     for (int b = 0; b < 4; ++b) EXPECT_EQ(g.qs[c * 32 + 4 + b], w[9 * 3 + 2].qs[4 * c + b]);
   }
+  std::vector<float> a(K), b(K);
+  for (int64_t r = 0; r < rows; ++r) {
+    DequantizeRowRef(TensorType::kQ4, &w[r * (K / 32)], a.data(), K);
+    DequantizeRowQ4x8(wx.data(), K / 32, r, b.data(), K);
+    ASSERT_EQ(std::memcmp(a.data(), b.data(), K * sizeof(float)), 0) << "row " << r;
+  }
   for (auto [r, k] : {std::pair<int64_t, int64_t>{7, 32}, {8, 31}, {0, 32}, {8, 0}, {-8, 32}}) {
     Status s = RepackQ4x8(w.data(), r, k, wx.data());
     EXPECT_EQ(s.code(), ErrorCode::kInvalidArgument) << r << "x" << k;

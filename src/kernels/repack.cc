@@ -2,6 +2,8 @@
 
 #include <string>
 
+#include "base/half.h"
+
 namespace gemlet::kernels {
 
 namespace {
@@ -49,6 +51,22 @@ Status UnpackQ4x8(const BlockQ4x8* src, int64_t rows, int64_t K, BlockQ4* dst) {
     }
   }
   return Status::Ok();
+}
+
+void DequantizeRowQ4x8(const BlockQ4x8* w, int64_t gs, int64_t row, float* out, int64_t K) {
+  const BlockQ4x8* g = w + (row / 8) * gs;
+  const int i = static_cast<int>(row % 8);
+  for (int64_t b = 0; b < K / kQBlock; ++b) {
+    const float d = F16ToF32(g[b].d[i]);
+    float* o = out + b * kQBlock;
+    for (int c = 0; c < 4; ++c) {
+      for (int k = 0; k < 4; ++k) {
+        const uint8_t byte = g[b].qs[c * 32 + i * 4 + k];
+        o[4 * c + k] = (static_cast<int>(byte & 0x0f) - 8) * d;
+        o[16 + 4 * c + k] = (static_cast<int>(byte >> 4) - 8) * d;
+      }
+    }
+  }
 }
 
 }  // namespace gemlet::kernels

@@ -20,4 +20,10 @@ Status RepackQ4x8(const BlockQ4* src, int64_t rows, int64_t K, BlockQ4x8* dst);
 // The inverse.
 Status UnpackQ4x8(const BlockQ4x8* src, int64_t rows, int64_t K, BlockQ4* dst);
 
+// Row `row` of a kQ4x8 tensor as K floats (e.g. an embedding lookup in a tied table);
+// groups are group_stride_blocks BlockQ4x8 apart (K/32 for a whole tensor). Equals
+// DequantizeRowRef(kQ4, …) of the same row stored row-major.
+void DequantizeRowQ4x8(const BlockQ4x8* w, int64_t group_stride_blocks, int64_t row, float* out,
+                       int64_t K);
+
 }  // namespace gemlet::kernels

@@ -34,8 +34,9 @@ class Tokenizer {
  public:
   // `special` is the .gemlet metadata "tokenizer" object: {"model": "gemma4", "bos_id": 2,
   // "eos_id": 1, "pad_id": 0, "unk_id": 3, "eog_ids": [1, 106, 50], "add_bos": false}.
-  // Fails (kCorrupt) on a vocabulary that is not self-consistent: a merge whose concatenation
-  // is not a piece, pieces that are not UTF-8, ids outside the vocabulary.
+  // Fails (kCorrupt) on pieces that are not UTF-8 and on ids outside the vocabulary (in merges
+  // or `special`). A merge whose concatenation is not a piece is ignored: merged ids are looked
+  // up on first use, which keeps loading fast (the converter rejects such merges).
   static Result<Tokenizer> Create(const Vocab& vocab, const nlohmann::json& special);
   // The vocabulary and metadata "tokenizer" object of an opened .gemlet file.
   static Result<Tokenizer> FromGemlet(const GemletFile& file);

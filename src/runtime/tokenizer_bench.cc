@@ -153,6 +153,16 @@ void BM_LoadVocabFromGemlet(benchmark::State& state) {
 }
 BENCHMARK(BM_LoadVocabFromGemlet)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 
+// The two halves of the above: Tokenizer::Create from a Vocab already in memory.
+void BM_TokenizerCreate(benchmark::State& state) {
+  const TokenizerInfo& info = Info();
+  for (auto _ : state) {
+    auto t = Tokenizer::Create(info.vocab, info.special);
+    benchmark::DoNotOptimize(t->size());
+  }
+}
+BENCHMARK(BM_TokenizerCreate)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+
 }  // namespace
 }  // namespace gemlet
 

@@ -27,33 +27,6 @@ inline Range LeadInfo(uint8_t b) {
 
 }  // namespace
 
-int DecodeChar(std::string_view s, size_t pos, uint32_t* cp) {
-  const auto* p = reinterpret_cast<const uint8_t*>(s.data()) + pos;
-  const size_t avail = s.size() - pos;
-  const uint8_t b0 = p[0];
-  if (b0 < 0x80) {
-    *cp = b0;
-    return 1;
-  }
-  const Range r = LeadInfo(b0);
-  if (r.len == 0 || avail < static_cast<size_t>(r.len)) return 0;
-  if (p[1] < r.lo || p[1] > r.hi) return 0;
-  switch (r.len) {
-    case 2:
-      *cp = ((b0 & 0x1Fu) << 6) | (p[1] & 0x3Fu);
-      return 2;
-    case 3:
-      if (!IsCont(p[2])) return 0;
-      *cp = ((b0 & 0x0Fu) << 12) | ((p[1] & 0x3Fu) << 6) | (p[2] & 0x3Fu);
-      return 3;
-    default:
-      if (!IsCont(p[2]) || !IsCont(p[3])) return 0;
-      *cp = ((b0 & 0x07u) << 18) | ((p[1] & 0x3Fu) << 12) | ((p[2] & 0x3Fu) << 6) |
-            (p[3] & 0x3Fu);
-      return 4;
-  }
-}
-
 bool IsValid(std::string_view s) {
   size_t i = 0;
   const size_t n = s.size();

@@ -90,10 +90,14 @@ int Run(Flags& flags) {
     std::printf("  %-5s %4d tensors  %s\n", type.c_str(), s.tensors, convert::Progress::FormatBytes(s.bytes).c_str());
   }
   if (requantized > 0) {
-    std::printf("  %d tensors were dequantized from a quantized source and quantized again:\n", requantized);
+    std::map<std::string, int> pairs;
     for (const auto& t : report->tensors) {
-      if (t.requantized) std::printf("    %s %s -> %s\n", t.name.c_str(), t.source_type.c_str(), t.stored_type.c_str());
+      if (t.requantized) pairs[t.source_type + " -> " + t.stored_type]++;
     }
+    std::string list;
+    for (const auto& [p, n] : pairs) list += (list.empty() ? "" : ", ") + p + ": " + std::to_string(n);
+    std::printf("  %d tensors dequantized from a quantized source and quantized again (%s)\n", requantized,
+                list.c_str());
   }
   if (!o.multimodal_out.empty()) {
     std::printf("wrote %s: %zu vision/audio tensors\n", o.multimodal_out.c_str(), report->multimodal.size());

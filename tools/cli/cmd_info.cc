@@ -147,8 +147,16 @@ int Run(Flags& flags) {
   }
 
   using convert::Progress;
-  std::printf("%s: .gemlet v%u, %s, %zu tensors, %.3f B parameters\n", path.c_str(), g.version(),
-              Progress::FormatBytes(g.size()).c_str(), g.tensors().size(), params / 1e9);
+  char count[32];
+  if (params >= 1000000000) {
+    std::snprintf(count, sizeof(count), "%.2f B", params / 1e9);
+  } else if (params >= 1000000) {
+    std::snprintf(count, sizeof(count), "%.1f M", params / 1e6);
+  } else {
+    std::snprintf(count, sizeof(count), "%lld", static_cast<long long>(params));
+  }
+  std::printf("%s: .gemlet v%u, %s, %zu tensors, %s parameters\n", path.c_str(), g.version(),
+              Progress::FormatBytes(g.size()).c_str(), g.tensors().size(), count);
   if (cfg.ok()) {
     const auto& c = *cfg;
     int full = 0;

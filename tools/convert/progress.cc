@@ -57,6 +57,7 @@ void Progress::Finish() {
   if (!enabled_) return;
   std::lock_guard<std::mutex> lock(mu_);
   done_ = total_;
+  if (!tty_ && next_decile_ > 10) return;  // the 100% line is out already
   Draw(true);
 }
 
@@ -79,7 +80,7 @@ void Progress::Draw(bool final) {
   } else {
     std::fprintf(out_, "convert: %3d%% %s / %s, %s elapsed%s%s\n", static_cast<int>(frac * 100),
                  FormatBytes(done_).c_str(), FormatBytes(total_).c_str(), FormatDuration(elapsed).c_str(),
-                 final ? "" : ", ETA ", final ? "" : FormatDuration(eta).c_str());
+                 done_ >= total_ ? "" : ", ETA ", done_ >= total_ ? "" : FormatDuration(eta).c_str());
   }
   std::fflush(out_);
 }

@@ -1,0 +1,169 @@
+// Sessions over the oracle checkpoints: greedy continuations equal the golden ones (up to
+// the first near-tie), 1 and 2 threads agree, a session reset and reused gives the logits of
+// a fresh one, the context limit is enforced before any work.
+#include <string>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "runtime/generate.h"
+#include "tests/oracle_test_util.h"
+
+namespace gemlet::oracle {
+namespace {
+
+struct GreedySource {
+  const char* variant;
+  const char* file;
+  const char* golden;  // greedy source in cases.json
+};
+void PrintTo(const GreedySource& s, std::ostream* os) { *os << s.variant << " " << s.file; }
+
+class OracleGreedy : public ::testing::TestWithParam<GreedySource> {};
+
+// 32 greedy tokens after each case (prefill, then one decode step per token through the KV
+// cache) equal the golden ones up to the first step whose golden top-1/top-2 gap is < 2e-3.
+TEST_P(OracleGreedy, ContinuationMatches) {
+  const GreedySource src = GetParam();
+  const Oracle& o = LoadOracle(src.variant);
+  auto engine = OpenEngine(Converted(src.variant, src.file), 2);
+  ASSERT_NE(engine, nullptr);
+  int64_t compared = 0, total = 0;
+  for (const Case& c : o.cases) {
+    const Greedy& g = c.greedy.at(src.golden);
+    runtime::Session session(*engine, runtime::SessionOptions{256, 64});
+    runtime::SamplerOptions greedy;
+    greedy.temperature = 0;
+    session.set_sampler(greedy);
+    runtime::GenerateOptions go;
+    go.max_tokens = static_cast<int64_t>(g.tokens.size());
+    go.stop_at_eog = false;  // the golden runs ignore stop tokens
+    auto r = runtime::Generate(session, c.tokens, go);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    ASSERT_EQ(r->ids.size(), g.tokens.size());
+    size_t upto = g.tokens.size();
+    for (size_t i = 0; i < g.gaps.size(); ++i) {
+      if (g.gaps[i] < 2e-3) {
+        upto = i;
+        break;
+      }
+    }
+    for (size_t i = 0; i < upto; ++i) {
+      ASSERT_EQ(r->ids[i], g.tokens[i]) << src.variant << " " << src.file << " case " << c.id << " step " << i;
+    }
+    compared += static_cast<int64_t>(upto);
+    total += static_cast<int64_t>(g.tokens.size());
+  }
+  std::printf("[oracle] %s %s greedy vs %s: %lld of %lld tokens compared, all equal\n", src.variant, src.file,
+              src.golden, static_cast<long long>(compared), static_cast<long long>(total));
+  EXPECT_GT(compared, 0);
+}
+
+INSTANTIATE_TEST_SUITE_P(Checkpoints, OracleGreedy,
+                         ::testing::Values(GreedySource{"tiny-e2b", "model.safetensors", "ref"},
+                                           GreedySource{"tiny-e2b", "model-bf16.gguf", "ref"},
+                                           GreedySource{"tiny-e2b", "model-f32.gguf", "ref"},
+                                           GreedySource{"tiny-e4b", "model.safetensors", "ref"},
+                                           GreedySource{"tiny-e4b", "model-bf16.gguf", "ref"},
+                                           GreedySource{"tiny-e2b", "model-q8_0.gguf", "ref-q8_0"},
+                                           GreedySource{"tiny-e2b", "model-q4_0.gguf", "ref-q4_0"},
+                                           GreedySource{"tiny-e4b", "model-q8_0.gguf", "ref-q8_0"},
+                                           GreedySource{"tiny-e4b", "model-q4_0.gguf", "ref-q4_0"}));
+
+class OracleSession : public ::testing::TestWithParam<const char*> {};
+
+// One and two threads give the same logits (the work split never changes the arithmetic).
+TEST_P(OracleSession, ThreadsAgree) {
+  const std::string variant = GetParam();
+  const Oracle& o = LoadOracle(variant);
+  const std::string path = Converted(variant, "model.safetensors");
+  auto e1 = OpenEngine(path, 1);
+  auto e2 = OpenEngine(path, 2);
+  ASSERT_TRUE(e1 && e2);
+  EXPECT_EQ(e1->threads(), 1);
+  EXPECT_EQ(e2->threads(), 2);
+  const int64_t V = e1->config().vocab_size;
+  Stats total;
+  for (const Case& c : o.cases) {
+    for (int64_t chunk : {0, 1}) {
+      runtime::Session s1(*e1, {256, 256}), s2(*e2, {256, 256});
+      const auto a = RunAllRows(s1, c.tokens, chunk);
+      const auto b = RunAllRows(s2, c.tokens, chunk);
+      const Stats d = Compare(a.data(), b.data(), static_cast<int64_t>(c.tokens.size()), V, 0.0);
+      EXPECT_LE(d.max_abs, 1e-6) << "case " << c.id << " chunk " << chunk << ": " << d.ToString();
+      total.Add(d);
+    }
+  }
+  Report(variant + " 1 thread vs 2 threads", total);
+}
+
+// A session reset and reused for another prompt gives the logits of a fresh session, also
+// after its sliding-window rings have wrapped and its full-attention storage has grown.
+TEST_P(OracleSession, ResetReuseEqualsFresh) {
+  const std::string variant = GetParam();
+  const Oracle& o = LoadOracle(variant);
+  auto engine = OpenEngine(Converted(variant, "model.safetensors"), 2);
+  ASSERT_NE(engine, nullptr);
+  const int64_t V = engine->config().vocab_size;
+  const Case& longest = o.cases.back();
+  runtime::Session reused(*engine, {256, 7});
+  std::vector<float> ignored;
+  ASSERT_TRUE(reused.Prefill(longest.tokens, &ignored).ok());
+  ASSERT_TRUE(reused.Decode(longest.tokens[3], &ignored).ok());
+  Stats total;
+  for (const Case& c : o.cases) {
+    reused.Reset();
+    EXPECT_EQ(reused.position(), 0);
+    const auto a = RunAllRows(reused, c.tokens, 5);
+    runtime::Session fresh(*engine, {256, 5});
+    const auto b = RunAllRows(fresh, c.tokens, 5);
+    const Stats d = Compare(a.data(), b.data(), static_cast<int64_t>(c.tokens.size()), V, 0.0);
+    EXPECT_EQ(d.max_abs, 0.0) << "case " << c.id << ": " << d.ToString();
+    total.Add(d);
+    // And both match the golden logits.
+    ExpectExactTier(Compare(a.data(), Golden(variant, "ref").data.data() + c.row_offset * V,
+                            static_cast<int64_t>(c.tokens.size()), V),
+                    variant + " reused case " + std::to_string(c.id));
+  }
+  Report(variant + " reset+reuse vs fresh", total);
+}
+
+// The context limit is checked before any work: the session is unchanged afterwards.
+TEST_P(OracleSession, ContextLimitBeforeWork) {
+  const std::string variant = GetParam();
+  const Oracle& o = LoadOracle(variant);
+  auto engine = OpenEngine(Converted(variant, "model.safetensors"), 1);
+  ASSERT_NE(engine, nullptr);
+  const Case& c = o.cases.back();
+  const int64_t n = static_cast<int64_t>(c.tokens.size());
+  runtime::Session s(*engine, {n, 8});
+  std::vector<float> logits;
+  ASSERT_TRUE(s.Prefill(c.tokens, &logits).ok());
+  Status st = s.Decode(2, &logits);
+  EXPECT_EQ(st.code(), ErrorCode::kOutOfRange);
+  EXPECT_NE(st.message().find(std::to_string(n)), std::string::npos) << st.message();
+  EXPECT_EQ(s.position(), n);
+
+  runtime::Session g(*engine, {n + 4, 8});
+  runtime::GenerateOptions go;
+  go.max_tokens = 5;  // n + 5 > n + 4
+  auto r = runtime::Generate(g, c.tokens, go);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), ErrorCode::kOutOfRange);
+  EXPECT_NE(r.status().message().find(std::to_string(n + 5)), std::string::npos) << r.status().message();
+  EXPECT_NE(r.status().message().find(std::to_string(n + 4)), std::string::npos) << r.status().message();
+  EXPECT_EQ(g.position(), 0) << "nothing was computed";
+  // Token ids outside the vocabulary are an error, not a crash.
+  runtime::Session b(*engine, {16, 8});
+  const std::vector<int32_t> bad = {2, static_cast<int32_t>(engine->config().vocab_size)};
+  Status bs = b.Prefill(bad, &logits);
+  EXPECT_EQ(bs.code(), ErrorCode::kInvalidArgument);
+  EXPECT_EQ(b.position(), 0);
+  const std::vector<int32_t> neg = {-1};
+  EXPECT_EQ(b.Prefill(neg, &logits).code(), ErrorCode::kInvalidArgument);
+}
+
+INSTANTIATE_TEST_SUITE_P(Variants, OracleSession, ::testing::Values("tiny-e2b", "tiny-e4b"));
+
+}  // namespace
+}  // namespace gemlet::oracle

@@ -1,0 +1,408 @@
+#include "tools/server/http_server.h"
+
+#include <gtest/gtest.h>
+#include <httplib.h>
+
+#include <random>
+
+#include "tools/server/testing/test_server.h"
+
+namespace gemlet::server {
+namespace {
+
+using testing::Bytes;
+using testing::RawConn;
+using testing::TestServer;
+
+const char* kChat = "/v1/chat/completions";
+
+std::string ChatBody(const std::string& extra = "", const std::string& user = "hi") {
+  return R"({"model":"fake-model","messages":[{"role":"user","content":")" + user + R"("}])" +
+         extra + "}";
+}
+
+// The JSON objects of an SSE body ("data: {...}" events), and whether it ended with [DONE].
+std::vector<Json> SseEvents(const std::string& body, bool* done) {
+  std::vector<Json> out;
+  *done = false;
+  size_t pos = 0;
+  while (pos < body.size()) {
+    size_t end = body.find("\n\n", pos);
+    if (end == std::string::npos) break;
+    std::string ev = body.substr(pos, end - pos);
+    pos = end + 2;
+    if (ev.rfind("data: ", 0) != 0) continue;  // comments
+    std::string data = ev.substr(6);
+    if (data == "[DONE]") {
+      *done = true;
+      continue;
+    }
+    out.push_back(Json::parse(data));
+  }
+  return out;
+}
+
+void ExpectJsonError(const httplib::Result& r, int status) {
+  ASSERT_TRUE(r) << "no response";
+  EXPECT_EQ(r->status, status) << r->body;
+  Json j = Json::parse(r->body, nullptr, false);
+  ASSERT_FALSE(j.is_discarded()) << r->body;
+  ASSERT_TRUE(j.contains("error")) << r->body;
+  EXPECT_TRUE(j["error"]["message"].is_string());
+  EXPECT_TRUE(j["error"]["type"].is_string());
+  EXPECT_TRUE(j["error"].contains("param"));
+  EXPECT_TRUE(j["error"].contains("code"));
+}
+
+TEST(HttpServerTest, HealthModelsPageMetrics) {
+  TestServer s;
+  httplib::Client c("127.0.0.1", s.port);
+  auto h = c.Get("/health");
+  ASSERT_TRUE(h);
+  EXPECT_EQ(h->status, 200);
+  EXPECT_EQ(Json::parse(h->body)["status"], "ok");
+  auto m = c.Get("/v1/models");
+  ASSERT_TRUE(m);
+  EXPECT_EQ(Json::parse(m->body)["data"][0]["id"], "fake-model");
+  auto one = c.Get("/v1/models/fake-model");
+  ASSERT_TRUE(one);
+  EXPECT_EQ(Json::parse(one->body)["object"], "model");
+  ExpectJsonError(c.Get("/v1/models/other"), 404);
+  auto page = c.Get("/");
+  ASSERT_TRUE(page);
+  EXPECT_NE(page->body.find("<title>gemlet chat</title>"), std::string::npos);
+  EXPECT_NE(page->get_header_value("Content-Type").find("text/html"), std::string::npos);
+  auto metrics = c.Get("/metrics");
+  ASSERT_TRUE(metrics);
+  for (const char* name : {"gemlet_requests_total{route=\"/health\",code=\"200\"} 1",
+                           "gemlet_prompt_tokens_total", "gemlet_completion_tokens_total",
+                           "gemlet_prefill_tokens_per_second", "gemlet_decode_tokens_per_second",
+                           "gemlet_queue_depth", "gemlet_active_sessions",
+                           "gemlet_prefix_cache_hits_total"}) {
+    EXPECT_NE(metrics->body.find(name), std::string::npos) << name;
+  }
+}
+
+TEST(HttpServerTest, NonStreamingChat) {
+  TestServer s;
+  s.backend.script = testing::ReplyScript(Bytes("Hello there"));
+  httplib::Client c("127.0.0.1", s.port);
+  auto r = c.Post(kChat, ChatBody(), "application/json");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  Json j = Json::parse(r->body);
+  EXPECT_EQ(j["object"], "chat.completion");
+  EXPECT_EQ(j["model"], "fake-model");
+  EXPECT_EQ(j["choices"][0]["message"]["role"], "assistant");
+  EXPECT_EQ(j["choices"][0]["message"]["content"], "Hello there");
+  EXPECT_EQ(j["choices"][0]["finish_reason"], "stop");
+  EXPECT_EQ(j["usage"]["completion_tokens"], 12);
+  EXPECT_EQ(j["usage"]["prompt_tokens"], 20);
+  EXPECT_EQ(j["id"].get<std::string>().rfind("chatcmpl-", 0), 0u);
+}
+
+TEST(HttpServerTest, StreamingChatChunks) {
+  TestServer s;
+  s.backend.script = testing::ReplyScript(Bytes("Hi you"));
+  httplib::Client c("127.0.0.1", s.port);
+  auto r = c.Post(kChat, ChatBody(R"(,"stream":true,"stream_options":{"include_usage":true})"),
+                  "application/json");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200);
+  EXPECT_NE(r->get_header_value("Content-Type").find("text/event-stream"), std::string::npos);
+  bool done;
+  auto ev = SseEvents(r->body, &done);
+  EXPECT_TRUE(done);
+  ASSERT_GE(ev.size(), 4u);
+  EXPECT_EQ(ev[0]["choices"][0]["delta"]["role"], "assistant");
+  std::string text;
+  for (size_t i = 0; i + 2 < ev.size(); ++i) {
+    EXPECT_EQ(ev[i]["object"], "chat.completion.chunk");
+    EXPECT_TRUE(ev[i]["usage"].is_null());
+    EXPECT_TRUE(ev[i]["choices"][0]["finish_reason"].is_null());
+    if (ev[i]["choices"][0]["delta"].contains("content")) {
+      text += ev[i]["choices"][0]["delta"]["content"].get<std::string>();
+    }
+  }
+  EXPECT_EQ(text, "Hi you");
+  EXPECT_EQ(ev[ev.size() - 2]["choices"][0]["finish_reason"], "stop");
+  EXPECT_TRUE(ev.back()["choices"].empty());
+  EXPECT_EQ(ev.back()["usage"]["completion_tokens"], 7);
+}
+
+TEST(HttpServerTest, ThinkingAndToolCalls) {
+  TestServer s;
+  std::vector<int32_t> reply = {testing::kThinkStart};
+  for (int32_t t : Bytes("thought\nhmm")) reply.push_back(t);
+  reply.push_back(testing::kThinkEnd);
+  reply.push_back(testing::kToolStart);
+  for (int32_t t : Bytes("get_weather:{\"city\":\"Paris\"}")) reply.push_back(t);
+  reply.push_back(testing::kToolEnd);
+  s.backend.script = testing::ReplyScript(reply);
+  httplib::Client c("127.0.0.1", s.port);
+  const std::string tools =
+      R"(,"tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object"}}}])";
+  auto r = c.Post(kChat, ChatBody(tools), "application/json");
+  ASSERT_TRUE(r);
+  Json j = Json::parse(r->body);
+  EXPECT_EQ(j["choices"][0]["finish_reason"], "tool_calls");
+  EXPECT_EQ(j["choices"][0]["message"]["reasoning_content"], "hmm");
+  EXPECT_TRUE(j["choices"][0]["message"]["content"].is_null());
+  EXPECT_EQ(j["choices"][0]["message"]["tool_calls"][0]["function"]["name"], "get_weather");
+  EXPECT_EQ(j["choices"][0]["message"]["tool_calls"][0]["function"]["arguments"],
+            R"({"city":"Paris"})");
+
+  auto st = c.Post(kChat, ChatBody(tools + R"(,"stream":true)"), "application/json");
+  ASSERT_TRUE(st);
+  bool done;
+  auto ev = SseEvents(st->body, &done);
+  std::string reasoning;
+  int calls = 0;
+  for (const auto& e : ev) {
+    const Json& d = e["choices"][0]["delta"];
+    if (d.contains("reasoning_content")) reasoning += d["reasoning_content"].get<std::string>();
+    if (d.contains("tool_calls")) {
+      EXPECT_EQ(d["tool_calls"][0]["index"], calls);
+      EXPECT_EQ(d["tool_calls"][0]["function"]["name"], "get_weather");
+      ++calls;
+    }
+  }
+  EXPECT_EQ(reasoning, "hmm");
+  EXPECT_EQ(calls, 1);
+  EXPECT_EQ(ev.back()["choices"][0]["finish_reason"], "tool_calls");
+}
+
+TEST(HttpServerTest, StopStringsAndCompletions) {
+  TestServer s;
+  s.backend.script = testing::ReplyScript(Bytes("one two three four"));
+  httplib::Client c("127.0.0.1", s.port);
+  auto r = c.Post(kChat, ChatBody(R"(,"stop":[" three"])"), "application/json");
+  ASSERT_TRUE(r);
+  Json j = Json::parse(r->body);
+  EXPECT_EQ(j["choices"][0]["message"]["content"], "one two");
+  EXPECT_EQ(j["choices"][0]["finish_reason"], "stop");
+
+  s.backend.script = [](const std::vector<int32_t>& t) { return t.size() % 2 ? 'a' : 'b'; };
+  auto cr = c.Post("/v1/completions", R"({"prompt":"xyz","max_tokens":5,"echo":true})",
+                   "application/json");
+  ASSERT_TRUE(cr);
+  Json cj = Json::parse(cr->body);
+  EXPECT_EQ(cj["object"], "text_completion");
+  EXPECT_EQ(cj["choices"][0]["text"], "xyzbabab");
+  EXPECT_EQ(cj["choices"][0]["finish_reason"], "length");
+}
+
+TEST(HttpServerTest, ApiKeyGuardsV1Only) {
+  HttpOptions h;
+  h.api_key = "sekret";
+  TestServer s({}, h);
+  httplib::Client c("127.0.0.1", s.port);
+  ExpectJsonError(c.Get("/v1/models"), 401);
+  ExpectJsonError(c.Get("/v1/models", {{"Authorization", "Bearer wrong"}}), 401);
+  ExpectJsonError(c.Post(kChat, ChatBody(), "application/json"), 401);
+  auto ok = c.Get("/v1/models", {{"Authorization", "Bearer sekret"}});
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->status, 200);
+  auto health = c.Get("/health");
+  ASSERT_TRUE(health);
+  EXPECT_EQ(health->status, 200);
+}
+
+TEST(HttpServerTest, RoutingErrors) {
+  TestServer s;
+  httplib::Client c("127.0.0.1", s.port);
+  ExpectJsonError(c.Get("/v1/nothing"), 404);
+  ExpectJsonError(c.Get(kChat), 405);
+  ExpectJsonError(c.Put("/v1/models", "", "application/json"), 405);
+  ExpectJsonError(c.Post(kChat, "{", "application/json"), 400);
+  auto pre = c.Options(kChat);
+  ASSERT_TRUE(pre);
+  EXPECT_EQ(pre->status, 204);
+  EXPECT_EQ(pre->get_header_value("Access-Control-Allow-Origin"), "*");
+}
+
+TEST(HttpServerTest, HostileBodies) {
+  TestServer s;
+  httplib::Client c("127.0.0.1", s.port);
+  const std::string bodies[] = {
+      "{\"messages\": [",                                        // malformed
+      R"({"messages": {"role": "user"}})",                       // wrong type
+      R"({"messages": [{"role": "user", "content": 12}]})",      // wrong type
+      R"({"messages": [{"role": "root", "content": "x"}]})",     // unknown role
+      "{\"messages\": [{\"role\": \"user\", \"content\": \"\xc3\x28\"}]}",  // invalid UTF-8
+      "{\"messages\": [{\"role\": \"user\", \"content\": \"\\udc00\"}]}",   // lone surrogate
+      std::string(5000, '{'),
+      R"({"messages": [{"role": "user", "content": "x"}], "max_tokens": -5})",
+      R"({"messages": [{"role": "user", "content": "x"}], "temperature": null, "top_k": 1e300})",
+      "\0\0\0",
+  };
+  for (const auto& b : bodies) ExpectJsonError(c.Post(kChat, b, "application/json"), 400);
+  ExpectJsonError(c.Post("/v1/completions", R"({"prompt": [99999999]})", "application/json"),
+                  400);
+  auto ok = c.Post(kChat, ChatBody(R"(,"max_tokens":2)"), "application/json");
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->status, 200);
+}
+
+TEST(HttpServerTest, HugeBodiesGet413) {
+  HttpOptions h;
+  h.max_body_bytes = 1 << 20;
+  TestServer s({}, h);
+  httplib::Client c("127.0.0.1", s.port);
+  c.set_write_timeout(60, 0);
+  c.set_read_timeout(60, 0);
+  std::string big(100u << 20, 'a');  // 100 MB with Content-Length
+  ExpectJsonError(c.Post(kChat, big, "application/json"), 413);
+  big.clear();
+  big.shrink_to_fit();
+  // 4 MB in chunked transfer encoding (no Content-Length).
+  size_t sent = 0;
+  auto r = c.Post(
+      kChat,
+      [&](size_t, httplib::DataSink& sink) {
+        std::string chunk(64 << 10, 'b');
+        if (sent >= (4u << 20)) {
+          sink.done();
+          return true;
+        }
+        sent += chunk.size();
+        return sink.write(chunk.data(), chunk.size());
+      },
+      "application/json");
+  ExpectJsonError(r, 413);
+  httplib::Client c2("127.0.0.1", s.port);
+  auto ok = c2.Get("/health");
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->status, 200);
+}
+
+TEST(HttpServerTest, ThousandGarbageRequestsAllGet4xxJson) {
+  TestServer s;
+  std::mt19937 rng(20260401);
+  auto random_bytes = [&](size_t n) {
+    std::string out(n, '\0');
+    for (auto& ch : out) ch = static_cast<char>(rng() & 0xff);
+    return out;
+  };
+  const std::string valid = ChatBody(R"(,"max_tokens":3,"stream":true)");
+  const char* paths[] = {"/v1/chat/completions", "/v1/completions"};
+  httplib::Client c("127.0.0.1", s.port);
+  int raw = 0;
+  for (int i = 0; i < 1000; ++i) {
+    const int kind = static_cast<int>(rng() % 4);
+    if (kind == 3) {
+      // Not even HTTP: random bytes, then a blank line.
+      RawConn conn(s.port);
+      ASSERT_TRUE(conn.ok());
+      conn.Send(random_bytes(1 + rng() % 300) + "\r\n\r\n");
+      std::string resp = conn.ReadUntil("}\n", 1 << 16);
+      if (resp.empty()) continue;  // the server may close a connection it cannot parse
+      ++raw;
+      ASSERT_EQ(resp.rfind("HTTP/1.1 4", 0), 0u) << resp;
+      const size_t body = resp.find("\r\n\r\n");
+      ASSERT_NE(body, std::string::npos);
+      std::string b = resp.substr(body + 4);
+      if (!b.empty()) EXPECT_NE(b.find("\"error\""), std::string::npos) << resp;
+      continue;
+    }
+    std::string b;
+    if (kind == 0) {
+      b = random_bytes(rng() % 2000);
+    } else if (kind == 1) {  // a valid body with bytes flipped
+      b = valid;
+      for (int k = 0; k < 1 + static_cast<int>(rng() % 4); ++k) {
+        b[rng() % b.size()] = static_cast<char>(rng() & 0xff);
+      }
+    } else {  // a valid body cut short
+      b = valid.substr(0, rng() % (valid.size() - 1));
+    }
+    auto r = c.Post(paths[rng() % 2], b, "application/json");
+    ASSERT_TRUE(r) << "request " << i << " got no response";
+    if (r->status == 200) {
+      // A flip may leave the JSON valid (inside a string): that is a fine request.
+      EXPECT_EQ(kind, 1);
+      continue;
+    }
+    ASSERT_GE(r->status, 400) << b;
+    ASSERT_LT(r->status, 500) << b;
+    Json j = Json::parse(r->body, nullptr, false);
+    ASSERT_FALSE(j.is_discarded()) << r->body;
+    EXPECT_TRUE(j["error"]["message"].is_string());
+  }
+  EXPECT_GT(raw, 100);
+  // Still serving.
+  s.backend.script = testing::ReplyScript(Bytes("alive"));
+  auto r = c.Post(kChat, ChatBody(), "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(Json::parse(r->body)["choices"][0]["message"]["content"], "alive");
+}
+
+bool WaitFor(const std::function<bool()>& cond) {
+  for (int i = 0; i < 500; ++i) {
+    if (cond()) return true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return cond();
+}
+
+TEST(HttpServerTest, DisconnectCancelsAndFreesTheSlot) {
+  SchedulerOptions so;
+  so.slots = 1;
+  TestServer s(so);
+  const std::string body = ChatBody(R"(,"stream":true)");
+  {
+    RawConn conn(s.port);
+    ASSERT_TRUE(conn.ok());
+    conn.Send("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n"
+              "Content-Length: " + std::to_string(body.size()) + "\r\n\r\n" + body);
+    std::string got = conn.ReadUntil("\"content\"");  // a first chunk arrived
+    ASSERT_NE(got.find("200 OK"), std::string::npos) << got;
+  }  // the client goes away mid-stream; generation would go on for ~4000 tokens
+  EXPECT_TRUE(WaitFor([&] { return s.metrics.cancelled() == 1; }));
+  // The single slot is free again: a new request completes.
+  s.backend.script = testing::ReplyScript(Bytes("next"));
+  httplib::Client c("127.0.0.1", s.port);
+  auto r = c.Post(kChat, ChatBody(), "application/json");
+  ASSERT_TRUE(r);
+  EXPECT_EQ(Json::parse(r->body)["choices"][0]["message"]["content"], "next");
+
+  // The same for a non-streaming request (detected through the keep-alive writes).
+  s.backend.script = nullptr;
+  {
+    const std::string b2 = ChatBody();
+    RawConn conn(s.port);
+    conn.Send("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: " +
+              std::to_string(b2.size()) + "\r\n\r\n" + b2);
+    EXPECT_TRUE(WaitFor([&] { return s.metrics.decode_tokens() > 50; }));
+  }
+  EXPECT_TRUE(WaitFor([&] { return s.metrics.cancelled() == 2; }));
+}
+
+TEST(HttpServerTest, FullQueueAnswers503WithRetryAfter) {
+  SchedulerOptions so;
+  so.slots = 1;
+  so.queue_capacity = 1;
+  so.retry_after_s = 2;
+  TestServer s(so);
+  s.backend.pass_delay = std::chrono::microseconds(500);
+  const std::string body = ChatBody(R"(,"stream":true)");
+  const std::string req = "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: " +
+                          std::to_string(body.size()) + "\r\n\r\n" + body;
+  RawConn a(s.port), b(s.port);
+  a.Send(req);
+  a.ReadUntil("\"content\"");  // running in the only slot
+  b.Send(req);                 // waits in the queue
+  EXPECT_TRUE(WaitFor([&] {
+    return s.metrics.RenderPrometheus().find("gemlet_queue_depth 1\n") != std::string::npos;
+  }));
+  httplib::Client c("127.0.0.1", s.port);
+  auto r = c.Post(kChat, body, "application/json");
+  ExpectJsonError(r, 503);
+  EXPECT_EQ(r->get_header_value("Retry-After"), "2");
+  a.Close();
+  b.Close();
+  EXPECT_TRUE(WaitFor([&] { return s.metrics.cancelled() == 2; }));
+}
+
+}  // namespace
+}  // namespace gemlet::server

@@ -1,0 +1,194 @@
+#include "tools/server/request_parser.h"
+
+#include <gtest/gtest.h>
+
+namespace gemlet::server {
+namespace {
+
+ApiError ChatError(const std::string& body) {
+  auto r = ParseChatRequest(std::string_view(body));
+  EXPECT_FALSE(r.ok()) << body;
+  return r.ok() ? ApiError{} : r.error();
+}
+
+TEST(RequestParserTest, ParsesAFullChatRequest) {
+  const std::string body = R"({
+    "model": "gemma-4-e2b", "stream": true, "stream_options": {"include_usage": true},
+    "messages": [
+      {"role": "system", "content": "Be brief."},
+      {"role": "user", "content": [{"type": "text", "text": "Weather "}, {"type": "text", "text": "in Paris?"}]},
+      {"role": "assistant", "content": null, "tool_calls": [
+        {"id": "call_1", "type": "function", "function": {"name": "get_weather", "arguments": "{\"city\":\"Paris\"}"}}]},
+      {"role": "tool", "tool_call_id": "call_1", "content": "{\"temp\": 21}"}
+    ],
+    "tools": [{"type": "function", "function": {"name": "get_weather", "description": "Weather now",
+               "parameters": {"type": "object", "properties": {"city": {"type": "string"}}}}}],
+    "tool_choice": {"type": "function", "function": {"name": "get_weather"}},
+    "temperature": 0.5, "top_p": 0.9, "top_k": 40, "min_p": 0.05, "seed": 42,
+    "presence_penalty": 0.5, "frequency_penalty": -0.5,
+    "max_completion_tokens": 100, "max_tokens": 7, "stop": ["\n\n", "END"],
+    "reasoning_effort": "high", "some_future_field": {"ignored": true}
+  })";
+  auto r = ParseChatRequest(std::string_view(body));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  EXPECT_EQ(r->model, "gemma-4-e2b");
+  ASSERT_EQ(r->messages.size(), 4u);
+  EXPECT_EQ(r->messages[0].role, Role::kSystem);
+  EXPECT_EQ(r->messages[1].content, "Weather in Paris?");
+  ASSERT_EQ(r->messages[2].tool_calls.size(), 1u);
+  EXPECT_EQ(r->messages[2].tool_calls[0].name, "get_weather");
+  EXPECT_EQ(r->messages[2].tool_calls[0].arguments, R"({"city":"Paris"})");
+  EXPECT_EQ(r->messages[3].role, Role::kTool);
+  EXPECT_EQ(r->messages[3].tool_call_id, "call_1");
+  ASSERT_EQ(r->tools.size(), 1u);
+  EXPECT_EQ(r->tools[0].parameters["properties"]["city"]["type"], "string");
+  EXPECT_EQ(r->tool_choice, ToolChoice::kFunction);
+  EXPECT_EQ(r->tool_choice_name, "get_weather");
+  EXPECT_TRUE(r->stream);
+  EXPECT_TRUE(r->include_usage);
+  EXPECT_DOUBLE_EQ(*r->sampling.temperature, 0.5);
+  EXPECT_EQ(*r->sampling.top_k, 40);
+  EXPECT_EQ(*r->sampling.seed, 42u);
+  EXPECT_DOUBLE_EQ(r->sampling.frequency_penalty, -0.5);
+  EXPECT_EQ(*r->max_tokens, 100);  // max_completion_tokens wins
+  EXPECT_EQ(r->stop, (std::vector<std::string>{"\n\n", "END"}));
+  EXPECT_TRUE(r->enable_thinking);
+}
+
+TEST(RequestParserTest, ThinkingSwitches) {
+  auto on = [](const std::string& extra) {
+    auto r = ParseChatRequest(std::string_view(
+        R"({"messages":[{"role":"user","content":"x"}])" + extra + "}"));
+    EXPECT_TRUE(r.ok());
+    return r.ok() && r->enable_thinking;
+  };
+  EXPECT_FALSE(on(""));
+  EXPECT_TRUE(on(R"(,"chat_template_kwargs":{"enable_thinking":true})"));
+  EXPECT_TRUE(on(R"(,"think":true)"));
+  EXPECT_FALSE(on(R"(,"reasoning_effort":"none")"));
+  EXPECT_EQ(ChatError(R"({"messages":[{"role":"user","content":"x"}],"reasoning_effort":"max"})").param,
+            "reasoning_effort");
+}
+
+TEST(RequestParserTest, WrongTypesNameTheField) {
+  struct Case {
+    std::string body, param;
+  } cases[] = {
+      {R"({"messages": "hi"})", "messages"},
+      {R"({"messages": []})", "messages"},
+      {R"({"model": 3, "messages": [{"role":"user","content":"x"}]})", "model"},
+      {R"({"messages": [{"role":"user","content":5}]})", "messages[0].content"},
+      {R"({"messages": [{"role":"user"}]})", "messages[0].content"},
+      {R"({"messages": [{"content":"x"}]})", "messages[0].role"},
+      {R"({"messages": [{"role":"user","content":[{"type":"image_url"}]}]})",
+       "messages[0].content[0].type"},
+      {R"({"messages": [{"role":"user","content":"x"}], "temperature": "hot"})", "temperature"},
+      {R"({"messages": [{"role":"user","content":"x"}], "temperature": 3})", "temperature"},
+      {R"({"messages": [{"role":"user","content":"x"}], "top_p": -1})", "top_p"},
+      {R"({"messages": [{"role":"user","content":"x"}], "max_tokens": 0})", "max_tokens"},
+      {R"({"messages": [{"role":"user","content":"x"}], "max_tokens": 1.5})", "max_tokens"},
+      {R"({"messages": [{"role":"user","content":"x"}], "stream": "yes"})", "stream"},
+      {R"({"messages": [{"role":"user","content":"x"}], "stop": 5})", "stop"},
+      {R"({"messages": [{"role":"user","content":"x"}], "stop": ["a", 1]})", "stop[1]"},
+      {R"({"messages": [{"role":"user","content":"x"}], "seed": "1"})", "seed"},
+      {R"({"messages": [{"role":"user","content":"x"}], "n": 2})", "n"},
+      {R"({"messages": [{"role":"user","content":"x"}], "tools": [{"type":"function"}]})",
+       "tools[0].function"},
+      {R"({"messages": [{"role":"user","content":"x"}], "tools": [{"type":"function","function":{"name":"a b"}}]})",
+       "tools[0].function.name"},
+      {R"({"messages": [{"role":"user","content":"x"}], "tool_choice": "maybe"})", "tool_choice"},
+      {R"({"messages": [{"role":"user","content":"x"}], "stream_options": {"include_usage": true}})",
+       "stream_options"},
+      {R"({"messages": [{"role":"user","content":"x"}], "response_format": {"type":"json_object"}})",
+       "response_format.type"},
+  };
+  for (const auto& c : cases) {
+    ApiError e = ChatError(c.body);
+    EXPECT_EQ(e.status, 400) << c.body;
+    EXPECT_EQ(e.type, "invalid_request_error");
+    EXPECT_EQ(e.param, c.param) << c.body << " → " << e.message;
+    EXPECT_FALSE(e.message.empty());
+  }
+}
+
+TEST(RequestParserTest, UnknownRoleIsRejected) {
+  ApiError e = ChatError(R"({"messages": [{"role": "wizard", "content": "x"}]})");
+  EXPECT_EQ(e.param, "messages[0].role");
+  EXPECT_NE(e.message.find("wizard"), std::string::npos);
+}
+
+TEST(RequestParserTest, MalformedBodies) {
+  for (const std::string body : {"", "{", "[1,2]", "null", "\"x\"", "{\"messages\": [}", "{} {}",
+                                 "{\"a\":1,}", "\xff\xfe{}"}) {
+    ApiError e = ChatError(body);
+    EXPECT_EQ(e.status, 400) << body;
+  }
+}
+
+TEST(RequestParserTest, InvalidUtf8AndBadEscapesAreRejected) {
+  // Raw invalid bytes inside a string, an overlong encoding, and a lone surrogate escape.
+  for (const std::string s : {"\xc3\x28", "\xc0\xaf", "\xed\xa0\x80", "\\ud800"}) {
+    ApiError e = ChatError(R"({"messages": [{"role":"user","content":")" + s + R"("}]})");
+    EXPECT_EQ(e.status, 400);
+  }
+}
+
+TEST(RequestParserTest, DeepNestingIsRejectedCheaply) {
+  std::string deep(100000, '[');
+  ApiError e = ChatError(deep);
+  EXPECT_NE(e.message.find("deeper"), std::string::npos);
+  // Brackets inside strings do not count.
+  std::string ok = R"({"messages":[{"role":"user","content":")" + std::string(1000, '[') + R"("}]})";
+  EXPECT_TRUE(ParseChatRequest(std::string_view(ok)).ok());
+}
+
+TEST(RequestParserTest, CompletionPrompts) {
+  auto a = ParseCompletionRequest(std::string_view(R"({"prompt": "Once upon"})"));
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(a->prompt, "Once upon");
+  EXPECT_EQ(*a->max_tokens, 16);  // OpenAI's default
+  auto b = ParseCompletionRequest(std::string_view(R"({"prompt": [2, 105, 9], "max_tokens": 3})"));
+  ASSERT_TRUE(b.ok());
+  EXPECT_TRUE(b->prompt_is_tokens);
+  EXPECT_EQ(b->prompt_tokens, (std::vector<int32_t>{2, 105, 9}));
+  auto c = ParseCompletionRequest(std::string_view(R"({"prompt": ["one"], "echo": true})"));
+  ASSERT_TRUE(c.ok());
+  EXPECT_TRUE(c->echo);
+  for (const std::string body : {R"({})", R"({"prompt": 5})", R"({"prompt": [-1]})",
+                                 R"({"prompt": ["a", "b"]})", R"({"prompt": "x", "best_of": 2})",
+                                 R"({"prompt": "x", "logprobs": 3})",
+                                 R"({"prompt": "x", "suffix": "y"})"}) {
+    auto r = ParseCompletionRequest(std::string_view(body));
+    EXPECT_FALSE(r.ok()) << body;
+    if (!r.ok()) {
+      EXPECT_EQ(r.error().status, 400);
+    }
+  }
+}
+
+TEST(RequestParserTest, ErrorJsonHasOpenAiShape) {
+  ApiError e = BadRequest("bad thing", "messages", "invalid_value");
+  auto j = nlohmann::json::parse(e.ToJson());
+  EXPECT_EQ(j["error"]["message"], "bad thing");
+  EXPECT_EQ(j["error"]["type"], "invalid_request_error");
+  EXPECT_EQ(j["error"]["param"], "messages");
+  EXPECT_EQ(j["error"]["code"], "invalid_value");
+  auto k = nlohmann::json::parse(InternalError("x").ToJson());
+  EXPECT_TRUE(k["error"]["param"].is_null());
+  EXPECT_TRUE(k["error"]["code"].is_null());
+  EXPECT_EQ(Overloaded("busy", 2).status, 503);
+}
+
+TEST(Utf8Test, CompletePrefix) {
+  EXPECT_EQ(CompleteUtf8Prefix("abc"), 3u);
+  EXPECT_EQ(CompleteUtf8Prefix("ab\xc3"), 2u);
+  EXPECT_EQ(CompleteUtf8Prefix("ab\xc3\xa9"), 4u);
+  EXPECT_EQ(CompleteUtf8Prefix("\xe2\x82"), 0u);
+  EXPECT_EQ(CompleteUtf8Prefix("\xf0\x9f\x98\x80"), 4u);
+  EXPECT_TRUE(IsValidUtf8("caf\xc3\xa9"));
+  EXPECT_FALSE(IsValidUtf8("\xc0\xaf"));
+  EXPECT_FALSE(IsValidUtf8("\xed\xa0\x80"));
+}
+
+}  // namespace
+}  // namespace gemlet::server

@@ -1,0 +1,299 @@
+#include "tools/server/scheduler.h"
+
+#include <gtest/gtest.h>
+
+#include <future>
+
+#include "tools/server/testing/fake_model.h"
+
+namespace gemlet::server {
+namespace {
+
+using testing::Bytes;
+using testing::FakeBackend;
+using testing::FakeSampler;
+using testing::kEos;
+
+// Collects tokens; optionally stops after `stop_after` tokens or blocks in OnToken.
+class CollectSink : public JobSink {
+ public:
+  bool OnToken(int32_t t) override {
+    std::lock_guard<std::mutex> lock(mu);
+    tokens.push_back(t);
+    cv.notify_all();
+    return stop_after < 0 || static_cast<int>(tokens.size()) < stop_after;
+  }
+  void OnFinish(const JobOutcome& o) override {
+    std::lock_guard<std::mutex> lock(mu);
+    outcome = o;
+    cv.notify_all();
+  }
+  JobOutcome WaitDone() {
+    std::unique_lock<std::mutex> lock(mu);
+    EXPECT_TRUE(cv.wait_for(lock, std::chrono::seconds(30), [&] { return outcome.has_value(); }));
+    return outcome.value_or(JobOutcome{});
+  }
+  void WaitTokens(size_t n) {
+    std::unique_lock<std::mutex> lock(mu);
+    EXPECT_TRUE(cv.wait_for(lock, std::chrono::seconds(30), [&] { return tokens.size() >= n; }));
+  }
+  int stop_after = -1;
+  std::mutex mu;
+  std::condition_variable cv;
+  std::vector<int32_t> tokens;
+  std::optional<JobOutcome> outcome;
+};
+
+JobSpec Spec(const std::string& prompt, int64_t max_tokens, uint64_t seed,
+             std::shared_ptr<JobSink> sink, double temperature = 1.0) {
+  JobSpec s;
+  s.prompt = Bytes(prompt);
+  s.max_tokens = max_tokens;
+  s.stop_tokens = {kEos};
+  s.sampler = std::make_unique<FakeSampler>(temperature, seed);
+  s.sink = std::move(sink);
+  return s;
+}
+
+TEST(SchedulerTest, GeneratesScriptedReplyAndStopsAtStopToken) {
+  FakeBackend backend;
+  backend.script = testing::ReplyScript(Bytes("hello"));
+  Metrics metrics;
+  Scheduler sched(backend, metrics, SchedulerOptions{});
+  auto sink = std::make_shared<CollectSink>();
+  auto h = sched.Submit(Spec("[user]hi\n[assistant]", 100, 1, sink));
+  ASSERT_TRUE(h.ok());
+  JobOutcome o = sink->WaitDone();
+  EXPECT_EQ(o.reason, FinishReason::kStop);
+  EXPECT_EQ(sink->tokens, Bytes("hello"));
+  EXPECT_EQ(o.completion_tokens, 6);  // "hello" + the stop token
+  EXPECT_EQ(o.prompt_tokens, 20);  // "[user]hi\n[assistant]"
+}
+
+TEST(SchedulerTest, MaxTokensEndsWithLength) {
+  FakeBackend backend;
+  Metrics metrics;
+  Scheduler sched(backend, metrics, SchedulerOptions{});
+  auto sink = std::make_shared<CollectSink>();
+  ASSERT_TRUE(sched.Submit(Spec("abc", 7, 1, sink)).ok());
+  JobOutcome o = sink->WaitDone();
+  EXPECT_EQ(o.reason, FinishReason::kLength);
+  EXPECT_EQ(sink->tokens.size(), 7u);
+}
+
+TEST(SchedulerTest, ContextLimitEndsWithLengthAndRejectsLongPrompts) {
+  FakeBackend backend(/*context=*/32);
+  Metrics metrics;
+  Scheduler sched(backend, metrics, SchedulerOptions{});
+  auto sink = std::make_shared<CollectSink>();
+  ASSERT_TRUE(sched.Submit(Spec(std::string(20, 'a'), 1000, 1, sink)).ok());
+  JobOutcome o = sink->WaitDone();
+  EXPECT_EQ(o.reason, FinishReason::kLength);
+  // 20 prompt tokens + 12 fed generated tokens fill 32; the 13th sampled token is not fed.
+  EXPECT_EQ(sink->tokens.size(), 13u);
+
+  auto too_long = sched.Submit(Spec(std::string(32, 'a'), 10, 1, std::make_shared<CollectSink>()));
+  ASSERT_FALSE(too_long.ok());
+  EXPECT_EQ(too_long.error().status, 400);
+  EXPECT_EQ(too_long.error().code, "context_length_exceeded");
+}
+
+TEST(SchedulerTest, SinkCanStopGeneration) {
+  FakeBackend backend;
+  Metrics metrics;
+  Scheduler sched(backend, metrics, SchedulerOptions{});
+  auto sink = std::make_shared<CollectSink>();
+  sink->stop_after = 3;
+  ASSERT_TRUE(sched.Submit(Spec("abc", 100, 1, sink)).ok());
+  JobOutcome o = sink->WaitDone();
+  EXPECT_EQ(o.reason, FinishReason::kStop);
+  EXPECT_EQ(sink->tokens.size(), 3u);
+}
+
+TEST(SchedulerTest, SameSeedSameTokensAloneOrBatched) {
+  FakeBackend backend;
+  Metrics metrics;
+  SchedulerOptions opt;
+  opt.slots = 8;
+  opt.cache_sessions = 0;  // every run prefills from scratch
+  Scheduler sched(backend, metrics, opt);
+  auto solo = std::make_shared<CollectSink>();
+  ASSERT_TRUE(sched.Submit(Spec("same prompt", 40, 1234, solo)).ok());
+  solo->WaitDone();
+  ASSERT_EQ(solo->tokens.size(), 40u);
+
+  std::vector<std::shared_ptr<CollectSink>> sinks;
+  for (int i = 0; i < 8; ++i) {
+    sinks.push_back(std::make_shared<CollectSink>());
+    // Half with the same seed and prompt; the rest differ, to share batches with them.
+    const bool same = i % 2 == 0;
+    ASSERT_TRUE(sched.Submit(Spec(same ? "same prompt" : "other prompt " + std::to_string(i), 40,
+                                  same ? 1234 : 99 + i, sinks.back()))
+                    .ok());
+  }
+  for (int i = 0; i < 8; ++i) {
+    sinks[i]->WaitDone();
+    if (i % 2 == 0) {
+      EXPECT_EQ(sinks[i]->tokens, solo->tokens) << "stream " << i;
+    }
+  }
+  EXPECT_NE(sinks[1]->tokens, solo->tokens);
+  EXPECT_GT(backend.max_batch.load(), 1);
+}
+
+TEST(SchedulerTest, ConcurrentStreamsShareDecodeSteps) {
+  FakeBackend backend;
+  backend.pass_delay = std::chrono::microseconds(2000);
+  Metrics metrics;
+  SchedulerOptions opt;
+  opt.slots = 4;
+  Scheduler sched(backend, metrics, opt);
+  std::vector<std::shared_ptr<CollectSink>> sinks;
+  for (int i = 0; i < 4; ++i) {
+    sinks.push_back(std::make_shared<CollectSink>());
+    ASSERT_TRUE(sched.Submit(Spec("prompt " + std::to_string(i), 50, i, sinks.back())).ok());
+  }
+  for (auto& s : sinks) EXPECT_EQ(s->WaitDone().reason, FinishReason::kLength);
+  // 4 x 49 fed tokens; batched, that takes about 49 steps (plus a few while streams join).
+  EXPECT_EQ(backend.decode_rows.load(), 4 * 49);
+  EXPECT_LT(backend.decode_calls.load(), 49 + 12);
+  EXPECT_EQ(backend.max_batch.load(), 4);
+  EXPECT_EQ(metrics.decode_steps(), backend.decode_calls.load());
+}
+
+TEST(SchedulerTest, FullQueueAnswers503WithRetryAfter) {
+  FakeBackend backend;
+  backend.pass_delay = std::chrono::microseconds(1000);
+  Metrics metrics;
+  SchedulerOptions opt;
+  opt.slots = 1;
+  opt.queue_capacity = 2;
+  opt.retry_after_s = 3;
+  Scheduler sched(backend, metrics, opt);
+  std::vector<std::shared_ptr<CollectSink>> sinks;
+  std::vector<std::shared_ptr<JobHandle>> handles;
+  int rejected = 0;
+  for (int i = 0; i < 6; ++i) {
+    sinks.push_back(std::make_shared<CollectSink>());
+    auto h = sched.Submit(Spec("p", 1000000, i, sinks.back()));
+    if (h.ok()) {
+      handles.push_back(*h);
+    } else {
+      ++rejected;
+      EXPECT_EQ(h.error().status, 503);
+      EXPECT_EQ(h.error().retry_after_s, 3);
+    }
+  }
+  // One job in the slot (maybe not yet taken), two waiting: at least three are turned away.
+  EXPECT_GE(rejected, 3);
+  for (auto& h : handles) h->Cancel();
+  for (size_t i = 0; i < sinks.size(); ++i) {
+    if (i < handles.size()) {
+      EXPECT_EQ(sinks[i]->WaitDone().reason, FinishReason::kCancelled);
+    }
+  }
+}
+
+TEST(SchedulerTest, CancelFreesTheSlotForTheNextJob) {
+  FakeBackend backend;
+  Metrics metrics;
+  SchedulerOptions opt;
+  opt.slots = 1;
+  Scheduler sched(backend, metrics, opt);
+  auto endless = std::make_shared<CollectSink>();
+  auto h = sched.Submit(Spec("endless", 1 << 30, 1, endless));
+  ASSERT_TRUE(h.ok());
+  endless->WaitTokens(5);
+  auto next = std::make_shared<CollectSink>();
+  ASSERT_TRUE(sched.Submit(Spec("next", 5, 2, next)).ok());
+  (*h)->Cancel();
+  EXPECT_EQ(endless->WaitDone().reason, FinishReason::kCancelled);
+  EXPECT_EQ(next->WaitDone().reason, FinishReason::kLength);
+  EXPECT_EQ(next->tokens.size(), 5u);
+  EXPECT_EQ(metrics.cancelled(), 1);
+}
+
+TEST(SchedulerTest, PrefixCacheResumesConversationAndSharedSystemPrompt) {
+  FakeBackend backend;
+  Metrics metrics;
+  SchedulerOptions opt;
+  opt.slots = 1;
+  opt.cache_sessions = 4;
+  Scheduler sched(backend, metrics, opt);
+
+  // Turn 1 with a system prefix of 10 tokens: a copy is kept at the prefix.
+  auto s1 = std::make_shared<CollectSink>();
+  JobSpec spec = Spec("SYSTEMXXXX turn one", 8, 7, s1);
+  spec.cache_prefix = 10;
+  ASSERT_TRUE(sched.Submit(std::move(spec)).ok());
+  JobOutcome o1 = s1->WaitDone();
+  EXPECT_EQ(o1.cached_tokens, 0);
+  EXPECT_EQ(backend.fork_calls.load(), 1);
+
+  // Turn 2 continues the conversation: prompt = turn 1 prompt + its reply + more.
+  std::string p2 = "SYSTEMXXXX turn one";
+  for (size_t i = 0; i + 1 < s1->tokens.size(); ++i) p2 += static_cast<char>(s1->tokens[i]);
+  const int64_t fed = static_cast<int64_t>(p2.size());
+  p2 += " and turn two";
+  auto s2 = std::make_shared<CollectSink>();
+  ASSERT_TRUE(sched.Submit(Spec(p2, 4, 7, s2)).ok());
+  EXPECT_EQ(s2->WaitDone().cached_tokens, fed);
+
+  // Another conversation with the same system prompt reuses the 10-token copy.
+  auto s3 = std::make_shared<CollectSink>();
+  ASSERT_TRUE(sched.Submit(Spec("SYSTEMXXXX something else", 4, 7, s3)).ok());
+  EXPECT_EQ(s3->WaitDone().cached_tokens, 10);
+  EXPECT_EQ(metrics.prefix_cache_hits(), 2);
+
+  // Reuse gives the same tokens as a fresh prefill would.
+  FakeBackend fresh_backend;
+  Metrics m2;
+  SchedulerOptions no_cache;
+  no_cache.cache_sessions = 0;
+  Scheduler fresh(fresh_backend, m2, no_cache);
+  auto s4 = std::make_shared<CollectSink>();
+  ASSERT_TRUE(fresh.Submit(Spec("SYSTEMXXXX something else", 4, 7, s4)).ok());
+  s4->WaitDone();
+  EXPECT_EQ(s4->tokens, s3->tokens);
+}
+
+TEST(SchedulerTest, LongPromptsArePrefilledInChunksWhileOthersDecode) {
+  FakeBackend backend;
+  Metrics metrics;
+  SchedulerOptions opt;
+  opt.slots = 2;
+  opt.prefill_chunk = 16;
+  Scheduler sched(backend, metrics, opt);
+  auto a = std::make_shared<CollectSink>();
+  auto b = std::make_shared<CollectSink>();
+  ASSERT_TRUE(sched.Submit(Spec("short", 30, 1, a)).ok());
+  ASSERT_TRUE(sched.Submit(Spec(std::string(200, 'x'), 5, 2, b)).ok());
+  a->WaitDone();
+  b->WaitDone();
+  EXPECT_GE(backend.prefill_calls.load(), 1 + 200 / 16);
+  EXPECT_EQ(b->tokens.size(), 5u);
+}
+
+TEST(SchedulerTest, ShutdownCancelsEverything) {
+  FakeBackend backend;
+  Metrics metrics;
+  SchedulerOptions opt;
+  opt.slots = 1;
+  auto running = std::make_shared<CollectSink>();
+  auto waiting = std::make_shared<CollectSink>();
+  {
+    Scheduler sched(backend, metrics, opt);
+    ASSERT_TRUE(sched.Submit(Spec("a", 1 << 30, 1, running)).ok());
+    ASSERT_TRUE(sched.Submit(Spec("b", 1 << 30, 1, waiting)).ok());
+    running->WaitTokens(3);
+    sched.Shutdown();
+    auto after = sched.Submit(Spec("c", 1, 1, std::make_shared<CollectSink>()));
+    ASSERT_FALSE(after.ok());
+    EXPECT_EQ(after.error().status, 503);
+  }
+  EXPECT_EQ(running->WaitDone().reason, FinishReason::kCancelled);
+  EXPECT_EQ(waiting->WaitDone().reason, FinishReason::kCancelled);
+}
+
+}  // namespace
+}  // namespace gemlet::server

@@ -290,6 +290,14 @@ TEST_P(TierTest, FloatWeightsMatchTwin) {
   }
 }
 
+TEST_P(TierTest, MisuseIsACheckFailure) {
+  std::vector<BlockQ4x8> w(2);
+  std::vector<ActBlock> x(1);
+  std::vector<float> y(16), f(33);
+  EXPECT_DEATH(k().gemv_q4x8(w.data(), 1, 4, 16, x.data(), 32, y.data()), "groups of 8 rows");
+  EXPECT_DEATH(k().quantize_act(f.data(), x.data(), 33), "blocks of 32");
+}
+
 std::string TierParamName(const ::testing::TestParamInfo<Tier>& info) { return TierName(info.param); }
 
 INSTANTIATE_TEST_SUITE_P(AllTiers, TierTest, ::testing::ValuesIn(AvailableTiers()), TierParamName);

@@ -9,6 +9,11 @@ Result<std::unique_ptr<Engine>> Engine::Open(const std::string& path, const Engi
   e->options_ = options;
   ASSIGN_OR_RETURN(e->file_, GemletFile::Open(path));
   ASSIGN_OR_RETURN(e->model_, model::Gemma4Model::Bind(*e->file_));
+  if (!e->file_->vocab().empty()) {
+    auto tok = Tokenizer::FromGemlet(*e->file_);
+    if (!tok.ok()) return tok.status();
+    e->tokenizer_ = std::make_unique<Tokenizer>(std::move(*tok));
+  }
   e->pool_ = std::make_unique<ThreadPool>(options.threads);
 
   e->eog_ids_ = {1, 106, 50};

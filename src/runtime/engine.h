@@ -14,6 +14,7 @@
 #include "model/gemma4_config.h"
 #include "model/gemma4_model.h"
 #include "ops/matmul.h"
+#include "runtime/tokenizer.h"
 
 namespace gemlet::runtime {
 
@@ -37,6 +38,8 @@ class Engine {
   const std::vector<int32_t>& eog_ids() const { return eog_ids_; }
   bool IsEog(int32_t id) const;
   int32_t bos_id() const { return bos_id_; }
+  // The tokenizer built from the file's vocabulary, or null if the file has none.
+  const Tokenizer* tokenizer() const { return tokenizer_.get(); }
 
  private:
   Engine() = default;
@@ -44,6 +47,7 @@ class Engine {
   std::unique_ptr<GemletFile> file_;
   std::unique_ptr<model::Gemma4Model> model_;
   std::unique_ptr<ThreadPool> pool_;
+  std::unique_ptr<Tokenizer> tokenizer_;
   std::vector<int32_t> eog_ids_;
   int32_t bos_id_ = 2;
 };

@@ -54,4 +54,19 @@ void Session::Reset() {
   sampler_.Reseed();
 }
 
+Status Session::Restore(std::span<const int32_t> tokens, const std::function<Status(KvCache&)>& fill) {
+  Reset();
+  Status st = fill(kv_);
+  if (st.ok() && kv_.size() != static_cast<int64_t>(tokens.size())) {
+    st = Internal("restored " + std::to_string(kv_.size()) + " KV positions for " + std::to_string(tokens.size()) +
+                  " tokens");
+  }
+  if (!st.ok()) {
+    Reset();
+    return st;
+  }
+  history_.assign(tokens.begin(), tokens.end());
+  return Status::Ok();
+}
+
 }  // namespace gemlet::runtime

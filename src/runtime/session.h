@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <vector>
 
@@ -34,6 +35,10 @@ class Session {
 
   // Starts over (position 0, RNG reseeded); allocations are kept for the next prompt.
   void Reset();
+  // Replaces the state with a saved one (runtime/session_file.h): Reset(), then `fill` stores
+  // the K/V rows of positions [0, tokens.size()) in the emptied cache through the KvStore
+  // protocol, and `tokens` becomes the history. On error the session is left empty.
+  Status Restore(std::span<const int32_t> tokens, const std::function<Status(KvCache&)>& fill);
 
   int64_t position() const { return kv_.size(); }
   int64_t context_limit() const { return kv_.context_limit(); }

@@ -1,7 +1,9 @@
 #include "runtime/tokenizer.h"
 
 #include <algorithm>
+#include <bit>
 #include <cstdio>
+#include <cstring>
 
 #include "format/gemlet_file.h"
 #include "runtime/tokenizer_data.h"
@@ -10,9 +12,8 @@
 namespace gemlet {
 
 using tokenizer_internal::HashBytes;
-using tokenizer_internal::kEmptyKey;
+using tokenizer_internal::kEmptySlot;
 using tokenizer_internal::kSpaceMark;
-using tokenizer_internal::MergeSlot;
 using tokenizer_internal::Mix;
 
 namespace {
@@ -23,10 +24,18 @@ uint64_t TableSize(uint64_t n) {
   return s;
 }
 
-// ASCII without "\n": valid UTF-8 with no boundary characters.
-bool IsPlainAscii(const std::string& p) {
-  for (char c : p) {
-    if (static_cast<uint8_t>(c) >= 0x80 || c == '\n') return false;
+// ASCII without "\n": valid UTF-8 with no boundary characters. 8 bytes at a time.
+bool IsPlainAscii(std::string_view p) {
+  constexpr uint64_t kHigh = 0x8080808080808080ull, kOnes = 0x0101010101010101ull;
+  size_t i = 0;
+  for (; i + 8 <= p.size(); i += 8) {
+    uint64_t w;
+    std::memcpy(&w, p.data() + i, 8);
+    const uint64_t nl = w ^ (kOnes * '\n');  // a zero byte where w has '\n'
+    if ((w & kHigh) || ((nl - kOnes) & ~nl & kHigh)) return false;
+  }
+  for (; i < p.size(); ++i) {
+    if (static_cast<uint8_t>(p[i]) >= 0x80 || p[i] == '\n') return false;
   }
   return true;
 }
@@ -117,17 +126,20 @@ Result<Tokenizer> Tokenizer::Create(const Vocab& vocab, const nlohmann::json& sp
   size_t total = 0;
   for (const auto& p : vocab.pieces) total += p.size();
   if (total >= UINT32_MAX) return Corrupt("the vocabulary pieces are too large");
-  d->blob.reserve(total);
+  d->blob.resize(total);
   d->offs.resize(n + 1);
   d->special.resize(n);
   d->byte_value.resize(n);
   d->ascii_ids.fill(-1);
   d->bmp_ids.assign(0x10000, -1);
   std::vector<uint64_t> hashes(n);
+  size_t pos = 0;
   for (int32_t i = 0; i < n; ++i) {
-    const std::string& p = vocab.pieces[i];
-    d->offs[i] = static_cast<uint32_t>(d->blob.size());
-    d->blob += p;
+    const std::string& src = vocab.pieces[i];
+    d->offs[i] = static_cast<uint32_t>(pos);
+    std::memcpy(d->blob.data() + pos, src.data(), src.size());
+    const std::string_view p(d->blob.data() + pos, src.size());
+    pos += src.size();
     hashes[i] = HashBytes(p.data(), p.size());
     const TokenType t = vocab.types[i];
     d->special[i] = (t == TokenType::kControl || t == TokenType::kUserDefined) ? 1 : 0;
@@ -160,7 +172,7 @@ Result<Tokenizer> Tokenizer::Create(const Vocab& vocab, const nlohmann::json& sp
       if (!slot) d->astral_ids.emplace(cp, i);
     }
   }
-  d->offs[n] = static_cast<uint32_t>(d->blob.size());
+  d->offs[n] = static_cast<uint32_t>(pos);
   // The normaliser turns " " into "▁"; an unknown "▁" falls back to its bytes (Encode).
   d->ascii_ids[' '] = d->bmp_ids[kSpaceMark];
 
@@ -197,25 +209,34 @@ Result<Tokenizer> Tokenizer::Create(const Vocab& vocab, const nlohmann::json& sp
   // Pass 3: merges, (left, right) -> rank. A later duplicate overrides an earlier one, as in
   // Hugging Face's BPE loader.
   const size_t nm = vocab.merges.size();
+  d->id_bits = std::bit_width(static_cast<uint32_t>(n));
+  d->rank_bits = std::max(1, static_cast<int>(std::bit_width(nm)));
+  if (2 * d->id_bits + d->rank_bits > 64) {
+    return Unsupported("a vocabulary of " + std::to_string(n) + " pieces and " +
+                       std::to_string(nm) + " merges is too large");
+  }
   const uint64_t msize = TableSize(nm);
-  d->merge_slots.assign(msize, MergeSlot{kEmptyKey, 0, tokenizer_internal::kUnresolved});
+  d->merge_slots.assign(msize, kEmptySlot);
   d->merge_mask = msize - 1;
-  auto key_of = [&](size_t r) {
-    const auto [l, rt] = vocab.merges[r];
-    return (static_cast<uint64_t>(static_cast<uint32_t>(l)) << 32) | static_cast<uint32_t>(rt);
-  };
+  d->merged_by_rank.assign(nm, tokenizer_internal::kUnresolved);
   for (size_t r = 0; r < nm; ++r) {
-    if (r + kAhead < nm) __builtin_prefetch(&d->merge_slots[Mix(key_of(r + kAhead)) & d->merge_mask], 1);
     const auto [l, rt] = vocab.merges[r];
     if (l < 0 || l >= n || rt < 0 || rt >= n) {
       return Corrupt("merge " + std::to_string(r) + " names a token outside the vocabulary");
     }
-    const uint64_t key = key_of(r);
+  }
+  const Data& cd = *d;
+  for (size_t r = 0; r < nm; ++r) {
+    if (r + kAhead < nm) {
+      const auto [l, rt] = vocab.merges[r + kAhead];
+      __builtin_prefetch(&d->merge_slots[Mix(cd.MergeKey(l, rt)) & d->merge_mask], 1);
+    }
+    const uint64_t key = cd.MergeKey(vocab.merges[r].first, vocab.merges[r].second);
+    const uint64_t val = (key << d->rank_bits) | r;
     for (uint64_t s = Mix(key) & d->merge_mask;; s = (s + 1) & d->merge_mask) {
-      auto& slot = d->merge_slots[s];
-      if (slot.key == kEmptyKey || slot.key == key) {
-        slot.key = key;
-        slot.rank = static_cast<int32_t>(r);
+      uint64_t& slot = d->merge_slots[s];
+      if (slot == kEmptySlot || (slot >> d->rank_bits) == key) {
+        slot = val;
         break;
       }
     }

@@ -188,7 +188,7 @@ TEST(HttpServerTest, StopStringsAndCompletions) {
   ASSERT_TRUE(cr);
   Json cj = Json::parse(cr->body);
   EXPECT_EQ(cj["object"], "text_completion");
-  EXPECT_EQ(cj["choices"][0]["text"], "xyzbabab");
+  EXPECT_EQ(cj["choices"][0]["text"], "xyzababa");
   EXPECT_EQ(cj["choices"][0]["finish_reason"], "length");
 }
 
@@ -295,14 +295,16 @@ TEST(HttpServerTest, ThousandGarbageRequestsAllGet4xxJson) {
       RawConn conn(s.port);
       ASSERT_TRUE(conn.ok());
       conn.Send(random_bytes(1 + rng() % 300) + "\r\n\r\n");
-      std::string resp = conn.ReadUntil("}\n", 1 << 16);
+      std::string resp = conn.ReadResponse();
       if (resp.empty()) continue;  // the server may close a connection it cannot parse
       ++raw;
       ASSERT_EQ(resp.rfind("HTTP/1.1 4", 0), 0u) << resp;
       const size_t body = resp.find("\r\n\r\n");
       ASSERT_NE(body, std::string::npos);
       std::string b = resp.substr(body + 4);
-      if (!b.empty()) EXPECT_NE(b.find("\"error\""), std::string::npos) << resp;
+      Json j = Json::parse(b, nullptr, false);
+      ASSERT_FALSE(j.is_discarded()) << resp;
+      EXPECT_TRUE(j["error"]["message"].is_string()) << resp;
       continue;
     }
     std::string b;

@@ -61,6 +61,7 @@ inline void TileMmla(const BlockQ4x8* w, const ActBlock* const* xt, int64_t nb, 
 
 void GemmQ4x8Mmla(const BlockQ4x8* w, int64_t gs, int64_t r0, int64_t r1, const ActBlock* x, int64_t xs,
                   int64_t T, int64_t K, float* y, int64_t ldy) {
+  GEMLET_CHECK_MSG(r0 % 8 == 0 && r1 % 8 == 0, "q4x8 kernels take whole groups of 8 rows");
   constexpr int NP = 2;
   const int64_t nb = K / kQBlock;
   for (int64_t g = r0 / 8; g < r1 / 8; ++g) {

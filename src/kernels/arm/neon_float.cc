@@ -10,6 +10,7 @@
 namespace gemlet::kernels::neon {
 
 void QuantizeAct(const float* x, ActBlock* out, int64_t K) {
+  GEMLET_CHECK_MSG(K % kQBlock == 0, "quantize_act takes whole blocks of 32");
   for (int64_t b = 0; b < K / kQBlock; ++b) {
     const float* xb = x + b * kQBlock;
     float32x4_t v[8];

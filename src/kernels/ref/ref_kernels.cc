@@ -7,6 +7,7 @@
 namespace gemlet::kernels {
 
 void QuantizeActRef(const float* x, ActBlock* out, int64_t K) {
+  GEMLET_CHECK_MSG(K % kQBlock == 0, "quantize_act takes whole blocks of 32");
   for (int64_t b = 0; b < K / kQBlock; ++b) {
     const float* xb = x + b * kQBlock;
     ActBlock& o = out[b];
@@ -119,6 +120,7 @@ void GemmQ8Ref(const BlockQ8* w, int64_t rs, int64_t r0, int64_t r1, const ActBl
 
 void GemvQ4x8Ref(const BlockQ4x8* w, int64_t gs, int64_t r0, int64_t r1, const ActBlock* x,
                  int64_t K, float* y) {
+  GEMLET_CHECK_MSG(r0 % 8 == 0 && r1 % 8 == 0, "q4x8 kernels take whole groups of 8 rows");
   for (int64_t r = r0; r < r1; ++r) {
     y[r] = RowDotQ4x8(w + (r / 8) * gs, static_cast<int>(r % 8), x, K / kQBlock);
   }

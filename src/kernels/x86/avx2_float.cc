@@ -9,6 +9,7 @@
 namespace gemlet::kernels::avx2 {
 
 void QuantizeAct(const float* x, ActBlock* out, int64_t K) {
+  GEMLET_CHECK_MSG(K % kQBlock == 0, "quantize_act takes whole blocks of 32");
   const __m256 sign = _mm256_set1_ps(-0.0f);
   const __m256 lo = _mm256_set1_ps(-127.0f), hi = _mm256_set1_ps(127.0f);
   const __m256i perm = _mm256_setr_epi32(0, 4, 1, 5, 2, 6, 3, 7);

@@ -6,6 +6,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <cstdlib>
 #include <memory>
 #include <string>
 #include <thread>
@@ -77,6 +78,24 @@ class RawConn {
     std::string out;
     char buf[4096];
     while (out.size() < max && out.find(needle) == std::string::npos) {
+      ssize_t n = ::recv(fd_, buf, sizeof(buf), 0);
+      if (n <= 0) break;
+      out.append(buf, static_cast<size_t>(n));
+    }
+    return out;
+  }
+  // Reads one HTTP response (headers, then Content-Length bytes of body); "" on EOF/timeout.
+  std::string ReadResponse() {
+    std::string out = ReadUntil("\r\n\r\n", 1 << 16);
+    const size_t head = out.find("\r\n\r\n");
+    if (head == std::string::npos) return out;
+    size_t len = 0;
+    for (const char* key : {"Content-Length: ", "content-length: "}) {
+      const size_t p = out.find(key);
+      if (p != std::string::npos && p < head) len = std::strtoul(out.c_str() + p + 16, nullptr, 10);
+    }
+    char buf[4096];
+    while (out.size() < head + 4 + len) {
       ssize_t n = ::recv(fd_, buf, sizeof(buf), 0);
       if (n <= 0) break;
       out.append(buf, static_cast<size_t>(n));

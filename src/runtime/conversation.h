@@ -1,0 +1,152 @@
+// Conversation: a multi-turn Gemma 4 chat over one Session, with incremental prefill. The KV
+// cache carries across turns: a new turn prefills only its own tokens (the end of the previous
+// answer, the user turn and the model-turn opening), because the Gemma 4 format is append-only
+// when earlier thoughts are not re-rendered; the model's generated tokens stay in the cache as
+// generated. The whole conversation is prefilled again only after a change to its beginning
+// (system prompt, thinking switch), after old turns were dropped to make room, or after an
+// interrupted prefill. Used by `gemlet chat` and `gemlet run --chat`; the server may reuse it.
+//
+// Prompt format (../shared/spec/gemma4-text.md §4.4, E2B/E4B template):
+//   <bos>[<|turn>system\n[<|think|>\n]SYSTEM<turn|>\n]
+//   (<|turn>user\nTEXT<turn|>\n<|turn>model\nANSWER<turn|>\n)* <|turn>user\nTEXT<turn|>\n<|turn>model\n
+// The model's thoughts (<|channel>thought\n…<channel|>) are shown apart from the answer and
+// are not rendered again when the conversation is re-prefilled.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "base/status.h"
+#include "runtime/engine.h"
+#include "runtime/sampler.h"
+#include "runtime/session.h"
+#include "runtime/tokenizer.h"
+
+namespace gemlet::runtime {
+
+// What happens when a turn does not fit the context limit.
+enum class ContextPolicy {
+  kStop,        // refuse the turn with a notice (the user may /reset)
+  kDropOldest,  // drop whole old turns (the system prompt stays) and re-prefill the rest
+};
+// "stop" / "drop-oldest".
+Result<ContextPolicy> ParseContextPolicy(std::string_view name);
+
+struct ConversationOptions {
+  SessionOptions session;  // context limit, prefill chunk
+  SamplerOptions sampler;
+  int64_t max_tokens = 1024;  // per answer
+  bool stop_at_eog = true;    // false: keep generating past end-of-turn (tests, benchmarks)
+  ContextPolicy policy = ContextPolicy::kStop;
+  std::string system;         // system prompt ("" = none)
+  bool thinking = false;      // <|think|> in the system turn
+};
+
+struct ConversationMessage {
+  std::string role;      // "user" or "assistant"
+  std::string content;   // the text (an answer without its thoughts)
+  std::string thinking;  // an answer's thought channel, "" if none
+};
+
+// The Gemma 4 prompt text of a conversation (shared/tokenizer/gemma4/chat_template.jinja, spec
+// §4.4): <bos>, the system turn if `system` is non-empty or `thinking`, every message (trimmed;
+// thoughts are not rendered), and with add_generation_prompt the model-turn opening. Tokenize
+// it with special-token matching and without adding another <bos>.
+std::string RenderChatPrompt(const std::string& system, bool thinking, const std::vector<ConversationMessage>& messages,
+                             bool add_generation_prompt);
+
+// How one turn went.
+struct TurnStats {
+  int64_t prefill_tokens = 0;    // tokens this turn prefilled
+  int64_t cached_tokens = 0;     // tokens already in the cache that it reused
+  bool full_prefill = false;     // the whole conversation was (re)prefilled
+  int64_t dropped_messages = 0;  // old messages dropped to make room (kDropOldest)
+  int64_t generated_tokens = 0;
+  double prefill_ms = 0;
+  double ttft_ms = 0;            // from the start of the turn to the first generated token
+  double decode_ms = 0;          // after the first token
+  bool stopped_at_eog = false;   // the answer ended itself (end of turn)
+  bool interrupted = false;      // should_stop() said so
+  bool context_full = false;     // the answer stopped at the context limit
+  bool token_limit = false;      // the answer stopped at max_tokens
+  int64_t position = 0;          // tokens in the context after the turn
+  int64_t context_limit = 0;
+  double prefill_tok_s() const { return prefill_ms > 0 ? prefill_tokens * 1000.0 / prefill_ms : 0; }
+  double decode_tok_s() const {
+    return decode_ms > 0 && generated_tokens > 1 ? (generated_tokens - 1) * 1000.0 / decode_ms : 0;
+  }
+};
+
+struct TurnCallbacks {
+  // Text as it is generated; `thinking` is true inside the thought channel.
+  std::function<void(std::string_view text, bool thinking)> on_text;
+  // Polled between forward steps; true stops the turn (Ctrl+C).
+  std::function<bool()> should_stop;
+  // One-line notices (old turns dropped, context full).
+  std::function<void(const std::string& notice)> on_notice;
+};
+
+class Conversation {
+ public:
+  // `engine` and `tokenizer` must outlive the conversation.
+  Conversation(const Engine& engine, const Tokenizer& tokenizer, const ConversationOptions& options);
+
+  // Adds a user message and generates the answer. Errors leave the conversation as it was,
+  // except that an interrupted or failed prefill makes the next turn prefill everything again.
+  // An empty message is an InvalidArgument; a turn that does not fit under kStop is OutOfRange
+  // with the numbers and what to do.
+  Result<TurnStats> Send(std::string_view user_text, const TurnCallbacks& callbacks = {});
+
+  // Forgets every message (the system prompt and the thinking switch stay).
+  void Reset();
+  // Both take effect at the next turn; with messages already in the cache that turn prefills
+  // the whole conversation again.
+  void SetSystem(std::string system);
+  void SetThinking(bool on);
+
+  // /save and /load: the messages and the session's KV state (runtime/session_file.h).
+  Status Save(const std::string& path) const;
+  // On error the conversation is left as it was (except for a damaged file found only while
+  // restoring, which leaves it empty).
+  Status Load(const std::string& path);
+
+  const std::vector<ConversationMessage>& messages() const { return messages_; }
+  const std::string& system() const { return options_.system; }
+  bool thinking() const { return options_.thinking; }
+  const ConversationOptions& options() const { return options_; }
+  const Session& session() const { return session_; }
+  Session& session() { return session_; }
+  int64_t position() const { return session_.position(); }
+  int64_t context_limit() const { return session_.context_limit(); }
+  // Every turn's stats since the start (or the last Reset/Load).
+  const std::vector<TurnStats>& turns() const { return turns_; }
+
+  // The prompt text a fresh prefill of `messages` feeds (system turn first, the model-turn
+  // opening last when add_generation_prompt).
+  std::string Render(const std::vector<ConversationMessage>& messages, bool add_generation_prompt) const;
+
+ private:
+  // Tokens to feed for a turn adding `user`: incremental (continuing the cache) or, if
+  // `*full`, the whole conversation (after a reset of the session).
+  Result<std::vector<int32_t>> TurnTokens(const ConversationMessage& user, bool* full) const;
+  nlohmann::json ToJson() const;
+
+  const Engine& engine_;
+  const Tokenizer& tok_;
+  ConversationOptions options_;
+  Session session_;
+  std::vector<ConversationMessage> messages_;
+  std::vector<TurnStats> turns_;
+  // Sampled tokens not yet fed to the cache (the answer's last token: Generate samples it
+  // but does not run it); they start the next turn's tokens.
+  std::vector<int32_t> tail_;
+  bool stale_ = false;  // the cache no longer matches messages_: re-prefill everything
+  int32_t turn_end_, channel_open_, channel_close_;
+};
+
+}  // namespace gemlet::runtime

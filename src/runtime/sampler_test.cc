@@ -1,0 +1,139 @@
+#include "runtime/sampler.h"
+
+#include <cmath>
+#include <map>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+namespace gemlet::runtime {
+namespace {
+
+std::map<int32_t, int> Histogram(Sampler& s, const std::vector<float>& logits, int draws,
+                                 const std::vector<int32_t>& history = {}) {
+  std::map<int32_t, int> h;
+  for (int i = 0; i < draws; ++i) h[s.Sample(logits, history)]++;
+  return h;
+}
+
+TEST(SamplerTest, GreedyTakesTheMaxAndTiesGoLow) {
+  SamplerOptions o;
+  o.temperature = 0;
+  Sampler s(o);
+  EXPECT_EQ(s.Sample(std::vector<float>{0.1f, 3.0f, -1.0f, 2.9f}, {}), 1);
+  EXPECT_EQ(s.Sample(std::vector<float>{1.0f, 5.0f, 5.0f, 5.0f}, {}), 1);
+  EXPECT_EQ(ArgMax(std::vector<float>{7.0f, 7.0f}), 0);
+}
+
+TEST(SamplerTest, SeededIsReproducibleAndReseedRestarts) {
+  SamplerOptions o;
+  o.seed = 42;
+  std::vector<float> logits = {0.0f, 0.5f, 1.0f, 0.2f, 0.8f};
+  Sampler a(o), b(o);
+  std::vector<int32_t> sa, sb;
+  for (int i = 0; i < 50; ++i) {
+    sa.push_back(a.Sample(logits, {}));
+    sb.push_back(b.Sample(logits, {}));
+  }
+  EXPECT_EQ(sa, sb);
+  a.Reseed();
+  for (int i = 0; i < 50; ++i) EXPECT_EQ(a.Sample(logits, {}), sa[i]);
+  o.seed = 43;
+  Sampler c(o);
+  std::vector<int32_t> sc;
+  for (int i = 0; i < 50; ++i) sc.push_back(c.Sample(logits, {}));
+  EXPECT_NE(sa, sc);
+}
+
+// At temperature 1 with no filters the draw frequencies follow softmax(logits).
+TEST(SamplerTest, FrequenciesFollowSoftmax) {
+  SamplerOptions o;
+  o.seed = 7;
+  Sampler s(o);
+  std::vector<float> logits = {std::log(0.5f), std::log(0.3f), std::log(0.2f)};
+  const int n = 20000;
+  auto h = Histogram(s, logits, n);
+  EXPECT_NEAR(h[0] / double(n), 0.5, 0.02);
+  EXPECT_NEAR(h[1] / double(n), 0.3, 0.02);
+  EXPECT_NEAR(h[2] / double(n), 0.2, 0.02);
+  // Temperature 0.5 squares the odds: 25:9:4.
+  o.temperature = 0.5;
+  Sampler t(o);
+  auto ht = Histogram(t, logits, n);
+  EXPECT_NEAR(ht[0] / double(n), 25.0 / 38, 0.02);
+  EXPECT_NEAR(ht[2] / double(n), 4.0 / 38, 0.02);
+}
+
+TEST(SamplerTest, TopKTopPMinP) {
+  std::vector<float> logits = {std::log(0.4f), std::log(0.3f), std::log(0.2f), std::log(0.1f)};
+  SamplerOptions o;
+  o.seed = 1;
+  o.top_k = 2;
+  Sampler k(o);
+  auto hk = Histogram(k, logits, 5000);
+  EXPECT_EQ(hk.size(), 2u);
+  EXPECT_GT(hk[0], hk[1]);
+  EXPECT_NEAR(hk[0] / 5000.0, 0.4 / 0.7, 0.03);
+
+  o = SamplerOptions{};
+  o.top_p = 0.65;  // 0.4 + 0.3 reaches 0.65: ids 0 and 1
+  Sampler p(o);
+  auto hp = Histogram(p, logits, 5000);
+  EXPECT_EQ(hp.size(), 2u);
+  EXPECT_EQ(hp.count(2), 0u);
+
+  o = SamplerOptions{};
+  o.min_p = 0.6;  // keep p ≥ 0.24: ids 0 and 1
+  Sampler m(o);
+  auto hm = Histogram(m, logits, 5000);
+  EXPECT_EQ(hm.size(), 2u);
+  EXPECT_EQ(hm.count(3), 0u);
+
+  o.min_p = 1.0;  // only the top token
+  Sampler m1(o);
+  EXPECT_EQ(Histogram(m1, logits, 200).size(), 1u);
+}
+
+TEST(SamplerTest, PenaltiesChangeTheChoice) {
+  SamplerOptions o;
+  o.temperature = 0;
+  o.repetition_penalty = 2.0;
+  Sampler r(o);
+  // Token 0 was seen: 3.0 / 2 = 1.5 < 2.0, so token 1 wins.
+  EXPECT_EQ(r.Sample(std::vector<float>{3.0f, 2.0f, -1.0f}, std::vector<int32_t>{0}), 1);
+  // A negative logit is multiplied: −1 · 2 = −2 < −1.5.
+  EXPECT_EQ(r.Sample(std::vector<float>{-1.0f, -1.5f}, std::vector<int32_t>{0, 0, 0}), 1);
+  o.repetition_penalty = 1.0;
+  o.presence_penalty = 1.5;
+  Sampler p(o);
+  EXPECT_EQ(p.Sample(std::vector<float>{3.0f, 2.0f}, std::vector<int32_t>{0, 0}), 1);  // 3 − 1.5 once
+  EXPECT_EQ(p.Sample(std::vector<float>{3.0f, 1.0f}, std::vector<int32_t>{0}), 0);     // 1.5 > 1
+  // Only the last penalty_last_n tokens count.
+  o.penalty_last_n = 1;
+  Sampler last(o);
+  EXPECT_EQ(last.Sample(std::vector<float>{3.0f, 2.0f}, std::vector<int32_t>{0, 1}), 0);
+  // Out-of-vocabulary history entries are ignored, not a crash.
+  EXPECT_EQ(last.Sample(std::vector<float>{3.0f, 2.0f}, std::vector<int32_t>{-5, 99}), 0);
+}
+
+TEST(SamplerTest, ValidateNamesTheFlag) {
+  SamplerOptions o;
+  EXPECT_TRUE(o.Validate().ok());
+  o.temperature = -1;
+  EXPECT_NE(o.Validate().message().find("--temp"), std::string::npos);
+  o = SamplerOptions{};
+  o.top_p = 0;
+  EXPECT_NE(o.Validate().message().find("--top-p"), std::string::npos);
+  o = SamplerOptions{};
+  o.min_p = 2;
+  EXPECT_NE(o.Validate().message().find("--min-p"), std::string::npos);
+  o = SamplerOptions{};
+  o.repetition_penalty = 0;
+  EXPECT_NE(o.Validate().message().find("--repeat-penalty"), std::string::npos);
+  o = SamplerOptions{};
+  o.top_k = -1;
+  EXPECT_FALSE(o.Validate().ok());
+}
+
+}  // namespace
+}  // namespace gemlet::runtime

@@ -1,0 +1,212 @@
+// gemlet run: prefill a prompt and generate, streaming the text (or one JSON object).
+#include <cstdio>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "runtime/engine.h"
+#include "runtime/generate.h"
+#include "runtime/session.h"
+#include "runtime/tokenizer.h"
+#include "tools/cli/command.h"
+
+namespace gemlet::cli {
+namespace {
+
+constexpr char kUsage[] = R"(usage: gemlet run -m MODEL.gemlet (-p PROMPT | --tokens IDS) [-n N] [--ctx N] [sampling flags] [--json]
+
+Prefills the prompt, then generates token by token and streams the text to stdout until an
+end-of-generation token (the model's eog_ids: <eos>, <turn|>, <|tool_response>) or N tokens.
+Raw completion: no chat template is applied. Timings go to stderr.
+
+flags:
+  -m, --model FILE        a .gemlet model (gemlet convert)
+  -p, --prompt TEXT       prompt text; special tokens written as text (<|turn>, ...) are
+                          recognized, and <bos> is put first unless the text starts with it
+  --tokens IDS            the prompt as comma-separated token ids, fed as given
+  --no-bos                do not put <bos> before a -p prompt
+  -n, --n-predict N       generate at most N tokens (default 256)
+  --ctx N                 context limit of the session: prompt + N must fit (default 4096)
+  --json                  print {"ids": [...], "text": ..., "stop": "eog"|"length",
+                          "seed": ..., "timings": {...}} instead of streaming; "ids" includes
+                          the end-of-generation token when one ended the run, "text" does not
+  --ignore-eos            keep generating after end-of-generation tokens
+  --threads N             worker threads (default: all cores)
+  --chunk N               prefill chunk size in tokens (default 256)
+
+sampling (defaults follow Gemma 4's generation_config: temperature 1, top-k 64, top-p 0.95):
+  --temp T                temperature; 0 = greedy (ties: the lowest id)
+  --top-k K               keep the K most likely tokens (0 = all)
+  --top-p P               keep the smallest set with probability >= P
+  --min-p P               drop tokens below P x the top token's probability (default 0)
+  --repeat-penalty R      divide positive / multiply negative logits of recent tokens (default 1)
+  --presence-penalty P    subtract P from the logits of recent tokens (default 0)
+  --repeat-last-n N       tokens the penalties look back at (default 64, 0 = all)
+  --seed S                RNG seed (default: random, printed with --json)
+
+examples:
+  gemlet run -m e2b.gemlet -p "The capital of France is" -n 32 --temp 0
+  gemlet run -m e2b.gemlet -p $'<|turn>user\nHello<turn|>\n<|turn>model\n' --seed 7
+  gemlet run -m tiny.gemlet --tokens 2,105,437,107 -n 8 --temp 0 --json
+)";
+
+int Run(Flags& flags) {
+  const std::string model = flags.Str({"-m", "--model"}, "");
+  const auto prompt = flags.Str({"-p", "--prompt"});
+  auto tokens = flags.IntList({"--tokens"});
+  const bool no_bos = flags.Bool({"--no-bos"});
+  auto n_predict = flags.Int({"-n", "--n-predict"}, 256);
+  auto ctx = flags.Int({"--ctx"}, 4096);
+  const bool json = flags.Bool({"--json"});
+  const bool ignore_eos = flags.Bool({"--ignore-eos"});
+  auto threads = flags.Int({"--threads"}, 0);
+  auto chunk = flags.Int({"--chunk"}, 256);
+  auto temp = flags.Float({"--temp"}, 1.0);
+  auto top_k = flags.Int({"--top-k"}, 64);
+  auto top_p = flags.Float({"--top-p"}, 0.95);
+  auto min_p = flags.Float({"--min-p"}, 0.0);
+  auto rep = flags.Float({"--repeat-penalty"}, 1.0);
+  auto presence = flags.Float({"--presence-penalty"}, 0.0);
+  auto last_n = flags.Int({"--repeat-last-n"}, 64);
+  auto seed = flags.Int({"--seed"}, -1);
+  for (const Status* st : {&tokens.status(), &n_predict.status(), &ctx.status(), &threads.status(),
+                           &chunk.status(), &temp.status(), &top_k.status(), &top_p.status(), &min_p.status(),
+                           &rep.status(), &presence.status(), &last_n.status(), &seed.status()}) {
+    if (!st->ok()) return UsageError("run", st->message());
+  }
+  if (Status st = flags.Finish(); !st.ok()) return UsageError("run", st.message());
+  if (!flags.Positional().empty()) return UsageError("run", "unexpected argument '" + flags.Positional()[0] + "'");
+  if (model.empty()) return UsageError("run", "-m MODEL is required");
+  if (prompt.has_value() == !tokens->empty()) return UsageError("run", "give exactly one of -p PROMPT or --tokens IDS");
+  if (prompt && prompt->empty()) return UsageError("run", "-p: the prompt is empty");
+  if (*n_predict < 0) return UsageError("run", "-n must be >= 0");
+  if (*ctx < 1) return UsageError("run", "--ctx must be >= 1");
+  if (*threads < 0 || *threads > 1024) return UsageError("run", "--threads must be in [0, 1024]");
+  if (*chunk < 1) return UsageError("run", "--chunk must be >= 1");
+
+  runtime::SamplerOptions so;
+  so.temperature = *temp;
+  so.top_k = *top_k;
+  so.top_p = *top_p;
+  so.min_p = *min_p;
+  so.repetition_penalty = *rep;
+  so.presence_penalty = *presence;
+  so.penalty_last_n = *last_n;
+  so.seed = *seed >= 0 ? static_cast<uint64_t>(*seed) : std::random_device{}();
+  if (Status st = so.Validate(); !st.ok()) return UsageError("run", st.message());
+
+  runtime::EngineOptions eo;
+  eo.threads = static_cast<int>(*threads);
+  auto engine_or = runtime::Engine::Open(model, eo);
+  if (!engine_or.ok()) return ReportError("run", engine_or.status());
+  const runtime::Engine& engine = **engine_or;
+  const auto& cfg = engine.config();
+  const Tokenizer* tok = engine.tokenizer();
+
+  // The prompt as ids.
+  std::vector<int32_t> ids;
+  if (prompt) {
+    if (!tok) return ReportError("run", Corrupt(model + ": the model file has no vocabulary, use --tokens"));
+    auto enc = tok->Encode(*prompt);
+    if (!enc.ok()) return ReportError("run", enc.status());
+    ids = std::move(*enc);
+    if (!no_bos && (ids.empty() || ids[0] != engine.bos_id())) ids.insert(ids.begin(), engine.bos_id());
+    if (ids.empty()) return UsageError("run", "-p: the prompt has no tokens");
+  } else {
+    for (size_t i = 0; i < tokens->size(); ++i) {
+      const int64_t id = (*tokens)[i];
+      if (id < 0 || id >= cfg.vocab_size) {
+        return UsageError("run", "--tokens: id " + std::to_string(id) + " (item " + std::to_string(i + 1) +
+                                     ") is outside the vocabulary [0, " + std::to_string(cfg.vocab_size) + ")");
+      }
+      ids.push_back(static_cast<int32_t>(id));
+    }
+  }
+
+  // The context check comes before any work, with the numbers.
+  const int64_t n_prompt = static_cast<int64_t>(ids.size());
+  if (*ctx > cfg.max_position_embeddings) {
+    return UsageError("run", "--ctx " + std::to_string(*ctx) + " exceeds the model's " +
+                                 std::to_string(cfg.max_position_embeddings) + " positions");
+  }
+  if (n_prompt + *n_predict > *ctx) {
+    return UsageError("run", "the prompt (" + std::to_string(n_prompt) + " tokens) + -n " +
+                                 std::to_string(*n_predict) + " = " + std::to_string(n_prompt + *n_predict) +
+                                 " tokens do not fit the context limit --ctx " + std::to_string(*ctx));
+  }
+
+  runtime::Session session(engine, runtime::SessionOptions{*ctx, *chunk});
+  session.set_sampler(so);
+  runtime::GenerateOptions go;
+  go.max_tokens = *n_predict;
+  go.stop_at_eog = !ignore_eos;
+
+  std::string stream_error;
+  std::unique_ptr<StreamDecoder> stream;
+  if (tok && !json) stream = std::make_unique<StreamDecoder>(*tok);
+  auto on_token = [&](int32_t id) {
+    if (json) return true;
+    if (go.stop_at_eog && engine.IsEog(id)) return true;  // the stop token is not printed
+    std::string piece;
+    if (stream) {
+      if (Status st = stream->Push(id, &piece); !st.ok()) {
+        stream_error = st.message();
+        return false;
+      }
+    } else {
+      piece = "[" + std::to_string(id) + "]";
+    }
+    std::fwrite(piece.data(), 1, piece.size(), stdout);
+    std::fflush(stdout);
+    return true;
+  };
+  auto result = runtime::Generate(session, ids, go, on_token);
+  if (!result.ok()) return ReportError("run", result.status());
+  if (!stream_error.empty()) return ReportError("run", Internal(stream_error));
+  const auto& t = result->timings;
+
+  if (json) {
+    std::vector<int32_t> text_ids = result->ids;
+    if (result->stopped_at_eog && !text_ids.empty()) text_ids.pop_back();
+    std::string text;
+    if (tok) {
+      auto dec = tok->Decode(text_ids);
+      if (!dec.ok()) return ReportError("run", dec.status());
+      text = std::move(*dec);
+    }
+    nlohmann::json j;
+    j["ids"] = result->ids;
+    j["text"] = text;
+    j["stop"] = result->stopped_at_eog ? "eog" : "length";
+    j["seed"] = so.seed;
+    j["prompt_tokens"] = n_prompt;
+    j["timings"] = {{"prompt_tokens", t.prompt_tokens},   {"generated_tokens", t.generated_tokens},
+                    {"prefill_ms", t.prefill_ms},         {"decode_ms", t.decode_ms},
+                    {"prefill_tok_s", t.prefill_tok_s()}, {"decode_tok_s", t.decode_tok_s()},
+                    {"threads", engine.threads()}};
+    std::printf("%s\n", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+    return kExitOk;
+  }
+  if (stream) {
+    std::string rest;
+    stream->Flush(&rest);
+    std::fwrite(rest.data(), 1, rest.size(), stdout);
+  }
+  std::printf("\n");
+  std::fflush(stdout);
+  std::fprintf(stderr,
+               "prompt: %lld tokens in %.1f ms (%.1f tok/s); generated: %lld tokens in %.1f ms (%.1f tok/s); "
+               "stop: %s; %d threads\n",
+               static_cast<long long>(t.prompt_tokens), t.prefill_ms, t.prefill_tok_s(),
+               static_cast<long long>(t.generated_tokens), t.decode_ms, t.decode_tok_s(),
+               result->stopped_at_eog ? "end-of-generation token" : "token limit", engine.threads());
+  return kExitOk;
+}
+
+}  // namespace
+
+GEMLET_COMMAND(run, "run", "generate text from a prompt (streamed, or --json), greedy or sampled", kUsage, Run);
+
+}  // namespace gemlet::cli

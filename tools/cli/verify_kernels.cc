@@ -1,0 +1,387 @@
+// The kernel part of `gemlet run --verify` (verify.h): one tier's table against the scalar
+// twins (bit for bit) or, for the scalar tier, against a float64 reference.
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "base/half.h"
+#include "kernels/kernels.h"
+#include "kernels/ref/quant.h"
+#include "kernels/ref/ref_kernels.h"
+#include "kernels/repack.h"
+#include "tools/cli/verify.h"
+
+namespace gemlet::cli {
+
+using kernels::ActBlock;
+using kernels::KernelTable;
+
+namespace {
+
+// ---- fault injection (test hook GEMLET_VERIFY_INJECT_FAULT) ----
+// The wrappers call the original kernel, kept here, and then spoil one output value.
+KernelTable g_orig;
+
+void BadQuantizeAct(const float* x, ActBlock* out, int64_t K) {
+  g_orig.quantize_act(x, out, K);
+  if (K >= kQBlock) out[0].d *= 1.5f;
+}
+void BadGemvQ4(const BlockQ4* w, int64_t s, int64_t r0, int64_t r1, const ActBlock* x, int64_t K, float* y) {
+  g_orig.gemv_q4(w, s, r0, r1, x, K, y);
+  if (r1 > r0) y[r0] += 1.0f;
+}
+void BadGemmQ4(const BlockQ4* w, int64_t s, int64_t r0, int64_t r1, const ActBlock* x, int64_t xs, int64_t T,
+               int64_t K, float* y, int64_t ldy) {
+  g_orig.gemm_q4(w, s, r0, r1, x, xs, T, K, y, ldy);
+  if (r1 > r0 && T > 0) y[(T - 1) * ldy + r0] += 1.0f;
+}
+void BadGemvQ8(const BlockQ8* w, int64_t s, int64_t r0, int64_t r1, const ActBlock* x, int64_t K, float* y) {
+  g_orig.gemv_q8(w, s, r0, r1, x, K, y);
+  if (r1 > r0) y[r0] += 1.0f;
+}
+void BadGemmQ8(const BlockQ8* w, int64_t s, int64_t r0, int64_t r1, const ActBlock* x, int64_t xs, int64_t T,
+               int64_t K, float* y, int64_t ldy) {
+  g_orig.gemm_q8(w, s, r0, r1, x, xs, T, K, y, ldy);
+  if (r1 > r0 && T > 0) y[(T - 1) * ldy + r0] += 1.0f;
+}
+void BadGemvQ4x8(const BlockQ4x8* w, int64_t s, int64_t r0, int64_t r1, const ActBlock* x, int64_t K, float* y) {
+  g_orig.gemv_q4x8(w, s, r0, r1, x, K, y);
+  if (r1 > r0) y[r1 - 1] += 1.0f;
+}
+void BadGemmQ4x8(const BlockQ4x8* w, int64_t s, int64_t r0, int64_t r1, const ActBlock* x, int64_t xs, int64_t T,
+                 int64_t K, float* y, int64_t ldy) {
+  g_orig.gemm_q4x8(w, s, r0, r1, x, xs, T, K, y, ldy);
+  if (r1 > r0 && T > 0) y[(T - 1) * ldy + r1 - 1] += 1.0f;
+}
+void BadGemvF(TensorType t, const void* w, int64_t s, int64_t r0, int64_t r1, const float* x, int64_t K, float* y) {
+  g_orig.gemv_f(t, w, s, r0, r1, x, K, y);
+  if (r1 > r0) y[r0] += 1.0f;
+}
+void BadGemmF(TensorType t, const void* w, int64_t s, int64_t r0, int64_t r1, const float* x, int64_t xs, int64_t T,
+              int64_t K, float* y, int64_t ldy) {
+  g_orig.gemm_f(t, w, s, r0, r1, x, xs, T, K, y, ldy);
+  if (r1 > r0 && T > 0) y[r0] += 1.0f;
+}
+
+// `table` with kernel `name` replaced by its faulty wrapper ("" leaves it as it is).
+KernelTable WithFault(const KernelTable& table, const std::string& name) {
+  g_orig = table;
+  KernelTable k = table;
+  if (name == "quantize_act") k.quantize_act = BadQuantizeAct;
+  if (name == "gemv_q4") k.gemv_q4 = BadGemvQ4;
+  if (name == "gemm_q4") k.gemm_q4 = BadGemmQ4;
+  if (name == "gemv_q8") k.gemv_q8 = BadGemvQ8;
+  if (name == "gemm_q8") k.gemm_q8 = BadGemmQ8;
+  if (name == "gemv_q4x8") k.gemv_q4x8 = BadGemvQ4x8;
+  if (name == "gemm_q4x8") k.gemm_q4x8 = BadGemmQ4x8;
+  if (name == "gemv_f") k.gemv_f = BadGemvF;
+  if (name == "gemm_f") k.gemm_f = BadGemmF;
+  return k;
+}
+
+// ---- random data ----
+
+std::vector<float> RandomFloats(std::mt19937& rng, int64_t n) {
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  std::vector<float> v(n);
+  for (auto& x : v) x = nd(rng);
+  if (n > 3) v[n / 2] = 0.0f;  // a zero and a large value in every vector
+  if (n > 5) v[n - 2] = 40.0f;
+  return v;
+}
+
+std::vector<BlockQ4> RandomQ4(std::mt19937& rng, int64_t blocks) {
+  std::uniform_int_distribution<int> byte(0, 255);
+  std::uniform_real_distribution<float> sc(0.001f, 0.05f);
+  std::vector<BlockQ4> w(blocks);
+  for (auto& b : w) {
+    b.d = F32ToF16(byte(rng) & 1 ? sc(rng) : -sc(rng));
+    for (auto& q : b.qs) q = static_cast<uint8_t>(byte(rng));
+  }
+  return w;
+}
+
+std::vector<BlockQ8> RandomQ8(std::mt19937& rng, int64_t blocks) {
+  std::uniform_int_distribution<int> byte(-128, 127);
+  std::uniform_real_distribution<float> sc(0.0005f, 0.01f);
+  std::vector<BlockQ8> w(blocks);
+  for (auto& b : w) {
+    b.d = F32ToF16(sc(rng));
+    for (auto& q : b.qs) q = static_cast<int8_t>(byte(rng));
+  }
+  return w;
+}
+
+// Float weights of `type` ([rows, K] row-major) and their f32 values.
+std::vector<uint8_t> RandomFloatWeights(std::mt19937& rng, TensorType type, int64_t n, std::vector<float>* values) {
+  *values = RandomFloats(rng, n);
+  std::vector<uint8_t> raw;
+  if (type == TensorType::kF32) {
+    raw.resize(n * 4);
+    std::memcpy(raw.data(), values->data(), n * 4);
+    return raw;
+  }
+  raw.resize(n * 2);
+  for (int64_t i = 0; i < n; ++i) {
+    const uint16_t h = type == TensorType::kF16 ? F32ToF16((*values)[i]) : F32ToBf16((*values)[i]);
+    (*values)[i] = type == TensorType::kF16 ? F16ToF32(h) : Bf16ToF32(h);
+    std::memcpy(raw.data() + 2 * i, &h, 2);
+  }
+  return raw;
+}
+
+// ---- comparison ----
+
+// Collects the first mismatch of a tier. Bit-exact against a twin; against the float64
+// reference within tol·(Σ|terms|) + 1e-6.
+class Checker {
+ public:
+  explicit Checker(bool exact) : exact_(exact) {}
+  bool failed() const { return !first_.empty(); }
+  const std::string& first() const { return first_; }
+  int64_t cases() const { return cases_; }
+  double max_rel() const { return max_rel_; }
+
+  // want: twin outputs or references; mag: Σ|terms| per value (reference mode only).
+  void Compare(const std::string& what, const std::vector<float>& want, const std::vector<float>& got,
+               const std::vector<double>& mag = {}) {
+    ++cases_;
+    if (failed()) return;
+    for (size_t i = 0; i < want.size(); ++i) {
+      bool ok;
+      if (exact_) {
+        ok = std::memcmp(&want[i], &got[i], 4) == 0;
+      } else {
+        const double m = mag.empty() ? std::fabs(want[i]) : mag[i];
+        const double err = std::fabs(static_cast<double>(want[i]) - got[i]);
+        ok = std::isfinite(got[i]) && err <= 2e-5 * m + 1e-6;
+        if (m > 0) max_rel_ = std::max(max_rel_, err / m);
+      }
+      if (!ok) {
+        std::ostringstream s;
+        s << what << ": value " << i << " is " << got[i] << ", " << (exact_ ? "scalar twin " : "reference ")
+          << want[i];
+        first_ = s.str();
+        return;
+      }
+    }
+  }
+  void Count() { ++cases_; }
+  void Fail(const std::string& what) {
+    ++cases_;
+    if (!failed()) first_ = what;
+  }
+
+ private:
+  bool exact_;
+  std::string first_;
+  int64_t cases_ = 0;
+  double max_rel_ = 0;
+};
+
+constexpr float kSentinel = -12345.0f;
+
+// Float64 reference of row r of a quantized product: Σ_j w_j·(q_j·d_x) and Σ|terms|.
+void RefQuantRow(TensorType type, const void* row, const ActBlock* x, int64_t K, double* y, double* mag) {
+  std::vector<float> w(K);
+  kernels::DequantizeRowRef(type, row, w.data(), K);
+  double s = 0, m = 0;
+  for (int64_t i = 0; i < K; ++i) {
+    const double t = static_cast<double>(w[i]) * x[i / kQBlock].q[i % kQBlock] * x[i / kQBlock].d;
+    s += t;
+    m += std::fabs(t);
+  }
+  *y = s;
+  *mag = m;
+}
+
+// ---- the kernels, one by one ----
+
+void CheckQuantizeAct(const KernelTable& k, const KernelTable* twin, std::mt19937& rng, Checker& c) {
+  for (int64_t K : {32, 96, 4128}) {
+    const auto x = RandomFloats(rng, K);
+    std::vector<ActBlock> got(K / kQBlock);
+    k.quantize_act(x.data(), got.data(), K);
+    const std::string what = "quantize_act K=" + std::to_string(K);
+    if (twin) {
+      std::vector<ActBlock> want(K / kQBlock);
+      twin->quantize_act(x.data(), want.data(), K);
+      if (std::memcmp(want.data(), got.data(), want.size() * sizeof(ActBlock)) != 0) {
+        c.Fail(what + ": blocks differ from the scalar twin");
+      } else {
+        c.Count();
+      }
+      continue;
+    }
+    for (int64_t b = 0; b < K / kQBlock; ++b) {  // |q·d − x| ≤ d/2, |q| ≤ 127, sum = Σq
+      int32_t sum = 0;
+      for (int j = 0; j < kQBlock; ++j) {
+        const float xv = x[b * kQBlock + j];
+        const int q = got[b].q[j];
+        sum += q;
+        if (q < -127 || q > 127 || std::fabs(q * got[b].d - xv) > 0.5001f * got[b].d + 1e-30f) {
+          c.Fail(what + ": block " + std::to_string(b) + " value " + std::to_string(j) + " quantized to " +
+                 std::to_string(q) + " with scale " + std::to_string(got[b].d) + " for x = " + std::to_string(xv));
+          return;
+        }
+      }
+      if (sum != got[b].sum) {
+        c.Fail(what + ": block " + std::to_string(b) + " sum " + std::to_string(got[b].sum) + " != " +
+               std::to_string(sum));
+        return;
+      }
+    }
+    c.Count();
+  }
+}
+
+// gemv/gemm over q4, q8 or q4x8 weights. W: the row-major blocks (q4 or q8).
+template <typename Block>
+void CheckQuant(const KernelTable& k, const KernelTable* twin, std::mt19937& rng, Checker& c, bool interleaved) {
+  constexpr bool kQ4 = std::is_same_v<Block, BlockQ4>;
+  const TensorType type = kQ4 ? TensorType::kQ4 : TensorType::kQ8;
+  const char* name = interleaved ? "q4x8" : (kQ4 ? "q4" : "q8");
+  for (int64_t K : {32, 160, 4128}) {
+    const int64_t nb = K / kQBlock;
+    for (int64_t rows : interleaved ? std::vector<int64_t>{8, 24} : std::vector<int64_t>{1, 7, 13}) {
+      std::vector<Block> w;
+      if constexpr (kQ4) w = RandomQ4(rng, rows * nb); else w = RandomQ8(rng, rows * nb);
+      std::vector<BlockQ4x8> w8;
+      if (interleaved) {
+        w8.resize(rows / 8 * nb);
+        GEMLET_CHECK(kernels::RepackQ4x8(reinterpret_cast<const BlockQ4*>(w.data()), rows, K, w8.data()).ok());
+      }
+      for (int64_t T : {1, 3, 5, 9}) {
+        std::vector<ActBlock> x(T * nb);
+        for (int64_t t = 0; t < T; ++t) {
+          const auto xf = RandomFloats(rng, K);
+          kernels::QuantizeActRef(xf.data(), x.data() + t * nb, K);
+        }
+        const int64_t step = interleaved ? 8 : 1;
+        const int64_t r0 = rows > 2 * step ? step : 0;
+        const int64_t r1 = rows;
+        const int64_t ldy = rows + 3;
+        std::vector<float> got(T * ldy, kSentinel), want(T * ldy, kSentinel);
+        std::vector<double> mag(T * ldy, 0.0);
+        auto run = [&](const KernelTable& kt, float* y) {
+          if (T == 1) {
+            if (interleaved) kt.gemv_q4x8(w8.data(), nb, r0, r1, x.data(), K, y);
+            else if constexpr (kQ4) kt.gemv_q4(w.data(), nb, r0, r1, x.data(), K, y);
+            else kt.gemv_q8(w.data(), nb, r0, r1, x.data(), K, y);
+          } else {
+            if (interleaved) kt.gemm_q4x8(w8.data(), nb, r0, r1, x.data(), nb, T, K, y, ldy);
+            else if constexpr (kQ4) kt.gemm_q4(w.data(), nb, r0, r1, x.data(), nb, T, K, y, ldy);
+            else kt.gemm_q8(w.data(), nb, r0, r1, x.data(), nb, T, K, y, ldy);
+          }
+        };
+        run(k, got.data());
+        if (twin) {
+          run(*twin, want.data());
+        } else {
+          for (int64_t t = 0; t < T; ++t) {
+            for (int64_t r = r0; r < r1; ++r) {
+              double y, m;
+              RefQuantRow(type, w.data() + r * nb, x.data() + t * nb, K, &y, &m);
+              want[t * ldy + r] = static_cast<float>(y);
+              mag[t * ldy + r] = m;
+            }
+          }
+        }
+        if (T == 1) {  // gemv writes y[r] only: compare [0, rows) with the sentinel around
+          got.resize(rows), want.resize(rows), mag.resize(rows);
+        }
+        const std::string what = std::string(T == 1 ? "gemv_" : "gemm_") + name + " K=" + std::to_string(K) +
+                                 " rows [" + std::to_string(r0) + "," + std::to_string(r1) + ") T=" +
+                                 std::to_string(T);
+        c.Compare(what, want, got, twin ? std::vector<double>{} : mag);
+        if (c.failed()) return;
+      }
+    }
+  }
+}
+
+void CheckFloat(const KernelTable& k, const KernelTable* twin, std::mt19937& rng, Checker& c) {
+  for (TensorType type : {TensorType::kF32, TensorType::kF16, TensorType::kBF16}) {
+    for (int64_t K : {1, 15, 16, 17, 100, 515}) {
+      const int64_t rows = 5;
+      std::vector<float> wv;
+      const auto w = RandomFloatWeights(rng, type, rows * K, &wv);
+      for (int64_t T : {1, 2, 7}) {
+        const auto x = RandomFloats(rng, T * K);
+        const int64_t r0 = 1, r1 = rows, ldy = rows + 2;
+        std::vector<float> got(T * ldy, kSentinel), want(T * ldy, kSentinel);
+        std::vector<double> mag(T * ldy, 0.0);
+        auto run = [&](const KernelTable& kt, float* y) {
+          if (T == 1) kt.gemv_f(type, w.data(), K, r0, r1, x.data(), K, y);
+          else kt.gemm_f(type, w.data(), K, r0, r1, x.data(), K, T, K, y, ldy);
+        };
+        run(k, got.data());
+        if (twin) {
+          run(*twin, want.data());
+        } else {
+          for (int64_t t = 0; t < T; ++t) {
+            for (int64_t r = r0; r < r1; ++r) {
+              double s = 0, m = 0;
+              for (int64_t i = 0; i < K; ++i) {
+                const double p = static_cast<double>(wv[r * K + i]) * x[t * K + i];
+                s += p;
+                m += std::fabs(p);
+              }
+              want[t * ldy + r] = static_cast<float>(s);
+              mag[t * ldy + r] = m;
+            }
+          }
+        }
+        if (T == 1) got.resize(rows), want.resize(rows), mag.resize(rows);
+        const std::string what = std::string(T == 1 ? "gemv_f " : "gemm_f ") + TensorTypeName(type) +
+                                 " K=" + std::to_string(K) + " T=" + std::to_string(T);
+        c.Compare(what, want, got, twin ? std::vector<double>{} : mag);
+        if (c.failed()) return;
+      }
+    }
+  }
+}
+
+}  // namespace
+
+const std::vector<std::string>& VerifyKernelNames() {
+  static const std::vector<std::string> names = {"quantize_act", "gemv_q4",   "gemm_q4",   "gemv_q8", "gemm_q8",
+                                                 "gemv_q4x8",    "gemm_q4x8", "gemv_f",    "gemm_f"};
+  return names;
+}
+
+VerifyCheck VerifyKernelTier(kernels::Tier tier, const std::string& inject_fault) {
+  VerifyCheck check;
+  const KernelTable* table = kernels::KernelsForTier(tier);
+  const bool scalar = tier == kernels::Tier::kScalar;
+  check.name = std::string("kernels ") + kernels::TierName(tier) + (scalar ? " vs float64 reference" : " vs scalar twins");
+  if (table == nullptr) {
+    check.detail = "this CPU does not run the tier";
+    return check;
+  }
+  const KernelTable k = WithFault(*table, inject_fault);
+  const KernelTable* twin = scalar ? nullptr : &kernels::ScalarKernels();
+  Checker c(/*exact=*/!scalar);
+  std::mt19937 rng(20260709u + static_cast<unsigned>(tier));
+  CheckQuantizeAct(k, twin, rng, c);
+  if (!c.failed()) CheckQuant<BlockQ4>(k, twin, rng, c, /*interleaved=*/false);
+  if (!c.failed()) CheckQuant<BlockQ8>(k, twin, rng, c, false);
+  if (!c.failed()) CheckQuant<BlockQ4>(k, twin, rng, c, /*interleaved=*/true);
+  if (!c.failed()) CheckFloat(k, twin, rng, c);
+  check.pass = !c.failed();
+  std::ostringstream s;
+  if (c.failed()) {
+    s << c.first();
+  } else if (scalar) {
+    s << c.cases() << " cases, max relative error " << c.max_rel();
+  } else {
+    s << c.cases() << " cases, bit-identical";
+  }
+  check.detail = s.str();
+  return check;
+}
+
+}  // namespace gemlet::cli

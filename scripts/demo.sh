@@ -25,22 +25,23 @@ echo
 has_command() { "$GEMLET" help | grep -qE "^  $1 "; }
 
 if has_command chat; then
-  # With no model, `gemlet chat` synthesizes the tiny demo model once into its cache folder.
-  exec "$GEMLET" chat "$@"
+  # With no -m, `gemlet chat` makes the tiny demo model once (~/.cache/gemlet) and uses it.
+  if [ -t 0 ]; then
+    exec "$GEMLET" chat "$@"
+  fi
+  # Not on a terminal (a script, CI): one scripted turn.
+  printf '%s\n' "Hello! Who are you?" | "$GEMLET" chat -n 48 "$@"
+  exit 0
 fi
 
-# Until `gemlet chat` exists: synthesize, convert and run one prompt by hand.
+# Without `gemlet chat` (older trees): synthesize, convert and run one prompt by hand.
 CACHE="${XDG_CACHE_HOME:-$HOME/.cache}/gemlet/demo"
 mkdir -p "$CACHE"
 echo "demo: the weights are RANDOM (gemlet synth --preset tiny): the text is meaningless."
 "$GEMLET" synth --preset tiny -o "$CACHE/tiny-hf" --quiet
 "$GEMLET" convert "$CACHE/tiny-hf" -o "$CACHE/tiny.gemlet" --quiet
-"$GEMLET" info "$CACHE/tiny.gemlet"
-echo
-if has_command run; then
-  exec "$GEMLET" run -m "$CACHE/tiny.gemlet" -p "${1:-Hello! Who are you?}"
-fi
-# Neither chat nor run yet: compute the logits of a chat prompt, "<bos><|turn>user\nHello!
-# <turn|>\n<|turn>model\n" in ids of the synthetic tokenizer (u s er \n H e ll o ! ... m o d e l).
-"$GEMLET" logits -m "$CACHE/tiny.gemlet" -o "$CACHE/logits.npy" \
-  --tokens 2,105,145,143,219,107,158,129,231,139,189,106,107,105,137,139,128,129,136,107
+exec "$GEMLET" run -m "$CACHE/tiny.gemlet" -n 48 \
+  -p "<|turn>user
+${1:-Hello! Who are you?}<turn|>
+<|turn>model
+"

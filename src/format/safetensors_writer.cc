@@ -9,8 +9,7 @@
 namespace gemlet {
 
 Result<std::unique_ptr<SafetensorsWriter>> SafetensorsWriter::Create(
-    const std::string& path, std::vector<SafetensorsTensorInfo> tensors,
-    const nlohmann::json& metadata) {
+    const std::string& path, std::vector<SafetensorsTensorInfo> tensors, const nlohmann::json& metadata) {
   std::unique_ptr<SafetensorsWriter> w(new SafetensorsWriter());
   w->path_ = path;
   w->tmp_path_ = path + ".tmp";
@@ -79,7 +78,8 @@ SafetensorsWriter::~SafetensorsWriter() {
 Status SafetensorsWriter::Append(const void* data, size_t nbytes) {
   GEMLET_CHECK(!finished_ && f_ != nullptr);
   if (nbytes > data_bytes_ - written_) {
-    return InvalidArgument(path_ + ": " + std::to_string(nbytes) + " bytes appended past the end of the data (" +
+    return InvalidArgument(path_ + ": " + std::to_string(nbytes) +
+                           " bytes appended past the end of the data (" +
                            std::to_string(data_bytes_ - written_) + " left)");
   }
   if (nbytes && std::fwrite(data, 1, nbytes, f_) != nbytes) {

@@ -10,10 +10,9 @@
 #include <cstdint>
 #include <cstdio>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "base/status.h"
 
@@ -30,9 +29,10 @@ class SafetensorsWriter {
   // Writes the header for `tensors`, whose data must then be appended in exactly this order.
   // `metadata` becomes "__metadata__" (string values only, per the format); HF writes
   // {"format": "pt"}.
-  static Result<std::unique_ptr<SafetensorsWriter>> Create(
-      const std::string& path, std::vector<SafetensorsTensorInfo> tensors,
-      const nlohmann::json& metadata = {{"format", "pt"}});
+  static Result<std::unique_ptr<SafetensorsWriter>> Create(const std::string& path,
+                                                           std::vector<SafetensorsTensorInfo> tensors,
+                                                           const nlohmann::json& metadata = {
+                                                               {"format", "pt"}});
   ~SafetensorsWriter();  // removes PATH.tmp if Finish() was not reached
   SafetensorsWriter(const SafetensorsWriter&) = delete;
   SafetensorsWriter& operator=(const SafetensorsWriter&) = delete;

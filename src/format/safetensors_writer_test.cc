@@ -103,7 +103,8 @@ TEST(SafetensorsWriter, RoundTripsThroughTheReader) {
   for (size_t i = 0; i < w16.size(); ++i) w16[i] = F32ToBf16(static_cast<float>(i) / 7.0f - 3.0f);
   const float scalar = 1.25f;
   {
-    auto w = SafetensorsWriter::Create(path, {{"layers.0.w", "BF16", {4, 32}}, {"layers.0.layer_scalar", "F32", {1}}});
+    auto w = SafetensorsWriter::Create(
+        path, {{"layers.0.w", "BF16", {4, 32}}, {"layers.0.layer_scalar", "F32", {1}}});
     ASSERT_TRUE(w.ok());
     ASSERT_TRUE((*w)->Append(w16.data(), w16.size() * 2).ok());
     ASSERT_TRUE((*w)->Append(&scalar, 4).ok());
@@ -129,8 +130,8 @@ TEST(SafetensorsWriter, RoundTripsThroughTheReader) {
 
 TEST(SafetensorsWriter, ScalarAndEmptyTensorsAndNoMetadata) {
   const std::string path = TempPath("scalar.safetensors");
-  auto w = SafetensorsWriter::Create(
-      path, {{"empty", "F32", {0, 4}}, {"s", "F32", {}}, {"z", "I8", {0}}}, nlohmann::json());
+  auto w = SafetensorsWriter::Create(path, {{"empty", "F32", {0, 4}}, {"s", "F32", {}}, {"z", "I8", {0}}},
+                                     nlohmann::json());
   ASSERT_TRUE(w.ok()) << w.status().ToString();
   EXPECT_EQ((*w)->current_tensor(), 1u);  // the empty tensor needs no bytes
   const float s = -7.0f;

@@ -15,6 +15,9 @@
 #include "kernels/ref/quant.h"
 #include "kernels/ref/ref_kernels.h"
 #include "kernels/repack.h"
+#if defined(__x86_64__)
+#include "kernels/x86/x86_kernels.h"
+#endif
 
 namespace gemlet::kernels {
 namespace {
@@ -87,9 +90,27 @@ std::vector<ActBlock> RandomAct(std::mt19937& rng, int64_t T, int64_t K, int64_t
   return x;
 }
 
-class TierTest : public ::testing::TestWithParam<Tier> {
+// A kernel table under test: every tier this CPU runs, plus (x86 with AVX2) the VNNI code
+// path with an emulated vpdpbusd, so that code is checked even without VNNI hardware.
+struct KernelCase {
+  std::string name;
+  const KernelTable* table;
+};
+
+std::vector<KernelCase> KernelCases() {
+  std::vector<KernelCase> out;
+  for (Tier t : AvailableTiers()) out.push_back({TierName(t), KernelsForTier(t)});
+#if defined(__x86_64__)
+  if (KernelsForTier(Tier::kAvx2) != nullptr) out.push_back({"vnni_emulated", &VnniEmulatedKernels()});
+#endif
+  return out;
+}
+
+void PrintTo(const KernelCase& c, std::ostream* os) { *os << c.name; }
+
+class TierTest : public ::testing::TestWithParam<KernelCase> {
  protected:
-  const KernelTable& k() const { return *KernelsForTier(GetParam()); }
+  const KernelTable& k() const { return *GetParam().table; }
 };
 
 TEST_P(TierTest, QuantizeActMatchesTwin) {
@@ -298,9 +319,9 @@ TEST_P(TierTest, MisuseIsACheckFailure) {
   EXPECT_DEATH(k().quantize_act(f.data(), x.data(), 33), "blocks of 32");
 }
 
-std::string TierParamName(const ::testing::TestParamInfo<Tier>& info) { return TierName(info.param); }
+std::string CaseName(const ::testing::TestParamInfo<KernelCase>& info) { return info.param.name; }
 
-INSTANTIATE_TEST_SUITE_P(AllTiers, TierTest, ::testing::ValuesIn(AvailableTiers()), TierParamName);
+INSTANTIATE_TEST_SUITE_P(AllTiers, TierTest, ::testing::ValuesIn(KernelCases()), CaseName);
 
 // ---- The scalar twins against a plain float reference --------------------------------------
 

@@ -68,8 +68,12 @@ inline const nlohmann::json& LlamaCppCases() {
 
 inline std::string IdsToString(const std::vector<int32_t>& ids) {
   std::string s = "[";
-  for (size_t i = 0; i < ids.size(); ++i) s += (i ? "," : "") + std::to_string(ids[i]);
-  return s + "]";
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (i) s += ',';
+    s += std::to_string(ids[i]);
+  }
+  s += ']';
+  return s;
 }
 
 }  // namespace gemlet::testing_util

@@ -156,7 +156,7 @@ int Run(Flags& flags) {
         return false;
       }
     } else {
-      piece = "[" + std::to_string(id) + "]";
+      piece.append("[").append(std::to_string(id)).append("]");
     }
     std::fwrite(piece.data(), 1, piece.size(), stdout);
     std::fflush(stdout);

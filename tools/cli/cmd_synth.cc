@@ -104,7 +104,7 @@ int Run(Flags& flags) {
 
 }  // namespace
 
-GEMLET_COMMAND(synth, "synth", "write a random-weight Gemma 4 checkpoint (HF layout) for tests and benchmarks",
-               kUsage, Run);
+GEMLET_COMMAND(synth, "synth",
+               "write a random-weight Gemma 4 checkpoint (HF layout) for tests and benchmarks", kUsage, Run);
 
 }  // namespace gemlet::cli

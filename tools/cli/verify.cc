@@ -182,4 +182,18 @@ Result<VerifyReport> RunVerify(const VerifyOptions& o) {
   return report;
 }
 
+int RunVerifyCommand(Flags& flags) {
+  auto threads = flags.Int({"--threads"}, 0);
+  if (!threads.ok()) return UsageError("run", threads.status().message());
+  if (Status st = flags.Finish(); !st.ok()) return UsageError("run", st.message() + " (--verify takes only --threads)");
+  if (!flags.Positional().empty()) return UsageError("run", "unexpected argument '" + flags.Positional()[0] + "'");
+  if (*threads < 0 || *threads > 1024) return UsageError("run", "--threads must be in [0, 1024]");
+  VerifyOptions o;
+  o.threads = static_cast<int>(*threads);
+  if (const char* f = std::getenv("GEMLET_VERIFY_INJECT_FAULT")) o.inject_fault = f;
+  auto report = RunVerify(o);
+  if (!report.ok()) return ReportError("run", report.status());
+  return report->pass() ? kExitOk : kExitVerifyFailed;
+}
+
 }  // namespace gemlet::cli

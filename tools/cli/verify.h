@@ -19,6 +19,7 @@
 
 #include "base/status.h"
 #include "kernels/kernels.h"
+#include "tools/cli/command.h"
 
 namespace gemlet::cli {
 
@@ -47,6 +48,10 @@ const std::vector<std::string>& VerifyKernelNames();
 // Runs every check, printing each as it completes. Errors only for setup failures that are
 // not verdicts (an unknown fault name, no temporary folder); a wrong result is a failed check.
 Result<VerifyReport> RunVerify(const VerifyOptions& options);
+
+// `gemlet run --verify [--threads N]`: RunVerify with the fault hook read from the
+// environment; the exit code is kExitOk on PASS, kExitVerifyFailed on FAIL.
+int RunVerifyCommand(Flags& flags);
 
 // ---- pieces (verify_kernels.cc) ----
 

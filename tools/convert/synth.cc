@@ -39,7 +39,8 @@ uint64_t Fnv1a(const std::string& s) {
 
 std::vector<AttnType> Pattern(int64_t layers, int64_t period) {
   std::vector<AttnType> t;
-  for (int64_t l = 0; l < layers; ++l) t.push_back((l + 1) % period == 0 ? AttnType::kFull : AttnType::kSliding);
+  for (int64_t l = 0; l < layers; ++l)
+    t.push_back((l + 1) % period == 0 ? AttnType::kFull : AttnType::kSliding);
   return t;
 }
 
@@ -106,14 +107,20 @@ nlohmann::json ConfigJson(const Gemma4Config& cfg, const SynthOptions& o) {
   j["vision_config"] = nullptr;
   j["vision_soft_tokens_per_image"] = 280;
   // Not an HF key: says where the weights came from (they are random).
-  j["gemlet_synth"] = {{"preset", o.preset}, {"seed", o.seed}, {"generator", "gemlet " GEMLET_VERSION},
-                       {"weights", "random"}};
+  j["gemlet_synth"] = {
+      {"preset", o.preset}, {"seed", o.seed}, {"generator", "gemlet " GEMLET_VERSION}, {"weights", "random"}};
   return j;
 }
 
 nlohmann::json GenerationConfigJson() {
-  return {{"bos_token_id", 2}, {"do_sample", true}, {"eos_token_id", {1, 106, 50}}, {"pad_token_id", 0},
-          {"temperature", 1.0}, {"top_k", 64},      {"top_p", 0.95},                {"transformers_version", "5.5.0"}};
+  return {{"bos_token_id", 2},
+          {"do_sample", true},
+          {"eos_token_id", {1, 106, 50}},
+          {"pad_token_id", 0},
+          {"temperature", 1.0},
+          {"top_k", 64},
+          {"top_p", 0.95},
+          {"transformers_version", "5.5.0"}};
 }
 
 // Writes the tokenizer files; returns V.
@@ -154,9 +161,11 @@ Status RemoveStaleWeights(const fs::path& dir) {
   for (const auto& e : fs::directory_iterator(dir, ec)) {
     const std::string name = e.path().filename().string();
     auto ends_with = [&](const std::string& suffix) {
-      return name.size() >= suffix.size() && name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
+      return name.size() >= suffix.size() &&
+             name.compare(name.size() - suffix.size(), suffix.size(), suffix) == 0;
     };
-    const bool weights = name.rfind("model", 0) == 0 && (ends_with(".safetensors") || ends_with(".safetensors.tmp"));
+    const bool weights =
+        name.rfind("model", 0) == 0 && (ends_with(".safetensors") || ends_with(".safetensors.tmp"));
     if (weights || name == "model.safetensors.index.json") {
       fs::remove(e.path(), ec);
       if (ec) return IoError(e.path().string() + ": cannot remove stale file: " + ec.message());
@@ -183,9 +192,9 @@ Result<Gemma4Config> SynthPresetConfig(const std::string& preset) {
     c.sliding_window = 16;
     c.num_kv_shared_layers = 3;
     c.use_double_wide_mlp = true;
-    c.layer_types = Pattern(7, 4);  // full at 3 ...
+    c.layer_types = Pattern(7, 4);       // full at 3 ...
     c.layer_types[6] = AttnType::kFull;  // ... and 6, like tiny-e2b
-  } else if (preset == "e2b") {  // spec §1.1
+  } else if (preset == "e2b") {          // spec §1.1
     c.vocab_size = 262144;
     c.hidden_size = 1536;
     c.num_layers = 35;
@@ -360,7 +369,8 @@ Result<SynthReport> Synthesize(const SynthOptions& o) {
         pool.ParallelFor(
             static_cast<int64_t>(n),
             [&](int64_t b, int64_t e) {
-              SynthFillBf16(t, o.seed, begin + static_cast<uint64_t>(b), static_cast<uint64_t>(e - b), dst + b);
+              SynthFillBf16(t, o.seed, begin + static_cast<uint64_t>(b), static_cast<uint64_t>(e - b),
+                            dst + b);
             },
             int64_t{1} << 16);
         if (pending.valid()) RETURN_IF_ERROR(pending.get());

@@ -142,7 +142,8 @@ TEST(SynthFill, DeterministicAndIndependentOfChunking) {
   const uint64_t n = 64000;
   std::vector<uint16_t> whole(n), pieces(n), again(n), other_seed(n), other_name(n);
   SynthFillBf16(t, 42, 0, n, whole.data());
-  for (uint64_t b = 0; b < n; b += 777) SynthFillBf16(t, 42, b, std::min<uint64_t>(777, n - b), pieces.data() + b);
+  for (uint64_t b = 0; b < n; b += 777)
+    SynthFillBf16(t, 42, b, std::min<uint64_t>(777, n - b), pieces.data() + b);
   SynthFillBf16(t, 42, 0, n, again.data());
   SynthFillBf16(t, 43, 0, n, other_seed.data());
   SynthTensor t2 = t;
@@ -340,7 +341,8 @@ TEST(Synthesize, CopiesAGivenTokenizerAndTakesItsVocabSize) {
 
   o.tokenizer = oracle + "tokenizer.json";  // a file, with tokenizer_config.json beside it
   ASSERT_TRUE(Synthesize(o).ok());
-  EXPECT_EQ(*ReadFileToString(dir + "/tokenizer_config.json"), *ReadFileToString(oracle + "tokenizer_config.json"));
+  EXPECT_EQ(*ReadFileToString(dir + "/tokenizer_config.json"),
+            *ReadFileToString(oracle + "tokenizer_config.json"));
   fs::remove_all(src);
   fs::remove_all(dir);
 }

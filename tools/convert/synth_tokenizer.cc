@@ -18,16 +18,28 @@ struct Special {
 };
 // Gemma 4 control tokens (../shared/spec/gemma4-text.md §4.2).
 constexpr Special kControl[] = {
-    {0, "<pad>"},        {1, "<eos>"},        {2, "<bos>"},           {3, "<unk>"},
-    {4, "<mask>"},       {46, "<|tool>"},     {47, "<tool|>"},        {48, "<|tool_call>"},
-    {49, "<tool_call|>"}, {50, "<|tool_response>"}, {51, "<tool_response|>"}, {52, "<|\"|>"},
-    {98, "<|think|>"},   {100, "<|channel>"}, {101, "<channel|>"},    {105, "<|turn>"},
+    {0, "<pad>"},
+    {1, "<eos>"},
+    {2, "<bos>"},
+    {3, "<unk>"},
+    {4, "<mask>"},
+    {46, "<|tool>"},
+    {47, "<tool|>"},
+    {48, "<|tool_call>"},
+    {49, "<tool_call|>"},
+    {50, "<|tool_response>"},
+    {51, "<tool_response|>"},
+    {52, "<|\"|>"},
+    {98, "<|think|>"},
+    {100, "<|channel>"},
+    {101, "<channel|>"},
+    {105, "<|turn>"},
     {106, "<turn|>"},
 };
 // Multimodal control tokens, added when the vocabulary is large enough to hold them.
 constexpr Special kMultimodal[] = {
-    {255999, "<|image>"},   {256000, "<|audio>"},  {258880, "<|image|>"}, {258881, "<|audio|>"},
-    {258882, "<image|>"},   {258883, "<audio|>"},  {258884, "<|video|>"},
+    {255999, "<|image>"}, {256000, "<|audio>"}, {258880, "<|image|>"}, {258881, "<|audio|>"},
+    {258882, "<image|>"}, {258883, "<audio|>"}, {258884, "<|video|>"},
 };
 
 std::string Repeat(const std::string& s, int n) {
@@ -38,26 +50,65 @@ std::string Repeat(const std::string& s, int n) {
 
 // Ordinary English pieces: single characters, then merged pieces as (left, right) in merge
 // rank order. "▁"+letter merges come first so that words like ▁hello are reachable.
-void EnglishPieces(std::vector<std::string>* singles, std::vector<std::pair<std::string, std::string>>* merges) {
+void EnglishPieces(std::vector<std::string>* singles,
+                   std::vector<std::pair<std::string, std::string>>* merges) {
   const std::string sp = kSpace;
   singles->push_back(sp);
   for (char c = 'a'; c <= 'z'; ++c) singles->push_back(std::string(1, c));
   for (char c = 'A'; c <= 'Z'; ++c) singles->push_back(std::string(1, c));
   for (char c = '0'; c <= '9'; ++c) singles->push_back(std::string(1, c));
   for (const char* p : {".", ",", "!", "?", "'", "\"", "-", ":", ";", "(", ")", "/"}) singles->push_back(p);
-  for (const char* c : {"t", "a", "s", "c", "w", "o", "b", "f", "m", "p", "i", "h", "d", "l", "y", "I", "H", "T"}) {
+  for (const char* c :
+       {"t", "a", "s", "c", "w", "o", "b", "f", "m", "p", "i", "h", "d", "l", "y", "I", "H", "T"}) {
     merges->push_back({sp, c});
   }
   const std::pair<const char*, const char*> kRest[] = {
-      {"h", "e"},      {"i", "n"},       {"e", "r"},       {"o", "n"},    {"r", "e"},      {"a", "n"},
-      {"e", "n"},      {"a", "t"},       {"o", "r"},       {"e", "s"},    {"i", "s"},      {"i", "t"},
-      {"o", "u"},      {"e", "d"},       {"l", "l"},       {"in", "g"},   {"\xe2\x96\x81t", "he"},
-      {"\xe2\x96\x81t", "o"},  {"\xe2\x96\x81o", "f"},  {"\xe2\x96\x81" "a", "n"}, {"\xe2\x96\x81" "an", "d"},
-      {"\xe2\x96\x81i", "n"},  {"\xe2\x96\x81i", "s"},  {"\xe2\x96\x81i", "t"},   {"\xe2\x96\x81y", "ou"},
-      {"\xe2\x96\x81w", "h"},  {"\xe2\x96\x81wh", "at"}, {"\xe2\x96\x81h", "e"},  {"\xe2\x96\x81he", "ll"},
-      {"\xe2\x96\x81hell", "o"}, {"\xe2\x96\x81H", "e"}, {"\xe2\x96\x81He", "ll"}, {"\xe2\x96\x81Hell", "o"},
-      {"\xe2\x96\x81w", "or"}, {"\xe2\x96\x81wor", "l"}, {"\xe2\x96\x81worl", "d"}, {"\xe2\x96\x81" "f", "or"},
-      {"\xe2\x96\x81" "b", "e"},
+      {"h", "e"},
+      {"i", "n"},
+      {"e", "r"},
+      {"o", "n"},
+      {"r", "e"},
+      {"a", "n"},
+      {"e", "n"},
+      {"a", "t"},
+      {"o", "r"},
+      {"e", "s"},
+      {"i", "s"},
+      {"i", "t"},
+      {"o", "u"},
+      {"e", "d"},
+      {"l", "l"},
+      {"in", "g"},
+      {"\xe2\x96\x81t", "he"},
+      {"\xe2\x96\x81t", "o"},
+      {"\xe2\x96\x81o", "f"},
+      {"\xe2\x96\x81"
+       "a",
+       "n"},
+      {"\xe2\x96\x81"
+       "an",
+       "d"},
+      {"\xe2\x96\x81i", "n"},
+      {"\xe2\x96\x81i", "s"},
+      {"\xe2\x96\x81i", "t"},
+      {"\xe2\x96\x81y", "ou"},
+      {"\xe2\x96\x81w", "h"},
+      {"\xe2\x96\x81wh", "at"},
+      {"\xe2\x96\x81h", "e"},
+      {"\xe2\x96\x81he", "ll"},
+      {"\xe2\x96\x81hell", "o"},
+      {"\xe2\x96\x81H", "e"},
+      {"\xe2\x96\x81He", "ll"},
+      {"\xe2\x96\x81Hell", "o"},
+      {"\xe2\x96\x81w", "or"},
+      {"\xe2\x96\x81wor", "l"},
+      {"\xe2\x96\x81worl", "d"},
+      {"\xe2\x96\x81"
+       "f",
+       "or"},
+      {"\xe2\x96\x81"
+       "b",
+       "e"},
   };
   for (const auto& [l, r] : kRest) merges->push_back({l, r});
 }
@@ -136,8 +187,13 @@ Result<nlohmann::json> SyntheticTokenizerJson(int64_t vocab_size) {
   nlohmann::json added = nlohmann::json::array();
   for (size_t i = 0; i < pieces.size(); ++i) {
     if (!special[i]) continue;
-    added.push_back({{"id", i}, {"content", pieces[i]}, {"single_word", false}, {"lstrip", false},
-                     {"rstrip", false}, {"normalized", false}, {"special", true}});
+    added.push_back({{"id", i},
+                     {"content", pieces[i]},
+                     {"single_word", false},
+                     {"lstrip", false},
+                     {"rstrip", false},
+                     {"normalized", false},
+                     {"special", true}});
   }
   nlohmann::json vocab = nlohmann::json::object();
   for (size_t i = 0; i < pieces.size(); ++i) vocab[pieces[i]] = i;
@@ -157,7 +213,9 @@ Result<nlohmann::json> SyntheticTokenizerJson(int64_t vocab_size) {
                         {"invert", false}};
   t["post_processor"] = {
       {"type", "TemplateProcessing"},
-      {"single", {{{"SpecialToken", {{"id", "<bos>"}, {"type_id", 0}}}}, {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}}},
+      {"single",
+       {{{"SpecialToken", {{"id", "<bos>"}, {"type_id", 0}}}},
+        {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}}},
       {"pair",
        {{{"SpecialToken", {{"id", "<bos>"}, {"type_id", 0}}}},
         {{"Sequence", {{"id", "A"}, {"type_id", 0}}}},
@@ -212,12 +270,14 @@ Result<int64_t> TokenizerJsonVocabSize(const nlohmann::json& t) {
   if (m == t.end() || !m->is_object()) return InvalidArgument("tokenizer.json has no \"model\" object");
   auto v = m->find("vocab");
   if (v == m->end() || !v->is_object()) {
-    return InvalidArgument("tokenizer.json: model.vocab is not an object of piece -> id (only BPE is supported)");
+    return InvalidArgument(
+        "tokenizer.json: model.vocab is not an object of piece -> id (only BPE is supported)");
   }
   int64_t max_id = -1;
   for (const auto& [piece, id] : v->items()) {
     if (!id.is_number_integer() || id.get<int64_t>() < 0 || id.get<int64_t>() >= kMaxId) {
-      return InvalidArgument("tokenizer.json: model.vocab id of '" + piece + "' is not an integer in [0, 2^31)");
+      return InvalidArgument("tokenizer.json: model.vocab id of '" + piece +
+                             "' is not an integer in [0, 2^31)");
     }
     max_id = std::max(max_id, id.get<int64_t>());
   }

@@ -27,12 +27,30 @@ TEST(SyntheticTokenizer, ControlIdsBytesAndSections) {
     by_id[id.get<int>()] = piece;
   }
   const std::pair<int, const char*> kIds[] = {
-      {0, "<pad>"},       {1, "<eos>"},        {2, "<bos>"},         {3, "<unk>"},
-      {4, "<mask>"},      {46, "<|tool>"},     {47, "<tool|>"},      {48, "<|tool_call>"},
-      {49, "<tool_call|>"}, {50, "<|tool_response>"}, {51, "<tool_response|>"}, {52, "<|\"|>"},
-      {98, "<|think|>"},  {100, "<|channel>"}, {101, "<channel|>"},  {105, "<|turn>"},
-      {106, "<turn|>"},   {107, "\n"},         {108, "\n\n"},        {238, "<0x00>"},
-      {248, "<0x0A>"},    {493, "<0xFF>"},     {6, "<unused0>"},     {99, "<unused93>"},
+      {0, "<pad>"},
+      {1, "<eos>"},
+      {2, "<bos>"},
+      {3, "<unk>"},
+      {4, "<mask>"},
+      {46, "<|tool>"},
+      {47, "<tool|>"},
+      {48, "<|tool_call>"},
+      {49, "<tool_call|>"},
+      {50, "<|tool_response>"},
+      {51, "<tool_response|>"},
+      {52, "<|\"|>"},
+      {98, "<|think|>"},
+      {100, "<|channel>"},
+      {101, "<channel|>"},
+      {105, "<|turn>"},
+      {106, "<turn|>"},
+      {107, "\n"},
+      {108, "\n\n"},
+      {238, "<0x00>"},
+      {248, "<0x0A>"},
+      {493, "<0xFF>"},
+      {6, "<unused0>"},
+      {99, "<unused93>"},
   };
   for (const auto& [id, piece] : kIds) EXPECT_EQ(by_id[id], piece) << id;
   for (int b = 0; b < 256; ++b) {
@@ -96,7 +114,8 @@ TEST(SyntheticTokenizer, VocabSizeRejectsMalformedFiles) {
   EXPECT_FALSE(TokenizerJsonVocabSize(json{{"model", {{"vocab", json::object()}}}}).ok());
   EXPECT_FALSE(TokenizerJsonVocabSize(json{{"model", {{"vocab", {{"a", 0}}}}}, {"added_tokens", 5}}).ok());
   EXPECT_FALSE(
-      TokenizerJsonVocabSize(json{{"model", {{"vocab", {{"a", 0}}}}}, {"added_tokens", {{{"content", "x"}}}}}).ok());
+      TokenizerJsonVocabSize(json{{"model", {{"vocab", {{"a", 0}}}}}, {"added_tokens", {{{"content", "x"}}}}})
+          .ok());
   auto ok = TokenizerJsonVocabSize(json{{"model", {{"vocab", {{"a", 0}, {"b", 6}}}}},
                                         {"added_tokens", {{{"id", 9}, {"content", "<x>"}}}}});
   ASSERT_TRUE(ok.ok());
@@ -135,8 +154,9 @@ TEST(SyntheticTokenizer, LoadsAndRoundTripsThroughTheRuntimeTokenizer) {
   EXPECT_NE(std::find(ids->begin(), ids->end(), the), ids->end());
   EXPECT_NE(std::find(ids->begin(), ids->end(), world), ids->end());
 
-  for (const std::string text : {"Hello, world! 12345", "caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\x99\x82",
-                                 "tabs\tand\n\n\nnewlines   spaces", "{\"json\": [1, 2]}"}) {
+  for (const std::string text :
+       {"Hello, world! 12345", "caf\xc3\xa9 \xe6\x97\xa5\xe6\x9c\xac \xf0\x9f\x99\x82",
+        "tabs\tand\n\n\nnewlines   spaces", "{\"json\": [1, 2]}"}) {
     auto enc = tok->Encode(text);
     ASSERT_TRUE(enc.ok());
     for (int32_t id : *enc) EXPECT_NE(id, tok->unk_id()) << text;

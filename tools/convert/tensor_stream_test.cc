@@ -22,7 +22,7 @@ SourceTensor Bf16Source(std::vector<uint16_t>& buf, int64_t rows, int64_t cols) 
   buf.resize(static_cast<size_t>(rows * cols));
   for (size_t i = 0; i < buf.size(); ++i) buf[i] = F32ToBf16(std::sin(0.001f * static_cast<float>(i)) * 3.0f);
   SourceTensor s;
-  s.source_name = "w";
+  s.source_name.assign(1, 'w');
   s.type = SourceType::kBF16;
   s.shape = {rows, cols};
   s.data = reinterpret_cast<const uint8_t*>(buf.data());

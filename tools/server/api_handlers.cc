@@ -34,12 +34,13 @@ ApiError OutcomeError(const JobOutcome& o) {
 }
 
 // Drives a generation to its end. on_events gets each batch of events as it arrives and
-// returns false when the client is gone; keepalive() is called after `interval` of silence
-// and returns false likewise. Returns the outcome, or nullopt after cancelling the job.
+// returns false when the client is gone; keepalive() is called after `interval` without a
+// write (events count as writes when `events_write`) and returns false likewise. Returns the
+// outcome, or nullopt after cancelling the job.
 std::optional<JobOutcome> Drive(Generation& gen, JobHandle& handle,
                                 std::chrono::milliseconds interval,
                                 const std::function<bool(std::vector<RouterEvent>&)>& on_events,
-                                const std::function<bool()>& keepalive) {
+                                const std::function<bool()>& keepalive, bool events_write) {
   auto last = Clock::now();
   for (;;) {
     std::vector<RouterEvent> events;
@@ -50,7 +51,7 @@ std::optional<JobOutcome> Drive(Generation& gen, JobHandle& handle,
         handle.Cancel();
         return std::nullopt;
       }
-      last = Clock::now();
+      if (events_write) last = Clock::now();
     }
     if (outcome) return outcome;
     if (Clock::now() - last >= interval) {
@@ -154,7 +155,7 @@ HttpReply ApiHandlers::ChatCompletions(std::string_view body) {
         return write(out);
       };
       auto outcome = Drive(*gen, *h, interval, on_events,
-                           [&] { return write(SseComment("keep-alive")); });
+                           [&] { return write(SseComment("keep-alive")); }, true);
       if (!outcome) return;
       if (outcome->reason == FinishReason::kCancelled) return;  // shutting down: just close
       std::string tail;
@@ -185,7 +186,7 @@ HttpReply ApiHandlers::ChatCompletions(std::string_view body) {
       return true;
     };
     // Leading whitespace is valid JSON; it keeps the connection checked while we wait.
-    auto outcome = Drive(*gen, *h, interval, on_events, [&] { return write(" "); });
+    auto outcome = Drive(*gen, *h, interval, on_events, [&] { return write(" "); }, false);
     if (!outcome) return;
     if (outcome->reason == FinishReason::kCancelled || outcome->reason == FinishReason::kError) {
       write(OutcomeError(*outcome).ToJson());
@@ -239,7 +240,7 @@ HttpReply ApiHandlers::Completions(std::string_view body) {
         return write(out);
       };
       auto outcome = Drive(*gen, *h, interval, on_events,
-                           [&] { return write(SseComment("keep-alive")); });
+                           [&] { return write(SseComment("keep-alive")); }, true);
       if (!outcome || outcome->reason == FinishReason::kCancelled) return;
       std::string tail;
       if (outcome->reason == FinishReason::kError) {
@@ -260,7 +261,7 @@ HttpReply ApiHandlers::Completions(std::string_view body) {
       for (const auto& e : events) result.text += e.text;
       return true;
     };
-    auto outcome = Drive(*gen, *h, interval, on_events, [&] { return write(" "); });
+    auto outcome = Drive(*gen, *h, interval, on_events, [&] { return write(" "); }, false);
     if (!outcome) return;
     if (outcome->reason == FinishReason::kCancelled || outcome->reason == FinishReason::kError) {
       write(OutcomeError(*outcome).ToJson());

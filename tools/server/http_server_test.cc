@@ -85,7 +85,7 @@ TEST(HttpServerTest, HealthModelsPageMetrics) {
 
 TEST(HttpServerTest, NonStreamingChat) {
   TestServer s;
-  s.backend.script = testing::ReplyScript(Bytes("Hello there"));
+  s.backend.SetScript(testing::ReplyScript(Bytes("Hello there")));
   httplib::Client c("127.0.0.1", s.port);
   auto r = c.Post(kChat, ChatBody(), "application/json");
   ASSERT_TRUE(r);
@@ -103,7 +103,7 @@ TEST(HttpServerTest, NonStreamingChat) {
 
 TEST(HttpServerTest, StreamingChatChunks) {
   TestServer s;
-  s.backend.script = testing::ReplyScript(Bytes("Hi you"));
+  s.backend.SetScript(testing::ReplyScript(Bytes("Hi you")));
   httplib::Client c("127.0.0.1", s.port);
   auto r = c.Post(kChat, ChatBody(R"(,"stream":true,"stream_options":{"include_usage":true})"),
                   "application/json");
@@ -138,7 +138,7 @@ TEST(HttpServerTest, ThinkingAndToolCalls) {
   reply.push_back(testing::kToolStart);
   for (int32_t t : Bytes("get_weather:{\"city\":\"Paris\"}")) reply.push_back(t);
   reply.push_back(testing::kToolEnd);
-  s.backend.script = testing::ReplyScript(reply);
+  s.backend.SetScript(testing::ReplyScript(reply));
   httplib::Client c("127.0.0.1", s.port);
   const std::string tools =
       R"(,"tools":[{"type":"function","function":{"name":"get_weather","parameters":{"type":"object"}}}])";
@@ -174,7 +174,7 @@ TEST(HttpServerTest, ThinkingAndToolCalls) {
 
 TEST(HttpServerTest, StopStringsAndCompletions) {
   TestServer s;
-  s.backend.script = testing::ReplyScript(Bytes("one two three four"));
+  s.backend.SetScript(testing::ReplyScript(Bytes("one two three four")));
   httplib::Client c("127.0.0.1", s.port);
   auto r = c.Post(kChat, ChatBody(R"(,"stop":[" three"])"), "application/json");
   ASSERT_TRUE(r);
@@ -182,7 +182,7 @@ TEST(HttpServerTest, StopStringsAndCompletions) {
   EXPECT_EQ(j["choices"][0]["message"]["content"], "one two");
   EXPECT_EQ(j["choices"][0]["finish_reason"], "stop");
 
-  s.backend.script = [](const std::vector<int32_t>& t) { return t.size() % 2 ? 'a' : 'b'; };
+  s.backend.SetScript([](const std::vector<int32_t>& t) -> int32_t { return t.size() % 2 ? 'a' : 'b'; });
   auto cr = c.Post("/v1/completions", R"({"prompt":"xyz","max_tokens":5,"echo":true})",
                    "application/json");
   ASSERT_TRUE(cr);
@@ -333,7 +333,7 @@ TEST(HttpServerTest, ThousandGarbageRequestsAllGet4xxJson) {
   }
   EXPECT_GT(raw, 100);
   // Still serving.
-  s.backend.script = testing::ReplyScript(Bytes("alive"));
+  s.backend.SetScript(testing::ReplyScript(Bytes("alive")));
   auto r = c.Post(kChat, ChatBody(), "application/json");
   ASSERT_TRUE(r);
   EXPECT_EQ(Json::parse(r->body)["choices"][0]["message"]["content"], "alive");
@@ -362,14 +362,15 @@ TEST(HttpServerTest, DisconnectCancelsAndFreesTheSlot) {
   }  // the client goes away mid-stream; generation would go on for ~4000 tokens
   EXPECT_TRUE(WaitFor([&] { return s.metrics.cancelled() == 1; }));
   // The single slot is free again: a new request completes.
-  s.backend.script = testing::ReplyScript(Bytes("next"));
+  s.backend.SetScript(testing::ReplyScript(Bytes("next")));
   httplib::Client c("127.0.0.1", s.port);
   auto r = c.Post(kChat, ChatBody(), "application/json");
   ASSERT_TRUE(r);
   EXPECT_EQ(Json::parse(r->body)["choices"][0]["message"]["content"], "next");
 
   // The same for a non-streaming request (detected through the keep-alive writes).
-  s.backend.script = nullptr;
+  s.backend.SetScript(nullptr);
+  s.backend.pass_delay = std::chrono::microseconds(2000);  // ~8 s for the whole context
   {
     const std::string b2 = ChatBody();
     RawConn conn(s.port);

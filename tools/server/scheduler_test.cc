@@ -57,7 +57,7 @@ JobSpec Spec(const std::string& prompt, int64_t max_tokens, uint64_t seed,
 
 TEST(SchedulerTest, GeneratesScriptedReplyAndStopsAtStopToken) {
   FakeBackend backend;
-  backend.script = testing::ReplyScript(Bytes("hello"));
+  backend.SetScript(testing::ReplyScript(Bytes("hello")));
   Metrics metrics;
   Scheduler sched(backend, metrics, SchedulerOptions{});
   auto sink = std::make_shared<CollectSink>();

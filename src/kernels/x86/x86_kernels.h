@@ -20,5 +20,7 @@ void GemmF(TensorType wtype, const void* w, int64_t row_stride, int64_t r0, int6
 const KernelTable& Avx2Kernels();     // AVX2 + FMA + F16C
 const KernelTable& AvxVnniKernels();  // + AVX-VNNI
 const KernelTable& Avx512Kernels();   // AVX-512 F/BW/DQ/VL + VNNI (256-bit EVEX vpdpbusd)
+// For tests: the VNNI code path with vpdpbusd emulated by AVX2 (needs AVX2 only).
+const KernelTable& VnniEmulatedKernels();
 
 }  // namespace gemlet::kernels

@@ -46,7 +46,11 @@ class FakeBackend : public Backend {
  public:
   explicit FakeBackend(int64_t context = 4096) : context_(context) {}
 
-  std::function<int32_t(const std::vector<int32_t>&)> script;
+  using Script = std::function<int32_t(const std::vector<int32_t>&)>;
+  void SetScript(Script s) {
+    std::lock_guard<std::mutex> lock(script_mu_);
+    script_ = std::move(s);
+  }
   std::chrono::microseconds pass_delay{0};  // cost of one pass over the "weights"
   std::atomic<int64_t> decode_calls{0}, prefill_calls{0}, decode_rows{0}, fork_calls{0};
   std::atomic<int64_t> max_batch{0};
@@ -104,10 +108,16 @@ class FakeBackend : public Backend {
       if (!(i >= 'a' && i <= 'z') && i != ' ') out[i] -= 4.f;
     }
     out[kEos] = -10.f;
-    const int32_t forced = script ? script(tokens) : -1;
+    int32_t forced = -1;
+    {
+      std::lock_guard<std::mutex> lock(script_mu_);
+      if (script_) forced = script_(tokens);
+    }
     if (forced >= 0) out[forced] = 40.f;
   }
   int64_t context_;
+  mutable std::mutex script_mu_;
+  Script script_;
 };
 
 class FakeTextStream : public TextStream {

@@ -1,0 +1,86 @@
+#include "tools/cli/chat_options.h"
+
+#include <unistd.h>
+
+#include <iterator>
+#include <random>
+#include <iostream>
+
+#include "runtime/conversation.h"
+#include "tools/cli/demo_model.h"
+
+namespace gemlet::cli {
+
+const char kSamplingFlagsHelp[] =
+    R"(sampling (defaults follow Gemma 4's generation_config: temperature 1, top-k 64, top-p 0.95):
+  --temp T                temperature; 0 = greedy (ties: the lowest id)
+  --top-k K               keep the K most likely tokens (0 = all)
+  --top-p P               keep the smallest set with probability >= P
+  --min-p P               drop tokens below P x the top token's probability (default 0)
+  --repeat-penalty R      divide positive / multiply negative logits of recent tokens (default 1)
+  --presence-penalty P    subtract P from the logits of recent tokens (default 0)
+  --repeat-last-n N       tokens the penalties look back at (default 64, 0 = all)
+  --seed S                RNG seed (default: random)
+)";
+
+const char kRunChatFlagsHelp[] =
+    R"(chat format and input:
+  --chat                  wrap the prompt in the Gemma 4 chat format as one user turn
+                          (<bos><|turn>user\nPROMPT<turn|>\n<|turn>model\n)
+  --system TEXT           with --chat: a system turn first
+  --think                 with --chat: enable thinking (<|think|> in the system turn); the
+                          thoughts come out between <|channel> and <channel|>
+  (no -p and no --tokens) the prompt is read from stdin, e.g. echo hi | gemlet run --chat
+  (no -m)                 the tiny demo model: random weights, made once in ~/.cache/gemlet
+  --verify                check this build on this CPU instead of generating: every kernel tier
+                          against its scalar twin, and a tiny synthetic model's prefill against
+                          token-by-token decode; prints PASS or FAIL (exit code 3)
+)";
+
+Result<runtime::SamplerOptions> ReadSamplingFlags(Flags& flags) {
+  runtime::SamplerOptions so;
+  ASSIGN_OR_RETURN(so.temperature, flags.Float({"--temp"}, 1.0));
+  ASSIGN_OR_RETURN(so.top_k, flags.Int({"--top-k"}, 64));
+  ASSIGN_OR_RETURN(so.top_p, flags.Float({"--top-p"}, 0.95));
+  ASSIGN_OR_RETURN(so.min_p, flags.Float({"--min-p"}, 0.0));
+  ASSIGN_OR_RETURN(so.repetition_penalty, flags.Float({"--repeat-penalty"}, 1.0));
+  ASSIGN_OR_RETURN(so.presence_penalty, flags.Float({"--presence-penalty"}, 0.0));
+  ASSIGN_OR_RETURN(so.penalty_last_n, flags.Int({"--repeat-last-n"}, 64));
+  ASSIGN_OR_RETURN(int64_t seed, flags.Int({"--seed"}, -1));
+  so.seed = seed >= 0 ? static_cast<uint64_t>(seed) : std::random_device{}();
+  RETURN_IF_ERROR(so.Validate());
+  return so;
+}
+
+Result<std::string> ResolveModel(const std::string& model_flag, bool allow_demo) {
+  if (!model_flag.empty()) return model_flag;
+  if (!allow_demo) return InvalidArgument("-m MODEL is required");
+  ASSIGN_OR_RETURN(std::string path, EnsureDemoModel());
+  PrintDemoBanner(stderr, path);
+  return path;
+}
+
+Status ApplyRunChatFlags(Flags& flags, bool have_tokens, std::optional<std::string>* prompt, std::string* model) {
+  const bool chat = flags.Bool({"--chat"});
+  const auto system = flags.Str({"--system"});
+  const bool think = flags.Bool({"--think"});
+  if (!chat && (system || think)) return InvalidArgument("--system and --think need --chat");
+  if (chat && have_tokens) return InvalidArgument("--chat applies to a text prompt, not to --tokens");
+  if (!prompt->has_value() && !have_tokens) {
+    if (isatty(STDIN_FILENO)) return InvalidArgument("give a prompt with -p PROMPT, --tokens IDS or on stdin");
+    std::string text((std::istreambuf_iterator<char>(std::cin)), std::istreambuf_iterator<char>());
+    if (std::cin.bad()) return IoError("cannot read the prompt from stdin");
+    if (text.empty()) return InvalidArgument("the prompt on stdin is empty");
+    *prompt = std::move(text);
+  }
+  if (chat) {
+    const runtime::ConversationMessage user{"user", **prompt, ""};
+    *prompt = runtime::RenderChatPrompt(system.value_or(""), think, {user}, /*add_generation_prompt=*/true);
+  }
+  if (model->empty()) {
+    ASSIGN_OR_RETURN(*model, ResolveModel(*model, /*allow_demo=*/true));
+  }
+  return Status::Ok();
+}
+
+}  // namespace gemlet::cli

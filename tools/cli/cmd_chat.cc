@@ -1,0 +1,277 @@
+// gemlet chat: interactive multi-turn chat in the Gemma 4 format (runtime/conversation.h).
+#include <unistd.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <string>
+
+#include "runtime/conversation.h"
+#include "runtime/engine.h"
+#include "tools/cli/chat_input.h"
+#include "tools/cli/chat_options.h"
+#include "tools/cli/command.h"
+#include "tools/cli/demo_model.h"
+
+namespace gemlet::cli {
+namespace {
+
+constexpr char kUsageHead[] = R"(usage: gemlet chat [-m MODEL.gemlet] [--system TEXT] [--think] [--ctx N] [-n N] [flags]
+
+Interactive multi-turn chat in the Gemma 4 chat format; answers stream as they are generated.
+The KV cache carries across turns: each new turn prefills only its own tokens. With no -m it
+uses the tiny demo model (random weights: meaningless text), made once in ~/.cache/gemlet.
+
+at the prompt:
+  /help                 the commands
+  /reset                start a new conversation (the system prompt and /think stay)
+  /system [TEXT]        set the system prompt (no TEXT: remove it); the conversation so far
+                        is prefilled again at the next message
+  /think on|off         thinking mode; thoughts are shown apart from the answer (dimmed)
+  /save FILE            save the conversation and its KV cache (versioned, tied to the model)
+  /load FILE            resume a saved conversation without prefilling it again
+  /stats                time to first token, prefill and decode speed, tokens prefilled by
+                        the last turn, context used of the limit
+  /quit                 leave (as Ctrl+D does)
+  Ctrl+C stops the answer being generated (at the prompt: clears the line); Ctrl+D exits.
+  On a terminal: line editing and history (~/.cache/gemlet/history). Other input (a pipe,
+  a file) is read line by line, so chats can be scripted.
+
+flags:
+  -m, --model FILE        a .gemlet model (gemlet convert); default: the tiny demo model
+  --system TEXT           system prompt
+  --think                 start with thinking on
+  --ctx N                 context limit in tokens (default 4096)
+  -n, --n-predict N       most tokens per answer (default 1024)
+  --context-policy P      when a message does not fit the context:
+                            stop         refuse it with a notice; /reset starts over (default)
+                            drop-oldest  drop whole old turns (the system prompt stays) and
+                                         prefill the rest again
+  --ignore-eos            keep generating after end-of-turn tokens (until -n or the context)
+  --threads N             worker threads (default: all cores)
+  --chunk N               prefill chunk size in tokens (default 256)
+  --no-history            do not read or write the history file
+)";
+
+constexpr char kUsageTail[] = R"(
+examples:
+  gemlet chat                                   # the demo model (random weights)
+  gemlet chat -m e2b.gemlet --system "Answer briefly." --temp 0.7
+  gemlet chat -m e2b.gemlet --ctx 8192 --context-policy drop-oldest
+  printf 'Hello\n/stats\n' | gemlet chat -m e2b.gemlet --temp 0
+
+exit codes: 0 at Ctrl+D, /quit or the end of the input; 1 if the model cannot be loaded;
+2 for bad flags. Errors during the chat are printed as one line and the chat goes on.
+)";
+
+// The usage text, with the sampling flags every generating command shares.
+const char* Usage() {
+  static const std::string usage = std::string(kUsageHead) + "\n" + kSamplingFlagsHelp + kUsageTail;
+  return usage.c_str();
+}
+
+constexpr char kHelp[] =
+    "commands: /help, /reset, /system [TEXT], /think on|off, /save FILE, /load FILE, /stats, /quit\n"
+    "Ctrl+C stops an answer, Ctrl+D exits.\n";
+
+// Prints the streamed answer: thoughts dimmed on a terminal, between [thinking] markers otherwise.
+class AnswerPrinter {
+ public:
+  explicit AnswerPrinter(bool tty) : tty_(tty) {}
+  void Text(std::string_view text, bool thinking) {
+    if (thinking != in_thought_) {
+      if (thinking) {
+        std::fputs(tty_ ? "\x1b[2m" : "[thinking]\n", stdout);
+      } else {
+        std::fputs(tty_ ? "\x1b[0m\n" : "\n[/thinking]\n", stdout);
+      }
+      in_thought_ = thinking;
+    }
+    std::fwrite(text.data(), 1, text.size(), stdout);
+    std::fflush(stdout);
+  }
+  void End() {
+    if (in_thought_) std::fputs(tty_ ? "\x1b[0m" : "\n[/thinking]", stdout);
+    in_thought_ = false;
+    std::fputs("\n", stdout);
+    std::fflush(stdout);
+  }
+
+ private:
+  bool tty_;
+  bool in_thought_ = false;
+};
+
+void PrintStats(const runtime::Conversation& conv) {
+  const double pct = conv.context_limit() ? 100.0 * conv.position() / conv.context_limit() : 0;
+  if (conv.turns().empty()) {
+    std::printf("no turn yet\n");
+  } else {
+    const runtime::TurnStats& t = conv.turns().back();
+    const char* ended = t.interrupted      ? "interrupted"
+                        : t.stopped_at_eog ? "end of turn"
+                        : t.context_full   ? "context full"
+                                           : "token limit (-n)";
+    std::printf("last turn: prefilled %lld tokens (%s; %lld reused from the cache), generated %lld tokens, ended: %s\n",
+                static_cast<long long>(t.prefill_tokens),
+                t.full_prefill ? "the whole conversation" : "this turn only",
+                static_cast<long long>(t.cached_tokens), static_cast<long long>(t.generated_tokens), ended);
+    std::printf("  time to first token %.1f ms, prefill %.1f tok/s, decode %.1f tok/s\n", t.ttft_ms,
+                t.prefill_tok_s(), t.decode_tok_s());
+  }
+  std::printf("context: %lld of %lld tokens (%.1f%%), %zu messages, %s policy\n",
+              static_cast<long long>(conv.position()), static_cast<long long>(conv.context_limit()), pct,
+              conv.messages().size(),
+              conv.options().policy == runtime::ContextPolicy::kStop ? "stop" : "drop-oldest");
+}
+
+// Runs one slash command; false for /quit.
+bool Command(runtime::Conversation& conv, const std::string& line) {
+  const size_t sp = line.find(' ');
+  const std::string cmd = line.substr(0, sp);
+  std::string arg = sp == std::string::npos ? "" : line.substr(sp + 1);
+  while (!arg.empty() && arg.front() == ' ') arg.erase(arg.begin());
+  while (!arg.empty() && arg.back() == ' ') arg.pop_back();
+  if (cmd == "/quit" || cmd == "/exit") return false;
+  if (cmd == "/help") {
+    std::fputs(kHelp, stdout);
+  } else if (cmd == "/reset") {
+    conv.Reset();
+    std::printf("[new conversation]\n");
+  } else if (cmd == "/system") {
+    const bool changes = conv.position() > 0 && arg != conv.system();
+    conv.SetSystem(arg);
+    std::printf("[system prompt %s%s]\n", arg.empty() ? "removed" : "set",
+                changes ? "; the conversation is prefilled again at the next message" : "");
+  } else if (cmd == "/think") {
+    if (arg != "on" && arg != "off") {
+      std::printf("thinking is %s (/think on|off)\n", conv.thinking() ? "on" : "off");
+    } else {
+      const bool on = arg == "on";
+      const bool changes = conv.position() > 0 && on != conv.thinking();
+      conv.SetThinking(on);
+      std::printf("[thinking %s%s]\n", on ? "on" : "off",
+                  changes ? "; the conversation is prefilled again at the next message" : "");
+    }
+  } else if (cmd == "/save" || cmd == "/load") {
+    if (arg.empty()) {
+      std::printf("error: %s needs a file name\n", cmd.c_str());
+    } else if (Status st = cmd == "/save" ? conv.Save(arg) : conv.Load(arg); !st.ok()) {
+      std::printf("error: %s\n", st.message().c_str());
+    } else {
+      std::printf("[%s %s: %zu messages, %lld tokens%s]\n", cmd == "/save" ? "saved" : "loaded", arg.c_str(),
+                  conv.messages().size(), static_cast<long long>(conv.position()),
+                  cmd == "/load" ? ", KV cache restored: no prefill needed" : "");
+    }
+  } else if (cmd == "/stats") {
+    PrintStats(conv);
+  } else {
+    std::printf("error: unknown command %s (see /help)\n", cmd.c_str());
+  }
+  std::fflush(stdout);
+  return true;
+}
+
+int Run(Flags& flags) {
+  const std::string model_flag = flags.Str({"-m", "--model"}, "");
+  runtime::ConversationOptions co;
+  co.system = flags.Str({"--system"}, "");
+  co.thinking = flags.Bool({"--think"});
+  auto ctx = flags.Int({"--ctx"}, 4096);
+  auto n_predict = flags.Int({"-n", "--n-predict"}, 1024);
+  const std::string policy = flags.Str({"--context-policy"}, "stop");
+  co.stop_at_eog = !flags.Bool({"--ignore-eos"});
+  auto threads = flags.Int({"--threads"}, 0);
+  auto chunk = flags.Int({"--chunk"}, 256);
+  const bool no_history = flags.Bool({"--no-history"});
+  auto sampling = ReadSamplingFlags(flags);
+  for (const Status* st : {&ctx.status(), &n_predict.status(), &threads.status(), &chunk.status()}) {
+    if (!st->ok()) return UsageError("chat", st->message());
+  }
+  if (!sampling.ok()) return UsageError("chat", sampling.status().message());
+  if (Status st = flags.Finish(); !st.ok()) return UsageError("chat", st.message());
+  if (!flags.Positional().empty()) {
+    return UsageError("chat", "unexpected argument '" + flags.Positional()[0] + "' (the model goes after -m)");
+  }
+  auto pol = runtime::ParseContextPolicy(policy);
+  if (!pol.ok()) return UsageError("chat", pol.status().message());
+  if (*ctx < 2) return UsageError("chat", "--ctx must be >= 2");
+  if (*n_predict < 1) return UsageError("chat", "-n must be >= 1");
+  if (*threads < 0 || *threads > 1024) return UsageError("chat", "--threads must be in [0, 1024]");
+  if (*chunk < 1) return UsageError("chat", "--chunk must be >= 1");
+  co.policy = *pol;
+  co.max_tokens = *n_predict;
+  co.sampler = *sampling;
+  co.session = runtime::SessionOptions{*ctx, *chunk};
+
+  auto model = ResolveModel(model_flag, /*allow_demo=*/true);
+  if (!model.ok()) return ReportError("chat", model.status());
+  runtime::EngineOptions eo;
+  eo.threads = static_cast<int>(*threads);
+  auto engine = runtime::Engine::Open(*model, eo);
+  if (!engine.ok()) return ReportError("chat", engine.status());
+  const auto& cfg = (*engine)->config();
+  if (*ctx > cfg.max_position_embeddings) {
+    return UsageError("chat", "--ctx " + std::to_string(*ctx) + " exceeds the model's " +
+                                  std::to_string(cfg.max_position_embeddings) + " positions");
+  }
+  const Tokenizer* tok = (*engine)->tokenizer();
+  if (tok == nullptr) return ReportError("chat", Corrupt(*model + ": the model file has no vocabulary"));
+  runtime::Conversation conv(**engine, *tok, co);
+
+  std::string history;
+  if (!no_history) {
+    if (auto dir = CacheDir(); dir.ok()) {
+      std::error_code ec;
+      std::filesystem::create_directories(*dir, ec);
+      if (!ec) history = *dir + "/history";
+    }
+  }
+  auto reader = LineReader::Create(history);
+  const bool tty = reader->interactive();
+  InstallInterruptHandler();
+  if (tty) {
+    std::printf("gemlet chat: %s, context %lld tokens. /help for commands, Ctrl+D to quit.\n", model->c_str(),
+                static_cast<long long>(conv.context_limit()));
+  }
+
+  AnswerPrinter printer(tty);
+  runtime::TurnCallbacks cb;
+  cb.on_text = [&](std::string_view text, bool thinking) { printer.Text(text, thinking); };
+  cb.should_stop = [] { return InterruptFlag().exchange(false); };
+  cb.on_notice = [](const std::string& notice) {
+    std::printf("[%s]\n", notice.c_str());
+    std::fflush(stdout);
+  };
+  std::string line;
+  for (;;) {
+    const auto r = reader->Read(">>> ", &line);
+    if (r == LineReader::Result::kEof) break;
+    if (r == LineReader::Result::kInterrupted) continue;
+    reader->Remember(line);
+    size_t b = line.find_first_not_of(" \t");
+    if (b == std::string::npos) continue;
+    if (line[b] == '/') {
+      if (!Command(conv, line.substr(b))) break;
+      continue;
+    }
+    InterruptFlag().store(false);
+    auto turn = conv.Send(line, cb);
+    if (!turn.ok()) {
+      printer.End();
+      std::printf("error: %s\n", turn.status().message().c_str());
+      std::fflush(stdout);
+      continue;
+    }
+    printer.End();
+    if (turn->interrupted) std::printf("[interrupted]\n");
+    std::fflush(stdout);
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+GEMLET_COMMAND(chat, "chat", "interactive multi-turn chat (Gemma 4 format, streaming, /save and /load)",
+               Usage(), Run);
+
+}  // namespace gemlet::cli

@@ -28,8 +28,8 @@ CpuFeatures DetectCpuFeatures() {
   const bool fma = Bit(c, 12), osxsave = Bit(c, 27), avx = Bit(c, 28), f16c = Bit(c, 29);
   if (!osxsave || !avx) return f;
   const uint64_t xcr0 = Xgetbv0();
-  const bool ymm_os = (xcr0 & 0x6) == 0x6;     // XMM + YMM state
-  const bool zmm_os = (xcr0 & 0xe6) == 0xe6;   // + opmask, ZMM_Hi256, Hi16_ZMM
+  const bool ymm_os = (xcr0 & 0x6) == 0x6;    // XMM + YMM state
+  const bool zmm_os = (xcr0 & 0xe6) == 0xe6;  // + opmask, ZMM_Hi256, Hi16_ZMM
   __cpuid_count(7, 0, a, b, c, d);
   const bool avx2 = Bit(b, 5);
   const bool avx512f = Bit(b, 16), avx512dq = Bit(b, 17), avx512bw = Bit(b, 30),

@@ -13,7 +13,7 @@ namespace gemlet {
 struct CpuFeatures {
   // x86-64. Each level implies the ones before it (detection clears a level whose
   // prerequisites are missing).
-  bool avx2 = false;     // AVX2 + FMA + F16C, OS saves YMM state
+  bool avx2 = false;      // AVX2 + FMA + F16C, OS saves YMM state
   bool avx_vnni = false;  // AVX-VNNI (VEX vpdpbusd), plus avx2
   bool avx512 = false;    // AVX512F/BW/DQ/VL + AVX512_VNNI, OS saves ZMM/opmask state, plus avx2
   // Arm64.

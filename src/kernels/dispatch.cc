@@ -16,13 +16,20 @@ namespace gemlet::kernels {
 
 const char* TierName(Tier t) {
   switch (t) {
-    case Tier::kScalar: return "scalar";
-    case Tier::kAvx2: return "avx2";
-    case Tier::kAvxVnni: return "avxvnni";
-    case Tier::kAvx512: return "avx512";
-    case Tier::kNeon: return "neon";
-    case Tier::kDotprod: return "dotprod";
-    case Tier::kI8mm: return "i8mm";
+    case Tier::kScalar:
+      return "scalar";
+    case Tier::kAvx2:
+      return "avx2";
+    case Tier::kAvxVnni:
+      return "avxvnni";
+    case Tier::kAvx512:
+      return "avx512";
+    case Tier::kNeon:
+      return "neon";
+    case Tier::kDotprod:
+      return "dotprod";
+    case Tier::kI8mm:
+      return "i8mm";
   }
   return "unknown";
 }
@@ -32,17 +39,25 @@ namespace {
 // The table of tier t if `f` has its features (and this build has its code), else nullptr.
 const KernelTable* TableFor(Tier t, const CpuFeatures& f) {
   switch (t) {
-    case Tier::kScalar: return &ScalarKernels();
+    case Tier::kScalar:
+      return &ScalarKernels();
 #if defined(__x86_64__)
-    case Tier::kAvx2: return f.avx2 ? &Avx2Kernels() : nullptr;
-    case Tier::kAvxVnni: return f.avx_vnni ? &AvxVnniKernels() : nullptr;
-    case Tier::kAvx512: return f.avx512 ? &Avx512Kernels() : nullptr;
+    case Tier::kAvx2:
+      return f.avx2 ? &Avx2Kernels() : nullptr;
+    case Tier::kAvxVnni:
+      return f.avx_vnni ? &AvxVnniKernels() : nullptr;
+    case Tier::kAvx512:
+      return f.avx512 ? &Avx512Kernels() : nullptr;
 #elif defined(__aarch64__)
-    case Tier::kNeon: return f.neon ? &NeonKernels() : nullptr;
-    case Tier::kDotprod: return f.dotprod ? &DotprodKernels() : nullptr;
-    case Tier::kI8mm: return f.i8mm && f.dotprod ? &I8mmKernels() : nullptr;
+    case Tier::kNeon:
+      return f.neon ? &NeonKernels() : nullptr;
+    case Tier::kDotprod:
+      return f.dotprod ? &DotprodKernels() : nullptr;
+    case Tier::kI8mm:
+      return f.i8mm && f.dotprod ? &I8mmKernels() : nullptr;
 #endif
-    default: return nullptr;
+    default:
+      return nullptr;
   }
 }
 

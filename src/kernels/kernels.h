@@ -87,11 +87,11 @@ using GemmQ8Fn = void (*)(const BlockQ8* w, int64_t row_stride_blocks, int64_t r
 // Interleaved q4 (TensorLayout::kQ4x8, base/tensor_type.h): w points at the tensor's first
 // BlockQ4x8; row group g (rows 8g..8g+7) starts at w + g * group_stride_blocks (K/32 for a
 // whole tensor). r0 and r1 are multiples of 8.
-using GemvQ4x8Fn = void (*)(const BlockQ4x8* w, int64_t group_stride_blocks, int64_t r0,
-                            int64_t r1, const ActBlock* x, int64_t K, float* y);
-using GemmQ4x8Fn = void (*)(const BlockQ4x8* w, int64_t group_stride_blocks, int64_t r0,
-                            int64_t r1, const ActBlock* x, int64_t x_stride_blocks, int64_t T,
-                            int64_t K, float* y, int64_t ldy);
+using GemvQ4x8Fn = void (*)(const BlockQ4x8* w, int64_t group_stride_blocks, int64_t r0, int64_t r1,
+                            const ActBlock* x, int64_t K, float* y);
+using GemmQ4x8Fn = void (*)(const BlockQ4x8* w, int64_t group_stride_blocks, int64_t r0, int64_t r1,
+                            const ActBlock* x, int64_t x_stride_blocks, int64_t T, int64_t K,
+                            float* y, int64_t ldy);
 // Float weights: wtype is kF32, kF16 or kBF16; rows are row_stride elements apart.
 using GemvFFn = void (*)(TensorType wtype, const void* w, int64_t row_stride, int64_t r0,
                          int64_t r1, const float* x, int64_t K, float* y);

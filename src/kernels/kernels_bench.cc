@@ -84,13 +84,16 @@ struct Buffer {
 };
 
 enum class WKind { kQ4, kQ4x8, kQ8 };
-const char* WKindName(WKind k) { return k == WKind::kQ4 ? "q4" : k == WKind::kQ4x8 ? "q4x8" : "q8"; }
+const char* WKindName(WKind k) {
+  return k == WKind::kQ4 ? "q4" : k == WKind::kQ4x8 ? "q4x8" : "q8";
+}
 
 // Weight copies of a [rows, K] matrix totalling ≥ min_bytes.
 struct Weights {
   Weights(WKind kind, int64_t rows, int64_t K, size_t min_bytes) {
     const int64_t nb = K / 32;
-    bytes = static_cast<size_t>(rows * nb) * (kind == WKind::kQ8 ? sizeof(BlockQ8) : sizeof(BlockQ4));
+    bytes =
+        static_cast<size_t>(rows * nb) * (kind == WKind::kQ8 ? sizeof(BlockQ8) : sizeof(BlockQ4));
     copies = std::max<size_t>(1, (min_bytes + bytes - 1) / bytes);
     buf = std::make_unique<Buffer>(bytes * copies);
     // Finite scales (f16 0x2000 ≈ 0.0078): random bits could be inf/NaN.
@@ -134,18 +137,25 @@ void BM_Gemv(benchmark::State& state, Tier tier, WKind kind, int64_t rows, int64
       auto [r0, r1] = Split(rows, p, parts, 8);
       if (p == parts - 1) r1 = rows;
       switch (kind) {
-        case WKind::kQ4: k.gemv_q4(static_cast<const BlockQ4*>(wc), nb, r0, r1, x.data(), K, y.data()); break;
-        case WKind::kQ4x8: k.gemv_q4x8(static_cast<const BlockQ4x8*>(wc), nb, r0, r1, x.data(), K, y.data()); break;
-        case WKind::kQ8: k.gemv_q8(static_cast<const BlockQ8*>(wc), nb, r0, r1, x.data(), K, y.data()); break;
+        case WKind::kQ4:
+          k.gemv_q4(static_cast<const BlockQ4*>(wc), nb, r0, r1, x.data(), K, y.data());
+          break;
+        case WKind::kQ4x8:
+          k.gemv_q4x8(static_cast<const BlockQ4x8*>(wc), nb, r0, r1, x.data(), K, y.data());
+          break;
+        case WKind::kQ8:
+          k.gemv_q8(static_cast<const BlockQ8*>(wc), nb, r0, r1, x.data(), K, y.data());
+          break;
       }
     });
     benchmark::DoNotOptimize(y.data());
   }
-  state.counters["GB/s"] = benchmark::Counter(static_cast<double>(w.bytes) * state.iterations() / 1e9,
-                                              benchmark::Counter::kIsRate);
+  state.counters["GB/s"] = benchmark::Counter(
+      static_cast<double>(w.bytes) * state.iterations() / 1e9, benchmark::Counter::kIsRate);
 }
 
-void BM_Gemm(benchmark::State& state, Tier tier, WKind kind, int64_t rows, int64_t K, int64_t T, int threads) {
+void BM_Gemm(benchmark::State& state, Tier tier, WKind kind, int64_t rows, int64_t K, int64_t T,
+             int threads) {
   const KernelTable& k = *KernelsForTier(tier);
   Weights w(kind, rows, K, 0);
   std::vector<ActBlock> x = MakeAct(k, T, K);
@@ -158,9 +168,18 @@ void BM_Gemm(benchmark::State& state, Tier tier, WKind kind, int64_t rows, int64
       auto [r0, r1] = Split(rows, p, parts, 8);
       if (p == parts - 1) r1 = rows;
       switch (kind) {
-        case WKind::kQ4: k.gemm_q4(static_cast<const BlockQ4*>(wc), nb, r0, r1, x.data(), nb, T, K, y.data(), rows); break;
-        case WKind::kQ4x8: k.gemm_q4x8(static_cast<const BlockQ4x8*>(wc), nb, r0, r1, x.data(), nb, T, K, y.data(), rows); break;
-        case WKind::kQ8: k.gemm_q8(static_cast<const BlockQ8*>(wc), nb, r0, r1, x.data(), nb, T, K, y.data(), rows); break;
+        case WKind::kQ4:
+          k.gemm_q4(static_cast<const BlockQ4*>(wc), nb, r0, r1, x.data(), nb, T, K, y.data(),
+                    rows);
+          break;
+        case WKind::kQ4x8:
+          k.gemm_q4x8(static_cast<const BlockQ4x8*>(wc), nb, r0, r1, x.data(), nb, T, K, y.data(),
+                      rows);
+          break;
+        case WKind::kQ8:
+          k.gemm_q8(static_cast<const BlockQ8*>(wc), nb, r0, r1, x.data(), nb, T, K, y.data(),
+                    rows);
+          break;
       }
     });
     benchmark::DoNotOptimize(y.data());
@@ -198,8 +217,8 @@ void BM_QuantizeAct(benchmark::State& state, Tier tier, int64_t K) {
     k.quantize_act(x.data(), q.data(), K);
     benchmark::DoNotOptimize(q.data());
   }
-  state.counters["Gvalues/s"] = benchmark::Counter(static_cast<double>(K) * state.iterations() / 1e9,
-                                                   benchmark::Counter::kIsRate);
+  state.counters["Gvalues/s"] = benchmark::Counter(
+      static_cast<double>(K) * state.iterations() / 1e9, benchmark::Counter::kIsRate);
 }
 
 // Sum of a 1 GiB buffer: the read bandwidth the GEMV kernels compete with.
@@ -231,44 +250,55 @@ struct Shape {
   int64_t rows, K;
 };
 // E2B: q projection, FFN down, FFN gate+up fused, tied LM head.
-constexpr Shape kGemvShapes[] = {
-    {"attn_q", 2048, 1536}, {"ffn_down", 1536, 6144}, {"ffn_gate_up", 12288, 1536}, {"lm_head", 262144, 1536}};
+constexpr Shape kGemvShapes[] = {{"attn_q", 2048, 1536},
+                                 {"ffn_down", 1536, 6144},
+                                 {"ffn_gate_up", 12288, 1536},
+                                 {"lm_head", 262144, 1536}};
 constexpr Shape kGemmShapes[] = {{"ffn_gate_up", 12288, 1536}, {"ffn_down", 1536, 6144}};
 
 int RegisterAll() {
   for (int th : {1, 2}) {
-    benchmark::RegisterBenchmark(("ReadBandwidth/threads:" + std::to_string(th)).c_str(), BM_ReadBandwidth, th)
-        ->UseRealTime()->Unit(benchmark::kMillisecond);
+    benchmark::RegisterBenchmark(("ReadBandwidth/threads:" + std::to_string(th)).c_str(),
+                                 BM_ReadBandwidth, th)
+        ->UseRealTime()
+        ->Unit(benchmark::kMillisecond);
   }
   for (Tier tier : AvailableTiers()) {
     const std::string tn = TierName(tier);
-    benchmark::RegisterBenchmark(("QuantizeAct/" + tn + "/K:6144").c_str(), BM_QuantizeAct, tier, 6144);
+    benchmark::RegisterBenchmark(("QuantizeAct/" + tn + "/K:6144").c_str(), BM_QuantizeAct, tier,
+                                 6144);
     for (const Shape& s : kGemvShapes) {
       for (WKind kind : {WKind::kQ4, WKind::kQ4x8, WKind::kQ8}) {
         if (kind == WKind::kQ8 && s.rows > 100000) continue;
         for (int th : {1, 2}) {
           if (tier == Tier::kScalar && (th == 2 || s.rows > 100000)) continue;
           const std::string name = "Gemv/" + tn + "/" + WKindName(kind) + "/" + s.what + ":" +
-                                   std::to_string(s.rows) + "x" + std::to_string(s.K) + "/threads:" + std::to_string(th);
+                                   std::to_string(s.rows) + "x" + std::to_string(s.K) +
+                                   "/threads:" + std::to_string(th);
           benchmark::RegisterBenchmark(name.c_str(), BM_Gemv, tier, kind, s.rows, s.K, th)
-              ->UseRealTime()->Unit(benchmark::kMicrosecond);
+              ->UseRealTime()
+              ->Unit(benchmark::kMicrosecond);
         }
       }
     }
     if (tier == Tier::kScalar) continue;
     for (TensorType wt : {TensorType::kBF16, TensorType::kF16, TensorType::kF32}) {
-      benchmark::RegisterBenchmark(("GemvF/" + tn + "/" + TensorTypeName(wt) + "/2048x1536").c_str(), BM_GemvF,
-                                   tier, wt, 2048, 1536)->UseRealTime()->Unit(benchmark::kMicrosecond);
+      benchmark::RegisterBenchmark(
+          ("GemvF/" + tn + "/" + TensorTypeName(wt) + "/2048x1536").c_str(), BM_GemvF, tier, wt,
+          2048, 1536)
+          ->UseRealTime()
+          ->Unit(benchmark::kMicrosecond);
     }
     for (const Shape& s : kGemmShapes) {
       for (int64_t T : {64, 512}) {
         for (WKind kind : {WKind::kQ4, WKind::kQ4x8, WKind::kQ8}) {
           for (int th : {1, 2}) {
             const std::string name = "Gemm/" + tn + "/" + WKindName(kind) + "/" + s.what + ":" +
-                                     std::to_string(s.rows) + "x" + std::to_string(s.K) + "/T:" +
-                                     std::to_string(T) + "/threads:" + std::to_string(th);
+                                     std::to_string(s.rows) + "x" + std::to_string(s.K) +
+                                     "/T:" + std::to_string(T) + "/threads:" + std::to_string(th);
             benchmark::RegisterBenchmark(name.c_str(), BM_Gemm, tier, kind, s.rows, s.K, T, th)
-                ->UseRealTime()->Unit(benchmark::kMillisecond);
+                ->UseRealTime()
+                ->Unit(benchmark::kMillisecond);
           }
         }
       }

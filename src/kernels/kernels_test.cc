@@ -20,9 +20,7 @@
 #endif
 
 namespace gemlet::kernels {
-namespace {
-
-}  // namespace
+namespace {}  // namespace
 
 // Names tiers in gtest messages ("avx2" rather than "4-byte object").
 void PrintTo(Tier t, std::ostream* os) { *os << TierName(t); }
@@ -42,7 +40,8 @@ bool SameFloat(float a, float b) {
 }
 
 // Asserts the two output buffers are bit-identical; `what` names the case on failure.
-void ExpectSame(const std::vector<float>& want, const std::vector<float>& got, const std::string& what) {
+void ExpectSame(const std::vector<float>& want, const std::vector<float>& got,
+                const std::string& what) {
   ASSERT_EQ(want.size(), got.size());
   for (size_t i = 0; i < want.size(); ++i) {
     if (!SameFloat(want[i], got[i])) {
@@ -101,7 +100,8 @@ std::vector<KernelCase> KernelCases() {
   std::vector<KernelCase> out;
   for (Tier t : AvailableTiers()) out.push_back({TierName(t), KernelsForTier(t)});
 #if defined(__x86_64__)
-  if (KernelsForTier(Tier::kAvx2) != nullptr) out.push_back({"vnni_emulated", &VnniEmulatedKernels()});
+  if (KernelsForTier(Tier::kAvx2) != nullptr)
+    out.push_back({"vnni_emulated", &VnniEmulatedKernels()});
 #endif
   return out;
 }
@@ -172,8 +172,8 @@ void CheckRowMajor(const char* name, std::vector<Block> (*make)(std::mt19937&, i
         std::vector<Block> w = make(rng, rows * rs);
         const int64_t r0 = rows > 2 ? 1 : 0, r1 = rows;
         for (int64_t T : kTokens) {
-          const std::string what = std::string(name) + " K=" + std::to_string(K) + " rows=" +
-                                   std::to_string(rows) + " pad=" + std::to_string(pad) +
+          const std::string what = std::string(name) + " K=" + std::to_string(K) +
+                                   " rows=" + std::to_string(rows) + " pad=" + std::to_string(pad) +
                                    " T=" + std::to_string(T);
           const int64_t xs = nb + 1, ldy = rows + 2;
           std::vector<ActBlock> x = RandomAct(rng, T, K, xs);
@@ -217,7 +217,8 @@ TEST_P(TierTest, GemvGemmQ4x8MatchTwinAndRowMajor) {
         const int64_t r0 = rows > 16 ? 8 : 0, r1 = rows;
         const int64_t xs = nb + 3, ldy = rows + 1;
         std::vector<ActBlock> x = RandomAct(rng, T, K, xs);
-        std::vector<float> want(T * ldy, kSentinel), got(T * ldy, kSentinel), rm(T * ldy, kSentinel);
+        std::vector<float> want(T * ldy, kSentinel), got(T * ldy, kSentinel),
+            rm(T * ldy, kSentinel);
         GemmQ4x8Ref(wx.data(), nb, r0, r1, x.data(), xs, T, K, want.data(), ldy);
         k().gemm_q4x8(wx.data(), nb, r0, r1, x.data(), xs, T, K, got.data(), ldy);
         GemmQ4Ref(w.data(), nb, r0, r1, x.data(), xs, T, K, rm.data(), ldy);
@@ -244,8 +245,10 @@ TEST_P(TierTest, ExtremeValues) {
     const int kind = static_cast<int>((i * 7 + i / nb) % 5);
     const uint16_t d = kind == 4 ? F32ToF16(65504.0f) : (kind == 3 ? 0 : F32ToF16(0.5f + kind));
     w4[i].d = w8[i].d = d;
-    for (int j = 0; j < 16; ++j) w4[i].qs[j] = kind == 0 ? 0x00 : kind == 1 ? 0xff : (j % 2 ? 0x0f : 0xf0);
-    for (int j = 0; j < 32; ++j) w8[i].qs[j] = kind == 0 ? -128 : kind == 1 ? 127 : (j % 2 ? -128 : 127);
+    for (int j = 0; j < 16; ++j)
+      w4[i].qs[j] = kind == 0 ? 0x00 : kind == 1 ? 0xff : (j % 2 ? 0x0f : 0xf0);
+    for (int j = 0; j < 32; ++j)
+      w8[i].qs[j] = kind == 0 ? -128 : kind == 1 ? 127 : (j % 2 ? -128 : 127);
   }
   for (int64_t i = 0; i < T * nb; ++i) {
     const int kind = static_cast<int>(i % 4);

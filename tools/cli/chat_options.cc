@@ -23,20 +23,6 @@ const char kSamplingFlagsHelp[] =
   --seed S                RNG seed (default: random)
 )";
 
-const char kRunChatFlagsHelp[] =
-    R"(chat format and input:
-  --chat                  wrap the prompt in the Gemma 4 chat format as one user turn
-                          (<bos><|turn>user\nPROMPT<turn|>\n<|turn>model\n)
-  --system TEXT           with --chat: a system turn first
-  --think                 with --chat: enable thinking (<|think|> in the system turn); the
-                          thoughts come out between <|channel> and <channel|>
-  (no -p and no --tokens) the prompt is read from stdin, e.g. echo hi | gemlet run --chat
-  (no -m)                 the tiny demo model: random weights, made once in ~/.cache/gemlet
-  --verify                check this build on this CPU instead of generating: every kernel tier
-                          against its scalar twin, and a tiny synthetic model's prefill against
-                          token-by-token decode; prints PASS or FAIL (exit code 3)
-)";
-
 Result<runtime::SamplerOptions> ReadSamplingFlags(Flags& flags) {
   runtime::SamplerOptions so;
   ASSIGN_OR_RETURN(so.temperature, flags.Float({"--temp"}, 1.0));

@@ -33,7 +33,4 @@ Result<std::string> ResolveModel(const std::string& model_flag, bool allow_demo)
 // Errors: InvalidArgument for misuse (a usage error), others for failures.
 Status ApplyRunChatFlags(Flags& flags, bool have_tokens, std::optional<std::string>* prompt, std::string* model);
 
-// Help text of those flags, for run's usage string.
-extern const char kRunChatFlagsHelp[];
-
 }  // namespace gemlet::cli

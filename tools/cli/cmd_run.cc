@@ -10,16 +10,21 @@
 #include "runtime/generate.h"
 #include "runtime/session.h"
 #include "runtime/tokenizer.h"
+#include "tools/cli/chat_options.h"
 #include "tools/cli/command.h"
+#include "tools/cli/verify.h"
 
 namespace gemlet::cli {
 namespace {
 
-constexpr char kUsage[] = R"(usage: gemlet run -m MODEL.gemlet (-p PROMPT | --tokens IDS) [-n N] [--ctx N] [sampling flags] [--json]
+constexpr char kUsage[] = R"(usage: gemlet run [-m MODEL.gemlet] (-p PROMPT | --tokens IDS | < FILE) [-n N] [--ctx N] [sampling flags] [--json]
+       gemlet run [-m MODEL.gemlet] --chat [--system TEXT] [--think] -p PROMPT ...
+       gemlet run --verify
 
 Prefills the prompt, then generates token by token and streams the text to stdout until an
 end-of-generation token (the model's eog_ids: <eos>, <turn|>, <|tool_response>) or N tokens.
-Raw completion: no chat template is applied. Timings go to stderr.
+Raw completion: no chat template is applied unless --chat. Timings go to stderr. The exit
+code is 0 on success, 1 on failure, 2 for bad flags, 3 when --verify fails.
 
 flags:
   -m, --model FILE        a .gemlet model (gemlet convert)
@@ -35,6 +40,18 @@ flags:
   --ignore-eos            keep generating after end-of-generation tokens
   --threads N             worker threads (default: all cores)
   --chunk N               prefill chunk size in tokens (default 256)
+  --chat                  wrap the prompt in the Gemma 4 chat format as one user turn
+                          (<bos><|turn>user\nPROMPT<turn|>\n<|turn>model\n)
+  --system TEXT           with --chat: a system turn first
+  --think                 with --chat: thinking on (<|think|> in the system turn); the
+                          thoughts come out between <|channel> and <channel|>
+  (no -p, no --tokens)    the prompt is read from stdin: echo Hello | gemlet run --chat
+  (no -m)                 the tiny demo model: random weights, made once in ~/.cache/gemlet
+  --verify                check this build on this CPU, no model needed: every kernel tier
+                          against its scalar twin on random data, and a tiny synthetic model's
+                          prefill against token-by-token decode; prints PASS, or FAIL with the
+                          failing check (exit code 3). Test hook: GEMLET_VERIFY_INJECT_FAULT=NAME
+                          breaks kernel NAME (gemv_q4, gemm_q8, ...) to see verify fail
 
 sampling (defaults follow Gemma 4's generation_config: temperature 1, top-k 64, top-p 0.95):
   --temp T                temperature; 0 = greedy (ties: the lowest id)
@@ -50,11 +67,14 @@ examples:
   gemlet run -m e2b.gemlet -p "The capital of France is" -n 32 --temp 0
   gemlet run -m e2b.gemlet -p $'<|turn>user\nHello<turn|>\n<|turn>model\n' --seed 7
   gemlet run -m tiny.gemlet --tokens 2,105,437,107 -n 8 --temp 0 --json
+  gemlet run -m e2b.gemlet --chat --system "Answer in one line." -p "Why is the sky blue?"
+  gemlet run --verify
 )";
 
 int Run(Flags& flags) {
-  const std::string model = flags.Str({"-m", "--model"}, "");
-  const auto prompt = flags.Str({"-p", "--prompt"});
+  if (flags.Bool({"--verify"})) return RunVerifyCommand(flags);  // tools/cli/verify.h
+  std::string model = flags.Str({"-m", "--model"}, "");
+  auto prompt = flags.Str({"-p", "--prompt"});
   auto tokens = flags.IntList({"--tokens"});
   const bool no_bos = flags.Bool({"--no-bos"});
   auto n_predict = flags.Int({"-n", "--n-predict"}, 256);
@@ -75,6 +95,10 @@ int Run(Flags& flags) {
                            &chunk.status(), &temp.status(), &top_k.status(), &top_p.status(), &min_p.status(),
                            &rep.status(), &presence.status(), &last_n.status(), &seed.status()}) {
     if (!st->ok()) return UsageError("run", st->message());
+  }
+  // --chat/--system/--think, the prompt from stdin, the demo model without -m (chat_options.h).
+  if (Status st = ApplyRunChatFlags(flags, !tokens->empty(), &prompt, &model); !st.ok()) {
+    return st.code() == ErrorCode::kInvalidArgument ? UsageError("run", st.message()) : ReportError("run", st);
   }
   if (Status st = flags.Finish(); !st.ok()) return UsageError("run", st.message());
   if (!flags.Positional().empty()) return UsageError("run", "unexpected argument '" + flags.Positional()[0] + "'");

@@ -13,8 +13,9 @@ namespace {
 }  // namespace
 
 const KernelTable& DotprodKernels() {
-  static constexpr KernelTable t = {Tier::kDotprod, neon::QuantizeAct, GemvQ4,   GemmQ4,     GemvQ8,
-                                    GemmQ8,         GemvQ4x8,          GemmQ4x8, neon::GemvF, neon::GemmF};
+  static constexpr KernelTable t = {
+      Tier::kDotprod, neon::QuantizeAct, GemvQ4,   GemmQ4,      GemvQ8,
+      GemmQ8,         GemvQ4x8,          GemmQ4x8, neon::GemvF, neon::GemmF};
   return t;
 }
 

@@ -15,7 +15,8 @@ namespace {
 // One row group × NP token pairs. xt[2j], xt[2j+1] are pair j's tokens (a padded pair repeats
 // a token). acc[j][p] lanes: (row 2p, tok 2j), (2p, 2j+1), (2p+1, 2j), (2p+1, 2j+1).
 template <int NP>
-inline void TileMmla(const BlockQ4x8* w, const ActBlock* const* xt, int64_t nb, float32x4_t (&acc)[NP][4]) {
+inline void TileMmla(const BlockQ4x8* w, const ActBlock* const* xt, int64_t nb,
+                     float32x4_t (&acc)[NP][4]) {
   for (int j = 0; j < NP; ++j)
     for (int p = 0; p < 4; ++p) acc[j][p] = vdupq_n_f32(0.0f);
   const uint8x16_t m0f = vdupq_n_u8(0x0f);
@@ -59,8 +60,8 @@ inline void TileMmla(const BlockQ4x8* w, const ActBlock* const* xt, int64_t nb, 
   }
 }
 
-void GemmQ4x8Mmla(const BlockQ4x8* w, int64_t gs, int64_t r0, int64_t r1, const ActBlock* x, int64_t xs,
-                  int64_t T, int64_t K, float* y, int64_t ldy) {
+void GemmQ4x8Mmla(const BlockQ4x8* w, int64_t gs, int64_t r0, int64_t r1, const ActBlock* x,
+                  int64_t xs, int64_t T, int64_t K, float* y, int64_t ldy) {
   GEMLET_CHECK_MSG(r0 % 8 == 0 && r1 % 8 == 0, "q4x8 kernels take whole groups of 8 rows");
   constexpr int NP = 2;
   const int64_t nb = K / kQBlock;
@@ -87,8 +88,9 @@ void GemmQ4x8Mmla(const BlockQ4x8* w, int64_t gs, int64_t r0, int64_t r1, const 
 }  // namespace
 
 const KernelTable& I8mmKernels() {
-  static constexpr KernelTable t = {Tier::kI8mm, neon::QuantizeAct, GemvQ4,       GemmQ4,     GemvQ8,
-                                    GemmQ8,      GemvQ4x8,          GemmQ4x8Mmla, neon::GemvF, neon::GemmF};
+  static constexpr KernelTable t = {
+      Tier::kI8mm, neon::QuantizeAct, GemvQ4,       GemmQ4,      GemvQ8,
+      GemmQ8,      GemvQ4x8,          GemmQ4x8Mmla, neon::GemvF, neon::GemmF};
   return t;
 }
 

@@ -113,7 +113,9 @@ template <TensorType T>
 void GemmT(const void* w, int64_t rs, int64_t r0, int64_t r1, const float* x, int64_t xs,
            int64_t T_, int64_t K, float* y, int64_t ldy) {
   const int64_t eb = T == TensorType::kF32 ? 4 : 2;
-  auto row = [&](int64_t r) { return static_cast<const void*>(static_cast<const uint8_t*>(w) + r * rs * eb); };
+  auto row = [&](int64_t r) {
+    return static_cast<const void*>(static_cast<const uint8_t*>(w) + r * rs * eb);
+  };
   if (T_ == 1) {
     int64_t r = r0;
     for (; r + 4 <= r1; r += 4) {
@@ -153,9 +155,12 @@ void GemmT(const void* w, int64_t rs, int64_t r0, int64_t r1, const float* x, in
 void GemmF(TensorType wt, const void* w, int64_t rs, int64_t r0, int64_t r1, const float* x,
            int64_t xs, int64_t T, int64_t K, float* y, int64_t ldy) {
   switch (wt) {
-    case TensorType::kF16: return GemmT<TensorType::kF16>(w, rs, r0, r1, x, xs, T, K, y, ldy);
-    case TensorType::kBF16: return GemmT<TensorType::kBF16>(w, rs, r0, r1, x, xs, T, K, y, ldy);
-    default: return GemmT<TensorType::kF32>(w, rs, r0, r1, x, xs, T, K, y, ldy);
+    case TensorType::kF16:
+      return GemmT<TensorType::kF16>(w, rs, r0, r1, x, xs, T, K, y, ldy);
+    case TensorType::kBF16:
+      return GemmT<TensorType::kBF16>(w, rs, r0, r1, x, xs, T, K, y, ldy);
+    default:
+      return GemmT<TensorType::kF32>(w, rs, r0, r1, x, xs, T, K, y, ldy);
   }
 }
 

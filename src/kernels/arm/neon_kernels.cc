@@ -11,8 +11,9 @@ namespace {
 }  // namespace
 
 const KernelTable& NeonKernels() {
-  static constexpr KernelTable t = {Tier::kNeon, neon::QuantizeAct, GemvQ4,   GemmQ4,     GemvQ8,
-                                    GemmQ8,      GemvQ4x8,          GemmQ4x8, neon::GemvF, neon::GemmF};
+  static constexpr KernelTable t = {
+      Tier::kNeon, neon::QuantizeAct, GemvQ4,   GemmQ4,      GemvQ8,
+      GemmQ8,      GemvQ4x8,          GemmQ4x8, neon::GemvF, neon::GemmF};
   return t;
 }
 

@@ -79,15 +79,19 @@ float RowDot(const Block* row, const ActBlock* x, int64_t nb) {
 
 float RowDotQ4x8(const BlockQ4x8* group, int i, const ActBlock* x, int64_t nb) {
   float acc = 0.0f;
-  for (int64_t b = 0; b < nb; ++b) acc = Step(acc, group[b].d[i], x[b].d, BlockDotQ4x8(group[b], i, x[b]));
+  for (int64_t b = 0; b < nb; ++b)
+    acc = Step(acc, group[b].d[i], x[b].d, BlockDotQ4x8(group[b], i, x[b]));
   return acc;
 }
 
 inline float LoadF(TensorType t, const void* w, int64_t i) {
   switch (t) {
-    case TensorType::kF16: return F16ToF32(static_cast<const uint16_t*>(w)[i]);
-    case TensorType::kBF16: return Bf16ToF32(static_cast<const uint16_t*>(w)[i]);
-    default: return static_cast<const float*>(w)[i];
+    case TensorType::kF16:
+      return F16ToF32(static_cast<const uint16_t*>(w)[i]);
+    case TensorType::kBF16:
+      return Bf16ToF32(static_cast<const uint16_t*>(w)[i]);
+    default:
+      return static_cast<const float*>(w)[i];
   }
 }
 
@@ -98,23 +102,23 @@ inline const void* RowPtr(TensorType t, const void* w, int64_t row_stride, int64
 
 }  // namespace
 
-void GemvQ4Ref(const BlockQ4* w, int64_t rs, int64_t r0, int64_t r1, const ActBlock* x,
-               int64_t K, float* y) {
+void GemvQ4Ref(const BlockQ4* w, int64_t rs, int64_t r0, int64_t r1, const ActBlock* x, int64_t K,
+               float* y) {
   for (int64_t r = r0; r < r1; ++r) y[r] = RowDot<BlockQ4, BlockDotQ4>(w + r * rs, x, K / kQBlock);
 }
 
-void GemmQ4Ref(const BlockQ4* w, int64_t rs, int64_t r0, int64_t r1, const ActBlock* x,
-               int64_t xs, int64_t T, int64_t K, float* y, int64_t ldy) {
+void GemmQ4Ref(const BlockQ4* w, int64_t rs, int64_t r0, int64_t r1, const ActBlock* x, int64_t xs,
+               int64_t T, int64_t K, float* y, int64_t ldy) {
   for (int64_t t = 0; t < T; ++t) GemvQ4Ref(w, rs, r0, r1, x + t * xs, K, y + t * ldy);
 }
 
-void GemvQ8Ref(const BlockQ8* w, int64_t rs, int64_t r0, int64_t r1, const ActBlock* x,
-               int64_t K, float* y) {
+void GemvQ8Ref(const BlockQ8* w, int64_t rs, int64_t r0, int64_t r1, const ActBlock* x, int64_t K,
+               float* y) {
   for (int64_t r = r0; r < r1; ++r) y[r] = RowDot<BlockQ8, BlockDotQ8>(w + r * rs, x, K / kQBlock);
 }
 
-void GemmQ8Ref(const BlockQ8* w, int64_t rs, int64_t r0, int64_t r1, const ActBlock* x,
-               int64_t xs, int64_t T, int64_t K, float* y, int64_t ldy) {
+void GemmQ8Ref(const BlockQ8* w, int64_t rs, int64_t r0, int64_t r1, const ActBlock* x, int64_t xs,
+               int64_t T, int64_t K, float* y, int64_t ldy) {
   for (int64_t t = 0; t < T; ++t) GemvQ8Ref(w, rs, r0, r1, x + t * xs, K, y + t * ldy);
 }
 
@@ -156,9 +160,8 @@ void GemmFRef(TensorType wt, const void* w, int64_t rs, int64_t r0, int64_t r1, 
 }
 
 const KernelTable& ScalarKernels() {
-  static const KernelTable t = {Tier::kScalar, QuantizeActRef, GemvQ4Ref,  GemmQ4Ref,
-                                GemvQ8Ref,     GemmQ8Ref,      GemvQ4x8Ref, GemmQ4x8Ref,
-                                GemvFRef,      GemmFRef};
+  static const KernelTable t = {Tier::kScalar, QuantizeActRef, GemvQ4Ref,   GemmQ4Ref, GemvQ8Ref,
+                                GemmQ8Ref,     GemvQ4x8Ref,    GemmQ4x8Ref, GemvFRef,  GemmFRef};
   return t;
 }
 

@@ -17,8 +17,9 @@ void QuantizeAct(const float* x, ActBlock* out, int64_t K) {
     const float* xb = x + b * kQBlock;
     __m256 v[4];
     for (int i = 0; i < 4; ++i) v[i] = _mm256_loadu_ps(xb + 8 * i);
-    const __m256 m = _mm256_max_ps(_mm256_max_ps(_mm256_andnot_ps(sign, v[0]), _mm256_andnot_ps(sign, v[1])),
-                                   _mm256_max_ps(_mm256_andnot_ps(sign, v[2]), _mm256_andnot_ps(sign, v[3])));
+    const __m256 m =
+        _mm256_max_ps(_mm256_max_ps(_mm256_andnot_ps(sign, v[0]), _mm256_andnot_ps(sign, v[1])),
+                      _mm256_max_ps(_mm256_andnot_ps(sign, v[2]), _mm256_andnot_ps(sign, v[3])));
     __m128 m4 = _mm_max_ps(_mm256_castps256_ps128(m), _mm256_extractf128_ps(m, 1));
     m4 = _mm_max_ps(m4, _mm_movehl_ps(m4, m4));
     m4 = _mm_max_ss(m4, _mm_movehdup_ps(m4));
@@ -36,7 +37,8 @@ void QuantizeAct(const float* x, ActBlock* out, int64_t K) {
       s = _mm256_min_ps(s, hi);
       q[i] = _mm256_cvtps_epi32(s);  // MXCSR default: round half to even
     }
-    const __m256i s32 = _mm256_add_epi32(_mm256_add_epi32(q[0], q[1]), _mm256_add_epi32(q[2], q[3]));
+    const __m256i s32 =
+        _mm256_add_epi32(_mm256_add_epi32(q[0], q[1]), _mm256_add_epi32(q[2], q[3]));
     __m128i s4 = _mm_add_epi32(_mm256_castsi256_si128(s32), _mm256_extracti128_si256(s32, 1));
     s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0x4e));
     s4 = _mm_add_epi32(s4, _mm_shuffle_epi32(s4, 0xb1));
@@ -56,9 +58,11 @@ inline __m256 Load8(const void* w, int64_t i) {
   if constexpr (T == TensorType::kF32) {
     return _mm256_loadu_ps(static_cast<const float*>(w) + i);
   } else if constexpr (T == TensorType::kF16) {
-    return _mm256_cvtph_ps(_mm_loadu_si128(reinterpret_cast<const __m128i*>(static_cast<const uint16_t*>(w) + i)));
+    return _mm256_cvtph_ps(
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(static_cast<const uint16_t*>(w) + i)));
   } else {
-    const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(static_cast<const uint16_t*>(w) + i));
+    const __m128i h =
+        _mm_loadu_si128(reinterpret_cast<const __m128i*>(static_cast<const uint16_t*>(w) + i));
     return _mm256_castsi256_ps(_mm256_slli_epi32(_mm256_cvtepu16_epi32(h), 16));
   }
 }
@@ -128,7 +132,9 @@ template <TensorType T>
 void GemmT(const void* w, int64_t rs, int64_t r0, int64_t r1, const float* x, int64_t xs,
            int64_t T_, int64_t K, float* y, int64_t ldy) {
   const int64_t eb = ElemBytes(T);
-  auto row = [&](int64_t r) { return static_cast<const void*>(static_cast<const uint8_t*>(w) + r * rs * eb); };
+  auto row = [&](int64_t r) {
+    return static_cast<const void*>(static_cast<const uint8_t*>(w) + r * rs * eb);
+  };
   if (T_ == 1) {  // GEMV: 4 rows share each activation load
     int64_t r = r0;
     for (; r + 4 <= r1; r += 4) {
@@ -168,9 +174,12 @@ void GemmT(const void* w, int64_t rs, int64_t r0, int64_t r1, const float* x, in
 void GemmF(TensorType wt, const void* w, int64_t rs, int64_t r0, int64_t r1, const float* x,
            int64_t xs, int64_t T, int64_t K, float* y, int64_t ldy) {
   switch (wt) {
-    case TensorType::kF16: return GemmT<TensorType::kF16>(w, rs, r0, r1, x, xs, T, K, y, ldy);
-    case TensorType::kBF16: return GemmT<TensorType::kBF16>(w, rs, r0, r1, x, xs, T, K, y, ldy);
-    default: return GemmT<TensorType::kF32>(w, rs, r0, r1, x, xs, T, K, y, ldy);
+    case TensorType::kF16:
+      return GemmT<TensorType::kF16>(w, rs, r0, r1, x, xs, T, K, y, ldy);
+    case TensorType::kBF16:
+      return GemmT<TensorType::kBF16>(w, rs, r0, r1, x, xs, T, K, y, ldy);
+    default:
+      return GemmT<TensorType::kF32>(w, rs, r0, r1, x, xs, T, K, y, ldy);
   }
 }
 

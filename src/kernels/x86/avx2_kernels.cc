@@ -11,8 +11,9 @@ namespace {
 }  // namespace
 
 const KernelTable& Avx2Kernels() {
-  static constexpr KernelTable t = {Tier::kAvx2, avx2::QuantizeAct, GemvQ4,   GemmQ4,     GemvQ8,
-                                    GemmQ8,      GemvQ4x8,          GemmQ4x8, avx2::GemvF, avx2::GemmF};
+  static constexpr KernelTable t = {
+      Tier::kAvx2, avx2::QuantizeAct, GemvQ4,   GemmQ4,      GemvQ8,
+      GemmQ8,      GemvQ4x8,          GemmQ4x8, avx2::GemvF, avx2::GemmF};
   return t;
 }
 

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include "format/gemlet_writer.h"
 #include "runtime/generate.h"
 #include "tests/oracle_test_util.h"
 
@@ -128,6 +129,39 @@ TEST_P(OracleSession, ResetReuseEqualsFresh) {
   Report(variant + " reset+reuse vs fresh", total);
 }
 
+// Asking only for the last row (the generation path) skips the KV-shared layers for the
+// other rows, and whole chunks that need no logits stop at the first KV-shared layer: the
+// last row's logits are still the golden ones, bit-identical to an all-rows prefill.
+TEST_P(OracleSession, LastRowOnlyInChunks) {
+  const std::string variant = GetParam();
+  const Oracle& o = LoadOracle(variant);
+  auto engine = OpenEngine(Converted(variant, "model.safetensors"), 2);
+  ASSERT_NE(engine, nullptr);
+  const int64_t V = engine->config().vocab_size;
+  for (const Case& c : o.cases) {
+    const int64_t T = static_cast<int64_t>(c.tokens.size());
+    runtime::Session all(*engine, {256, 256});
+    const auto full = RunAllRows(all, c.tokens, 0);
+    for (int64_t chunk : {1, 7, 64}) {
+      runtime::Session s(*engine, {256, chunk});
+      std::vector<float> last;
+      ASSERT_TRUE(s.Prefill(c.tokens, &last).ok());
+      ASSERT_EQ(static_cast<int64_t>(last.size()), V);
+      EXPECT_TRUE(std::equal(last.begin(), last.end(), full.begin() + (T - 1) * V))
+          << "case " << c.id << " chunk " << chunk;
+      ExpectExactTier(Compare(last.data(), Golden(variant, "ref").data.data() + (c.row_offset + T - 1) * V, 1, V),
+                      variant + " last row, chunk " + std::to_string(chunk));
+      // The cache is complete: decoding the next token gives the same logits either way.
+      std::vector<float> a, b;
+      ASSERT_TRUE(s.Decode(c.tokens[0], &a).ok());
+      ASSERT_TRUE(all.Decode(c.tokens[0], &b).ok());
+      EXPECT_EQ(a, b) << "case " << c.id << " chunk " << chunk;
+      all.Reset();
+      RunAllRows(all, c.tokens, 0);
+    }
+  }
+}
+
 // The context limit is checked before any work: the session is unchanged afterwards.
 TEST_P(OracleSession, ContextLimitBeforeWork) {
   const std::string variant = GetParam();
@@ -161,6 +195,64 @@ TEST_P(OracleSession, ContextLimitBeforeWork) {
   EXPECT_EQ(b.position(), 0);
   const std::vector<int32_t> neg = {-1};
   EXPECT_EQ(b.Prefill(neg, &logits).code(), ErrorCode::kInvalidArgument);
+}
+
+// Generation stops right after a token of the file's metadata "tokenizer".eog_ids. The oracle
+// model never emits 1, 106 or 50 greedily, so a copy of the file declares a later greedy
+// token of case 1 (the first one not seen before it) an end-of-generation token.
+TEST(OracleGenerate, StopsAtEndOfGenerationToken) {
+  const Oracle& o = LoadOracle("tiny-e2b");
+  const Case& c = o.cases[1];
+  const Greedy& g = c.greedy.at("ref");
+  size_t k = 1;
+  while (k < g.tokens.size() &&
+         std::find(g.tokens.begin(), g.tokens.begin() + k, g.tokens[k]) != g.tokens.begin() + k) {
+    ++k;
+  }
+  ASSERT_LT(k, g.tokens.size());
+  auto src = GemletFile::Open(Converted("tiny-e2b", "model.safetensors"));
+  ASSERT_TRUE(src.ok());
+  const std::string path = ScratchDir() + "/eog.gemlet";
+  {
+    auto w = GemletWriter::Create(path);
+    ASSERT_TRUE(w.ok());
+    for (const TensorView& t : (*src)->tensors()) {
+      ASSERT_TRUE((*w)->AddTensor(t.name, t.type, t.shape, t.data, t.nbytes).ok());
+    }
+    nlohmann::json meta = (*src)->metadata();
+    EXPECT_EQ(meta["tokenizer"]["eog_ids"], nlohmann::json({1, 106, 50}));
+    meta["tokenizer"]["eog_ids"] = {1, 106, 50, g.tokens[k]};
+    (*w)->SetMetadata(meta);
+    (*w)->SetVocab((*src)->vocab());
+    ASSERT_TRUE((*w)->Finish().ok());
+  }
+  auto engine = OpenEngine(path, 2);
+  ASSERT_NE(engine, nullptr);
+  EXPECT_TRUE(engine->IsEog(g.tokens[k]));
+  EXPECT_TRUE(engine->IsEog(106));
+  ASSERT_NE(engine->tokenizer(), nullptr);
+  runtime::Session session(*engine, {256, 64});
+  runtime::SamplerOptions greedy;
+  greedy.temperature = 0;
+  session.set_sampler(greedy);
+  runtime::GenerateOptions go;
+  go.max_tokens = 32;
+  std::vector<int32_t> streamed;
+  auto r = runtime::Generate(session, c.tokens, go, [&](int32_t id) {
+    streamed.push_back(id);
+    return true;
+  });
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_TRUE(r->stopped_at_eog);
+  EXPECT_EQ(r->ids, std::vector<int32_t>(g.tokens.begin(), g.tokens.begin() + k + 1));
+  EXPECT_EQ(streamed, r->ids);
+  EXPECT_EQ(r->timings.generated_tokens, static_cast<int64_t>(k + 1));
+  // A callback returning false stops generation too.
+  session.Reset();
+  auto r2 = runtime::Generate(session, c.tokens, go, [](int32_t) { return false; });
+  ASSERT_TRUE(r2.ok());
+  EXPECT_EQ(r2->ids.size(), 1u);
+  EXPECT_FALSE(r2->stopped_at_eog);
 }
 
 INSTANTIATE_TEST_SUITE_P(Variants, OracleSession, ::testing::Values("tiny-e2b", "tiny-e4b"));

@@ -126,44 +126,197 @@ Result<json> ParseJson(const std::string& text, const std::string& name) {
   return j;
 }
 
+// tokenizer.json is 13 MB, nearly all of it model.vocab (262k entries) and model.merges
+// (515k pairs). A SAX reader takes those two straight into vectors and builds a DOM only for
+// the rest, several times faster than a full DOM.
+struct MergeText {
+  std::string left, right;
+  bool joined = false;  // the older "left right" single-string form, in `left`
+};
+
+class HfSax {
+ public:
+  json root;
+  std::vector<std::pair<std::string, int64_t>> vocab;
+  std::vector<MergeText> merges;
+  bool have_vocab = false, have_merges = false;
+  std::string error;
+
+  bool null() { return Value(json(nullptr)); }
+  bool boolean(bool b) { return Value(json(b)); }
+  bool number_integer(json::number_integer_t v) {
+    if (mode_ == Mode::kVocab) return VocabId(v);
+    return Value(json(v));
+  }
+  bool number_unsigned(json::number_unsigned_t v) {
+    if (mode_ == Mode::kVocab) return VocabId(v > static_cast<uint64_t>(INT64_MAX) ? -1 : static_cast<int64_t>(v));
+    return Value(json(v));
+  }
+  bool number_float(json::number_float_t v, const std::string&) { return Value(json(v)); }
+  bool string(std::string& v) {
+    if (mode_ == Mode::kMerges) {
+      merges.push_back({std::move(v), std::string(), true});
+      return true;
+    }
+    if (mode_ == Mode::kPair) {
+      pair_.push_back(std::move(v));
+      return true;
+    }
+    return Value(json(std::move(v)));
+  }
+  bool binary(json::binary_t&) { return Fail("binary values are not JSON"); }
+  bool key(std::string& k) {
+    if (mode_ == Mode::kVocab) {
+      vocab_key_ = std::move(k);
+    } else {
+      key_ = std::move(k);
+    }
+    return true;
+  }
+  bool start_object(std::size_t) {
+    if (mode_ != Mode::kDom) return Fail(Where() + " holds an object");
+    if (InModel() && key_ == "vocab") {
+      if (have_vocab) return Fail("model.vocab appears twice");
+      have_vocab = true;
+      mode_ = Mode::kVocab;
+      return true;
+    }
+    return Open(json::object());
+  }
+  bool end_object() {
+    if (mode_ == Mode::kVocab) {
+      mode_ = Mode::kDom;
+      return true;
+    }
+    return Close();
+  }
+  bool start_array(std::size_t) {
+    if (mode_ == Mode::kMerges) {
+      mode_ = Mode::kPair;
+      pair_.clear();
+      pair_bad_ = false;
+      return true;
+    }
+    if (mode_ != Mode::kDom) return Fail(Where() + " holds a list");
+    if (InModel() && key_ == "merges") {
+      if (have_merges) return Fail("model.merges appears twice");
+      have_merges = true;
+      mode_ = Mode::kMerges;
+      return true;
+    }
+    return Open(json::array());
+  }
+  bool end_array() {
+    if (mode_ == Mode::kPair) {
+      if (pair_bad_ || pair_.size() != 2) {
+        return Fail("merge " + std::to_string(merges.size()) + " is not a pair of strings");
+      }
+      merges.push_back({std::move(pair_[0]), std::move(pair_[1]), false});
+      mode_ = Mode::kMerges;
+      return true;
+    }
+    if (mode_ == Mode::kMerges) {
+      mode_ = Mode::kDom;
+      return true;
+    }
+    return Close();
+  }
+  bool parse_error(std::size_t pos, const std::string&, const nlohmann::detail::exception&) {
+    return Fail("not valid JSON (at byte " + std::to_string(pos) + ")");
+  }
+
+ private:
+  enum class Mode { kDom, kVocab, kMerges, kPair };
+
+  bool Fail(const std::string& what) {
+    if (error.empty()) error = what;
+    return false;
+  }
+  std::string Where() const {
+    if (mode_ == Mode::kVocab) return "model.vocab[\"" + vocab_key_ + "\"]";
+    return "merge " + std::to_string(merges.size());
+  }
+  bool InModel() const { return stack_.size() == 2 && path_[1] == "model"; }
+  bool VocabId(int64_t id) {
+    if (id < 0 || id >= kMaxVocab) return Fail(Where() + " is not a valid id");
+    vocab.emplace_back(std::move(vocab_key_), id);
+    return true;
+  }
+  // A scalar in DOM mode (or an invalid one inside vocab/merges).
+  bool Value(json v) {
+    if (mode_ == Mode::kVocab) return Fail(Where() + " is not a valid id");
+    if (mode_ == Mode::kPair) {
+      pair_bad_ = true;
+      return true;
+    }
+    if (mode_ == Mode::kMerges) return Fail(Where() + " is not a pair of strings");
+    Insert(std::move(v));
+    return true;
+  }
+  json* Insert(json v) {
+    if (stack_.empty()) {
+      root = std::move(v);
+      return &root;
+    }
+    json* top = stack_.back();
+    if (top->is_object()) {
+      json& slot = (*top)[key_];
+      slot = std::move(v);
+      return &slot;
+    }
+    top->push_back(std::move(v));
+    return &top->back();
+  }
+  bool Open(json container) {
+    path_.push_back(stack_.empty() ? std::string() : key_);
+    stack_.push_back(Insert(std::move(container)));
+    return true;
+  }
+  bool Close() {
+    if (stack_.empty()) return Fail("unbalanced JSON");
+    stack_.pop_back();
+    path_.pop_back();
+    return true;
+  }
+
+  Mode mode_ = Mode::kDom;
+  std::vector<json*> stack_;
+  std::vector<std::string> path_;
+  std::string key_, vocab_key_;
+  std::vector<std::string> pair_;
+  bool pair_bad_ = false;
+};
+
 }  // namespace
 
 Result<TokenizerInfo> ParseHfTokenizer(const std::string& tokenizer_json,
                                        const std::string& config_json,
                                        const std::string& generation_config_json,
                                        const std::string& name) {
-  ASSIGN_OR_RETURN(json t, ParseJson(tokenizer_json, name));
+  HfSax sax;
+  if (!json::sax_parse(tokenizer_json, &sax) || !sax.error.empty()) {
+    return Corrupt(name + ": " + (sax.error.empty() ? std::string("not valid JSON") : sax.error));
+  }
+  json& t = sax.root;
   if (!t.is_object() || !t.contains("model") || !t["model"].is_object()) {
     return Corrupt(name + ": no \"model\" object");
   }
-  const json& model = t["model"];
-  if (!model.contains("vocab") || !model["vocab"].is_object()) {
-    return Corrupt(name + ": model.vocab is not an object of piece -> id");
-  }
-  if (!model.contains("merges") || !model["merges"].is_array()) {
-    return Corrupt(name + ": model.merges is not an array");
-  }
+  if (!sax.have_vocab) return Corrupt(name + ": model.vocab is not an object of piece -> id");
+  if (!sax.have_merges) return Corrupt(name + ": model.merges is not an array");
   RETURN_IF_ERROR(CheckPipeline(t, name));
+  const json& model = t["model"];
 
   TokenizerInfo info;
   Vocab& v = info.vocab;
   // Vocabulary: ids must be dense 0..n-1.
-  const json& vocab = model["vocab"];
   int64_t max_id = -1;
-  for (auto it = vocab.begin(); it != vocab.end(); ++it) {
-    if (!it.value().is_number_integer() || it.value().get<int64_t>() < 0 ||
-        it.value().get<int64_t>() >= kMaxVocab) {
-      return Corrupt(name + ": model.vocab[\"" + it.key() + "\"] is not a valid id");
-    }
-    max_id = std::max(max_id, it.value().get<int64_t>());
-  }
+  for (const auto& [piece, id] : sax.vocab) max_id = std::max(max_id, id);
   v.pieces.resize(max_id + 1);
   std::vector<uint8_t> have(max_id + 1, 0);
-  for (auto it = vocab.begin(); it != vocab.end(); ++it) {
-    const int64_t id = it.value().get<int64_t>();
+  for (auto& [piece, id] : sax.vocab) {
     if (have[id]) return Corrupt(name + ": id " + std::to_string(id) + " appears twice in model.vocab");
     have[id] = 1;
-    v.pieces[id] = it.key();
+    v.pieces[id] = std::move(piece);
   }
   v.types.assign(v.pieces.size(), TokenType::kNormal);
 
@@ -218,29 +371,22 @@ Result<TokenizerInfo> ParseHfTokenizer(const std::string& tokenizer_json,
   std::unordered_map<std::string_view, int32_t> ids;
   ids.reserve(v.pieces.size() * 2);
   for (size_t i = 0; i < v.pieces.size(); ++i) ids.emplace(v.pieces[i], static_cast<int32_t>(i));
-  const json& merges = model["merges"];
-  v.merges.reserve(merges.size());
-  std::string left, right, joined;
-  for (size_t r = 0; r < merges.size(); ++r) {
-    const json& m = merges[r];
-    if (m.is_array() && m.size() == 2 && m[0].is_string() && m[1].is_string()) {
-      left = m[0].get<std::string>();
-      right = m[1].get<std::string>();
-    } else if (m.is_string()) {  // the older "left right" form
-      const std::string s = m.get<std::string>();
-      const size_t sp = s.find(' ');
-      if (sp == std::string::npos || s.find(' ', sp + 1) != std::string::npos) {
-        return Corrupt(name + ": merge " + std::to_string(r) + " '" + s + "' is not 'left right'");
+  v.merges.reserve(sax.merges.size());
+  std::string joined;
+  for (size_t r = 0; r < sax.merges.size(); ++r) {
+    MergeText& m = sax.merges[r];
+    if (m.joined) {  // the older "left right" form
+      const size_t sp = m.left.find(' ');
+      if (sp == std::string::npos || m.left.find(' ', sp + 1) != std::string::npos) {
+        return Corrupt(name + ": merge " + std::to_string(r) + " '" + m.left + "' is not 'left right'");
       }
-      left = s.substr(0, sp);
-      right = s.substr(sp + 1);
-    } else {
-      return Corrupt(name + ": merge " + std::to_string(r) + " is not a pair of strings");
+      m.right = m.left.substr(sp + 1);
+      m.left.resize(sp);
     }
-    joined = left + right;
-    auto a = ids.find(left), b = ids.find(right), c = ids.find(joined);
+    joined = m.left + m.right;
+    auto a = ids.find(m.left), b = ids.find(m.right), c = ids.find(joined);
     if (a == ids.end() || b == ids.end() || c == ids.end()) {
-      return Corrupt(name + ": merge " + std::to_string(r) + " ('" + left + "', '" + right +
+      return Corrupt(name + ": merge " + std::to_string(r) + " ('" + m.left + "', '" + m.right +
                      "') uses or makes a piece that is not in the vocabulary");
     }
     v.merges.emplace_back(a->second, b->second);

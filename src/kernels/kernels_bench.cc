@@ -123,9 +123,11 @@ std::vector<ActBlock> MakeAct(const KernelTable& k, int64_t T, int64_t K) {
   return q;
 }
 
-void BM_Gemv(benchmark::State& state, Tier tier, WKind kind, int64_t rows, int64_t K, int threads) {
+// min_bytes 0: one copy (cache-resident if small: the kernel's compute ceiling).
+void BM_Gemv(benchmark::State& state, Tier tier, WKind kind, int64_t rows, int64_t K, int threads,
+             size_t min_bytes) {
   const KernelTable& k = *KernelsForTier(tier);
-  Weights w(kind, rows, K, size_t{512} << 20);
+  Weights w(kind, rows, K, min_bytes);
   std::vector<ActBlock> x = MakeAct(k, 1, K);
   std::vector<float> y(rows);
   SpinTeam team(threads);
@@ -267,6 +269,12 @@ int RegisterAll() {
     const std::string tn = TierName(tier);
     benchmark::RegisterBenchmark(("QuantizeAct/" + tn + "/K:6144").c_str(), BM_QuantizeAct, tier,
                                  6144);
+    // Weights in L2, one thread, CPU time: compute ceiling, robust to a busy machine.
+    for (WKind kind : {WKind::kQ4, WKind::kQ4x8, WKind::kQ8}) {
+      benchmark::RegisterBenchmark(("GemvL2/" + tn + "/" + WKindName(kind) + "/256x1536").c_str(),
+                                   BM_Gemv, tier, kind, 256, 1536, 1, size_t{0})
+          ->Unit(benchmark::kMicrosecond);
+    }
     for (const Shape& s : kGemvShapes) {
       for (WKind kind : {WKind::kQ4, WKind::kQ4x8, WKind::kQ8}) {
         if (kind == WKind::kQ8 && s.rows > 100000) continue;
@@ -275,7 +283,8 @@ int RegisterAll() {
           const std::string name = "Gemv/" + tn + "/" + WKindName(kind) + "/" + s.what + ":" +
                                    std::to_string(s.rows) + "x" + std::to_string(s.K) +
                                    "/threads:" + std::to_string(th);
-          benchmark::RegisterBenchmark(name.c_str(), BM_Gemv, tier, kind, s.rows, s.K, th)
+          benchmark::RegisterBenchmark(name.c_str(), BM_Gemv, tier, kind, s.rows, s.K, th,
+                                       size_t{512} << 20)
               ->UseRealTime()
               ->Unit(benchmark::kMicrosecond);
         }

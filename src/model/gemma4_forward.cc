@@ -51,9 +51,6 @@ Status Forward(const Gemma4Model& model, std::span<const int32_t> tokens, std::s
   const int64_t pos0 = kv->size();
   RETURN_IF_ERROR(kv->Reserve(pos0 + T));
 
-  auto matmul = [&](const ops::Weight& w, const float* in, float* out) {
-    ops::MatMul(w, in, T, out, opt.mode, opt.pool);
-  };
 
   // ---- Embedding (Gemma4TextScaledWordEmbedding): E[id] · √D, √D exact in float. ----
   float* x = Sized(s->x, T * D);
@@ -65,7 +62,7 @@ Status Forward(const Gemma4Model& model, std::span<const int32_t> tokens, std::s
   const int64_t LP = n.L * n.P;
   float* ple = Sized(s->ple, T * LP);
   float* ple_tok = Sized(s->ple_tok, T * LP);
-  matmul(model.per_layer_model_proj(), x, ple);
+  ops::MatMul(model.per_layer_model_proj(), x, T, ple, opt.mode, opt.pool);
   ops::Scale(ple, T * LP, static_cast<float>(1.0 / std::sqrt(static_cast<double>(D))));
   ops::RmsNorm(ple, model.per_layer_proj_norm().data(), T * n.L, n.P, eps, ple);
   ops::GatherRows(model.per_layer_token_embd(), tokens.data(), T, ple_tok);
@@ -87,21 +84,45 @@ Status Forward(const Gemma4Model& model, std::span<const int32_t> tokens, std::s
   float* a = Sized(s->a, T * D);
   float* d = Sized(s->d, T * D);
 
+  // Rows still computed ("active"): all T rows while layers write K/V; from the first
+  // KV-shared layer on only the rows whose logits are wanted, since those layers write
+  // nothing another position reads (spec §5.3). Per-row math is independent of the row set,
+  // so the logits are the same either way.
+  int64_t A = T;
+  std::vector<int64_t> out_rows(logit_rows.begin(), logit_rows.end());
+  Dims na = n;
   for (int64_t l = 0; l < n.L; ++l) {
+    if (l == c.first_kv_shared() && static_cast<int64_t>(out_rows.size()) < A) {
+      A = static_cast<int64_t>(out_rows.size());
+      if (A == 0) break;  // no logits wanted from this chunk: the rest of the stack is unused
+      for (int64_t i = 0; i < A; ++i) {
+        const int64_t r = out_rows[i];
+        std::copy(x + r * D, x + (r + 1) * D, x + i * D);
+        std::copy(ple + r * LP, ple + (r + 1) * LP, ple + i * LP);
+        pos[i] = pos[r];
+        out_rows[i] = i;
+      }
+      ops::RopeAngles(model.rope_sliding(), pos, A, s->cos_s.data(), s->sin_s.data());
+      ops::RopeAngles(model.rope_full(), pos, A, s->cos_f.data(), s->sin_f.data());
+      na.T = A;
+    }
     // Gemma4TextDecoderLayer.forward
     const Gemma4Layer& L = model.layer(l);
     const int64_t hd = c.head_dim_of(l);
     const bool full = c.is_full(l);
     const float* cs = full ? s->cos_f.data() : s->cos_s.data();
     const float* sn = full ? s->sin_f.data() : s->sin_s.data();
+    auto matmul = [&](const ops::Weight& w, const float* in, float* out) {
+      ops::MatMul(w, in, A, out, opt.mode, opt.pool);
+    };
 
     // ---- attention block (Gemma4TextAttention.forward) ----
-    ops::RmsNorm(x, L.attn_norm.data(), T, D, eps, a);
-    float* q = Sized(s->q, T * n.H * hd);
-    matmul(L.attn_q, a, q);                                    // [T, H, hd]
-    ops::RmsNorm(q, L.q_norm.data(), T * n.H, hd, eps, q);     // q_norm per head
-    ops::ApplyRope(q, T, n.H, hd, cs, sn);
-    if (c.has_kv(l)) {
+    ops::RmsNorm(x, L.attn_norm.data(), A, D, eps, a);
+    float* q = Sized(s->q, A * n.H * hd);
+    matmul(L.attn_q, a, q);                                    // [A, H, hd]
+    ops::RmsNorm(q, L.q_norm.data(), A * n.H, hd, eps, q);     // q_norm per head
+    ops::ApplyRope(q, A, n.H, hd, cs, sn);
+    if (c.has_kv(l)) {  // (all T rows are active here)
       float* k = Sized(s->k[l], T * n.Hkv * hd);
       float* v = Sized(s->v[l], T * n.Hkv * hd);
       matmul(L.attn_k, a, k);                                  // [T, Hkv, hd]
@@ -111,41 +132,41 @@ Status Forward(const Gemma4Model& model, std::span<const int32_t> tokens, std::s
       ops::RmsNorm(v, nullptr, T * n.Hkv, hd, eps, v);         // v_norm: no weight, no RoPE
     }
     // A KV-shared layer attends with its own queries and its own mask type over the K/V its
-    // producer wrote in this same step (spec §5.2).
+    // producer wrote in this same step (spec §5.2): the producer's past and all T fresh rows.
     const int64_t src = c.kv_source(l);
     ops::KvSegment segs[3];
     int n_segs = kv->Past(src, segs);
     segs[n_segs++] = ops::KvSegment{s->k[src].data(), s->v[src].data(), n.Hkv * hd, pos0, T};
     ops::AttentionShape shape{n.H, n.Hkv, hd, full ? 0 : c.sliding_window, 1.0f};  // scaling = 1.0
-    float* o = Sized(s->o, T * n.H * hd);
-    ops::Attention(shape, q, pos, T, segs, n_segs, o, opt.pool);
+    float* o = Sized(s->o, A * n.H * hd);
+    ops::Attention(shape, q, pos, A, segs, n_segs, o, opt.pool);
     matmul(L.attn_output, o, d);
-    AddNormed(x, d, L.post_attention_norm, n, eps);
+    AddNormed(x, d, L.post_attention_norm, na, eps);
 
     // ---- MLP block (Gemma4TextMLP: down(gelu_tanh(gate(m)) ⊙ up(m))) ----
     const int64_t I = c.ffn_dim(l);
-    ops::RmsNorm(x, L.ffn_norm.data(), T, D, eps, a);
-    float* gate = Sized(s->gate, T * I);
-    float* up = Sized(s->up, T * I);
+    ops::RmsNorm(x, L.ffn_norm.data(), A, D, eps, a);
+    float* gate = Sized(s->gate, A * I);
+    float* up = Sized(s->up, A * I);
     matmul(L.ffn_gate, a, gate);
     matmul(L.ffn_up, a, up);
-    ops::GeGlu(gate, up, T * I, gate);
+    ops::GeGlu(gate, up, A * I, gate);
     matmul(L.ffn_down, gate, d);
-    AddNormed(x, d, L.post_ffw_norm, n, eps);
+    AddNormed(x, d, L.post_ffw_norm, na, eps);
 
     // ---- per-layer-input block: x += RMSNorm(W_plp · (gelu(W_plg · x) ⊙ pl[:, l])) ----
-    float* g = Sized(s->g, T * n.P);
+    float* g = Sized(s->g, A * n.P);
     matmul(L.inp_gate, x, g);
-    ops::GeluTanhInPlace(g, T * n.P);
-    for (int64_t t = 0; t < T; ++t) {
+    ops::GeluTanhInPlace(g, A * n.P);
+    for (int64_t t = 0; t < A; ++t) {
       const float* pl = ple + t * LP + l * n.P;
       for (int64_t i = 0; i < n.P; ++i) g[t * n.P + i] *= pl[i];
     }
     matmul(L.proj, g, d);
-    AddNormed(x, d, L.post_norm, n, eps);
+    AddNormed(x, d, L.post_norm, na, eps);
 
     // ---- layer_scalar on the whole residual stream ----
-    ops::Scale(x, T * D, L.layer_scalar);
+    ops::Scale(x, A * D, L.layer_scalar);
   }
 
   // The step is complete: hand each cached layer's fresh rows to the store.
@@ -160,7 +181,7 @@ Status Forward(const Gemma4Model& model, std::span<const int32_t> tokens, std::s
   GEMLET_CHECK(logits != nullptr);
   float* head = Sized(s->head, R * D);
   for (int64_t i = 0; i < R; ++i) {
-    ops::RmsNorm(x + logit_rows[i] * D, model.output_norm().data(), 1, D, eps, head + i * D);
+    ops::RmsNorm(x + out_rows[i] * D, model.output_norm().data(), 1, D, eps, head + i * D);
   }
   ops::MatMul(model.token_embd(), head, R, logits, opt.mode, opt.pool);
   ops::Softcap(logits, R * n.V, static_cast<float>(c.final_logit_softcapping));

@@ -25,65 +25,23 @@ std::string Trim(std::string_view s) {
   return std::string(s.substr(b, e - b + 1));
 }
 
+// The template's strip_thinking macro: drops every "<|channel>…<channel|>" span, then trims.
+std::string StripThinking(std::string_view text) {
+  constexpr std::string_view kOpen = "<|channel>", kClose = "<channel|>";
+  std::string out;
+  for (;;) {
+    const size_t close = text.find(kClose);
+    const std::string_view part = text.substr(0, close);
+    const size_t open = part.find(kOpen);
+    out += part.substr(0, open);
+    if (close == std::string_view::npos) break;
+    text.remove_prefix(close + kClose.size());
+  }
+  return Trim(out);
+}
+
 constexpr char kFormat[] = "gemlet-conversation";
 constexpr std::string_view kThoughtHeader = "thought\n";
-
-// Streams one answer: splits the thought channel from the visible text and strips the
-// channel's "thought\n" header.
-class AnswerStream {
- public:
-  AnswerStream(const Tokenizer& tok, const TurnCallbacks& cb, int32_t open, int32_t close)
-      : dec_(tok, /*skip_special=*/true), cb_(cb), open_(open), close_(close) {}
-
-  void Push(int32_t id) {
-    if (id == open_ || id == close_) {
-      Flush();
-      in_thought_ = id == open_;
-      header_ = in_thought_ ? 0 : -1;
-      return;
-    }
-    std::string text;
-    if (!dec_.Push(id, &text).ok()) return;  // ids come from the model: always in the vocabulary
-    Emit(text);
-  }
-  void Flush() {
-    std::string text;
-    dec_.Flush(&text);
-    Emit(text);
-  }
-  std::string content, thinking;
-
- private:
-  void Emit(std::string_view text) {
-    if (in_thought_ && header_ >= 0) {  // still matching "thought\n"
-      size_t i = 0;
-      while (i < text.size() && header_ < static_cast<int>(kThoughtHeader.size()) &&
-             text[i] == kThoughtHeader[header_]) {
-        ++i, ++header_;
-      }
-      if (header_ == static_cast<int>(kThoughtHeader.size())) {
-        header_ = -1;
-      } else if (i < text.size()) {  // not the header after all: show what was held back
-        std::string held(kThoughtHeader.substr(0, header_));
-        header_ = -1;
-        Out(held);
-      }
-      text.remove_prefix(i);
-    }
-    Out(text);
-  }
-  void Out(std::string_view text) {
-    if (text.empty()) return;
-    (in_thought_ ? thinking : content).append(text);
-    if (cb_.on_text) cb_.on_text(text, in_thought_);
-  }
-
-  StreamDecoder dec_;
-  const TurnCallbacks& cb_;
-  int32_t open_, close_;
-  bool in_thought_ = false;
-  int header_ = -1;  // characters of "thought\n" matched so far, −1 when not matching
-};
 
 Status CheckConversationJson(const nlohmann::json& j) {
   auto bad = [](const std::string& what) { return Corrupt("the saved conversation is malformed: " + what); };
@@ -115,12 +73,59 @@ Result<ContextPolicy> ParseContextPolicy(std::string_view name) {
   return InvalidArgument("--context-policy must be stop or drop-oldest, got '" + std::string(name) + "'");
 }
 
+AnswerStream::AnswerStream(const Tokenizer& tok, TextFn on_text)
+    : dec_(tok, /*skip_special=*/true),
+      on_text_(std::move(on_text)),
+      open_(tok.PieceToId("<|channel>")),
+      close_(tok.PieceToId("<channel|>")) {}
+
+void AnswerStream::Push(int32_t id) {
+  if (id == open_ || id == close_) {
+    Flush();
+    if (in_thought_ && header_ > 0) Out(kThoughtHeader.substr(0, header_));  // a channel shorter than its header
+    in_thought_ = id == open_;
+    header_ = in_thought_ ? 0 : -1;
+    return;
+  }
+  std::string text;
+  if (!dec_.Push(id, &text).ok()) return;  // an id outside the vocabulary shows nothing
+  Emit(text);
+}
+
+void AnswerStream::Flush() {
+  std::string text;
+  dec_.Flush(&text);
+  Emit(text);
+}
+
+void AnswerStream::Emit(std::string_view text) {
+  if (in_thought_ && header_ >= 0) {  // still matching "thought\n"
+    size_t i = 0;
+    while (i < text.size() && header_ < static_cast<int>(kThoughtHeader.size()) && text[i] == kThoughtHeader[header_]) {
+      ++i, ++header_;
+    }
+    if (header_ == static_cast<int>(kThoughtHeader.size())) {
+      header_ = -1;
+    } else if (i < text.size()) {  // not the header after all: show what was held back
+      const std::string held(kThoughtHeader.substr(0, header_));
+      header_ = -1;
+      Out(held);
+    }
+    text.remove_prefix(i);
+  }
+  Out(text);
+}
+
+void AnswerStream::Out(std::string_view text) {
+  if (text.empty()) return;
+  (in_thought_ ? thinking_ : content_).append(text);
+  if (on_text_) on_text_(text, in_thought_);
+}
+
 Conversation::Conversation(const Engine& engine, const Tokenizer& tokenizer, const ConversationOptions& options)
     : engine_(engine), tok_(tokenizer), options_(options), session_(engine, options.session) {
   session_.set_sampler(options.sampler);
   turn_end_ = tok_.PieceToId("<turn|>");
-  channel_open_ = tok_.PieceToId("<|channel>");
-  channel_close_ = tok_.PieceToId("<channel|>");
 }
 
 std::string RenderChatPrompt(const std::string& system, bool thinking, const std::vector<ConversationMessage>& messages,
@@ -132,7 +137,9 @@ std::string RenderChatPrompt(const std::string& system, bool thinking, const std
     s += Trim(system) + "<turn|>\n";
   }
   for (const auto& m : messages) {
-    s += "<|turn>" + std::string(m.role == "assistant" ? "model" : m.role) + "\n" + Trim(m.content) + "<turn|>\n";
+    const bool model = m.role == "assistant";
+    s += "<|turn>" + std::string(model ? "model" : m.role) + "\n" + (model ? StripThinking(m.content) : Trim(m.content)) +
+         "<turn|>\n";
   }
   if (add_generation_prompt) s += "<|turn>model\n";
   return s;
@@ -223,7 +230,7 @@ Result<TurnStats> Conversation::Send(std::string_view user_text, const TurnCallb
   }
   const double head_ms = MsSince(t_prefill);
 
-  AnswerStream answer(tok_, cb, channel_open_, channel_close_);
+  AnswerStream answer(tok_, cb.on_text);
   GenerateOptions go;
   go.max_tokens = std::min(options_.max_tokens, limit - session_.position() - 1);
   go.stop_at_eog = options_.stop_at_eog;
@@ -261,7 +268,7 @@ Result<TurnStats> Conversation::Send(std::string_view user_text, const TurnCallb
   }
   messages_ = std::move(kept);
   messages_.push_back(std::move(user));
-  messages_.push_back(ConversationMessage{"assistant", std::move(answer.content), std::move(answer.thinking)});
+  messages_.push_back(ConversationMessage{"assistant", answer.content(), answer.thinking()});
   stale_ = false;
   st.position = session_.position() + static_cast<int64_t>(tail_.size());
   if (st.context_full && cb.on_notice) {

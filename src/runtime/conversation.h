@@ -55,7 +55,7 @@ struct ConversationMessage {
 
 // The Gemma 4 prompt text of a conversation (shared/tokenizer/gemma4/chat_template.jinja, spec
 // §4.4): <bos>, the system turn if `system` is non-empty or `thinking`, every message (trimmed;
-// thoughts are not rendered), and with add_generation_prompt the model-turn opening. Tokenize
+// answers without their <|channel>…<channel|> spans, as strip_thinking does), and with add_generation_prompt the model-turn opening. Tokenize
 // it with special-token matching and without adding another <bos>.
 std::string RenderChatPrompt(const std::string& system, bool thinking, const std::vector<ConversationMessage>& messages,
                              bool add_generation_prompt);
@@ -89,6 +89,30 @@ struct TurnCallbacks {
   std::function<bool()> should_stop;
   // One-line notices (old turns dropped, context full).
   std::function<void(const std::string& notice)> on_notice;
+};
+
+// Splits a streamed answer into its visible text and its thought channel
+// (<|channel>thought\n…<channel|>, the "thought\n" header stripped); special tokens are not
+// shown. Text is whole UTF-8 characters (StreamDecoder).
+class AnswerStream {
+ public:
+  using TextFn = std::function<void(std::string_view text, bool thinking)>;
+  AnswerStream(const Tokenizer& tokenizer, TextFn on_text);
+  void Push(int32_t id);
+  // Emits what the decoder still holds (an unfinished byte run).
+  void Flush();
+  const std::string& content() const { return content_; }
+  const std::string& thinking() const { return thinking_; }
+
+ private:
+  void Emit(std::string_view text);
+  void Out(std::string_view text);
+  StreamDecoder dec_;
+  TextFn on_text_;
+  int32_t open_, close_;
+  bool in_thought_ = false;
+  int header_ = -1;  // characters of "thought\n" matched so far, −1 when not matching
+  std::string content_, thinking_;
 };
 
 class Conversation {
@@ -146,7 +170,7 @@ class Conversation {
   // but does not run it); they start the next turn's tokens.
   std::vector<int32_t> tail_;
   bool stale_ = false;  // the cache no longer matches messages_: re-prefill everything
-  int32_t turn_end_, channel_open_, channel_close_;
+  int32_t turn_end_;
 };
 
 }  // namespace gemlet::runtime

@@ -1,0 +1,402 @@
+// `gemlet chat` driven through a pseudo-terminal (forkpty), as a user at a terminal would:
+// a three-turn conversation whose later turns prefill only their own tokens (read from
+// /stats and checked against the tokenizer), /reset, /save then /load giving the identical
+// greedy continuation, Ctrl+C in the middle of an answer and at the prompt, Ctrl+D, the demo
+// model when no -m is given, and scripted (piped) input.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <pty.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <memory>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "base/mapped_file.h"
+#include "format/gemlet_file.h"
+#include "runtime/tokenizer.h"
+
+namespace gemlet::cli {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+const std::string& TestDir() {
+  static const std::string d = [] {
+    const std::string p = ::testing::TempDir() + "/chat_pty." + std::to_string(::getpid());
+    fs::create_directories(p);
+    return p;
+  }();
+  return d;
+}
+
+// Runs `gemlet ARGS` to completion with output to a file; returns the exit code.
+int RunGemlet(const std::string& args, std::string* output = nullptr, const std::string& env = "") {
+  const std::string out = TestDir() + "/run.out";
+  const std::string cmd = env + " " + GEMLET_BINARY + " " + args + " >" + out + " 2>&1 </dev/null";
+  const int rc = std::system(cmd.c_str());
+  if (output) {
+    auto text = ReadFileToString(out);
+    *output = text.ok() ? *text : "";
+  }
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+// The tiny model, synthesized and converted once through the CLI.
+const std::string& TinyModel() {
+  static const std::string path = [] {
+    const std::string src = TestDir() + "/tiny-src", out = TestDir() + "/tiny.gemlet";
+    std::string log;
+    EXPECT_EQ(RunGemlet("synth --preset tiny -o " + src + " -q", &log), 0) << log;
+    EXPECT_EQ(RunGemlet("convert " + src + " -o " + out + " --quiet", &log), 0) << log;
+    return out;
+  }();
+  return path;
+}
+
+const Tokenizer& TinyTokenizer() {
+  static const Tokenizer* tok = [] {
+    auto file = GemletFile::Open(TinyModel());
+    EXPECT_TRUE(file.ok()) << file.status().ToString();
+    auto t = Tokenizer::FromGemlet(**file);
+    EXPECT_TRUE(t.ok()) << t.status().ToString();
+    return new Tokenizer(std::move(*t));
+  }();
+  return *tok;
+}
+
+int64_t TokenCount(const std::string& text) {
+  auto ids = TinyTokenizer().Encode(text);
+  EXPECT_TRUE(ids.ok());
+  return ids.ok() ? static_cast<int64_t>(ids->size()) : -1;
+}
+
+// A child process on a pseudo-terminal; every wait is bounded.
+class Pty {
+ public:
+  Pty(const std::vector<std::string>& args, const std::vector<std::string>& env) {
+    struct winsize ws = {40, 200, 0, 0};
+    pid_ = forkpty(&fd_, nullptr, nullptr, &ws);
+    if (pid_ == 0) {
+      for (const auto& e : env) putenv(const_cast<char*>(e.c_str()));
+      std::vector<char*> argv;
+      argv.push_back(const_cast<char*>(GEMLET_BINARY));
+      for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+      argv.push_back(nullptr);
+      execv(GEMLET_BINARY, argv.data());
+      _exit(127);
+    }
+    fcntl(fd_, F_SETFL, fcntl(fd_, F_GETFL) | O_NONBLOCK);
+  }
+  ~Pty() {
+    if (pid_ > 0 && !exited_) {
+      kill(pid_, SIGKILL);
+      waitpid(pid_, nullptr, 0);
+    }
+    if (fd_ >= 0) close(fd_);
+  }
+  bool started() const { return pid_ > 0; }
+
+  void Send(const std::string& bytes) { ASSERT_EQ(write(fd_, bytes.data(), bytes.size()), ssize_t(bytes.size())); }
+  // Types a line and presses Enter.
+  void Line(const std::string& line) { Send(line + "\r"); }
+
+  // Waits until `needle` appears at or after `*from`; moves *from past it. False on timeout.
+  bool WaitFor(const std::string& needle, size_t* from, double seconds = 30) {
+    const auto end = Clock::now() + std::chrono::duration<double>(seconds);
+    for (;;) {
+      const size_t at = out_.find(needle, *from);
+      if (at != std::string::npos) {
+        *from = at + needle.size();
+        return true;
+      }
+      if (Clock::now() > end || !Pump(end)) return false;
+    }
+  }
+  // Waits for the prompt after `*from` (the answer or command output comes before it).
+  std::string UntilPrompt(size_t* from, double seconds = 30) {
+    const size_t start = *from;
+    EXPECT_TRUE(WaitFor(">>> ", from, seconds)) << "no prompt; output so far:\n" << out_.substr(start);
+    return out_.substr(start, *from - start);
+  }
+  // Waits for the exit; the exit code, or -1 on timeout.
+  int Exit(double seconds = 30) {
+    const auto end = Clock::now() + std::chrono::duration<double>(seconds);
+    while (Clock::now() < end) {
+      int status = 0;
+      if (waitpid(pid_, &status, WNOHANG) == pid_) {
+        exited_ = true;
+        return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+      }
+      Pump(Clock::now() + std::chrono::milliseconds(50));
+    }
+    return -1;
+  }
+  // Waits until the output is at least `n` bytes long.
+  bool WaitForBytes(size_t n, double seconds = 30) {
+    const auto end = Clock::now() + std::chrono::duration<double>(seconds);
+    while (out_.size() < n) {
+      if (Clock::now() > end || !Pump(end)) return false;
+    }
+    return true;
+  }
+  const std::string& output() const { return out_; }
+
+ private:
+  // Reads what is available until `end`; false once the terminal is closed.
+  bool Pump(Clock::time_point end) {
+    const int ms = std::max<int>(1, std::chrono::duration_cast<std::chrono::milliseconds>(end - Clock::now()).count());
+    struct pollfd p = {fd_, POLLIN, 0};
+    if (poll(&p, 1, std::min(ms, 100)) <= 0) return true;
+    char buf[4096];
+    const ssize_t n = read(fd_, buf, sizeof(buf));
+    if (n > 0) {
+      out_.append(buf, n);
+      return true;
+    }
+    return n < 0 && errno == EAGAIN;
+  }
+  int fd_ = -1;
+  pid_t pid_ = -1;
+  bool exited_ = false;
+  std::string out_;
+};
+
+struct Stats {
+  int64_t prefilled = -1, reused = -1, generated = -1, position = -1;
+  bool whole = false;
+  std::string ended;
+};
+
+Stats ParseStats(const std::string& text) {
+  Stats s;
+  std::smatch m;
+  static const std::regex turn(
+      R"(prefilled (\d+) tokens \((the whole conversation|this turn only); (\d+) reused from the cache\), generated (\d+) tokens, ended: ([a-z ()-]+))");
+  static const std::regex ctx(R"(context: (\d+) of (\d+) tokens)");
+  if (std::regex_search(text, m, turn)) {
+    s.prefilled = std::stoll(m[1]);
+    s.whole = m[2] == "the whole conversation";
+    s.reused = std::stoll(m[3]);
+    s.generated = std::stoll(m[4]);
+    s.ended = m[5];
+  }
+  if (std::regex_search(text, m, ctx)) s.position = std::stoll(m[1]);
+  return s;
+}
+
+std::vector<std::string> Env() { return {"XDG_CACHE_HOME=" + TestDir() + "/cache", "HOME=" + TestDir()}; }
+
+// gemlet chat on the tiny model, greedy, answers of exactly n tokens (--ignore-eos).
+std::unique_ptr<Pty> StartChat(int n, std::vector<std::string> extra = {}) {
+  std::vector<std::string> args = {"chat", "-m", TinyModel(), "--temp", "0", "-n", std::to_string(n),
+                                   "--ignore-eos", "--no-history", "--threads", "1"};
+  args.insert(args.end(), extra.begin(), extra.end());
+  return std::make_unique<Pty>(args, Env());
+}
+
+// Tokens a later turn prefills: the previous answer's last token, then the rest of its turn
+// and this user turn (the answer ended at the token limit, so the turn is closed for it).
+int64_t OwnTokens(const std::string& text) {
+  return 1 + TokenCount("<turn|>\n<|turn>user\n" + text + "<turn|>\n<|turn>model\n");
+}
+
+TEST(ChatPty, ThreeTurnsThenResetLaterTurnsPrefillOnlyTheirOwnTokens) {
+  auto pty = StartChat(8);
+  ASSERT_TRUE(pty->started());
+  size_t at = 0;
+  pty->UntilPrompt(&at);
+  const std::vector<std::string> turns = {"Hello there", "What is a tiny model?", "Thanks, bye"};
+  int64_t position = 0;
+  for (size_t i = 0; i < turns.size(); ++i) {
+    pty->Line(turns[i]);
+    pty->UntilPrompt(&at);
+    pty->Line("/stats");
+    const Stats s = ParseStats(pty->UntilPrompt(&at));
+    ASSERT_GE(s.prefilled, 0) << pty->output();
+    EXPECT_EQ(s.generated, 8);
+    EXPECT_EQ(s.ended, "token limit (-n)");
+    if (i == 0) {
+      EXPECT_TRUE(s.whole);
+      EXPECT_EQ(s.prefilled, TokenCount("<bos><|turn>user\nHello there<turn|>\n<|turn>model\n"));
+    } else {
+      EXPECT_FALSE(s.whole) << "turn " << i + 1 << " prefilled the whole conversation again";
+      EXPECT_EQ(s.reused, position);
+      EXPECT_EQ(s.prefilled, OwnTokens(turns[i])) << "turn " << i + 1;
+    }
+    // The context grows by what was prefilled and generated (the last token waits for the next turn).
+    EXPECT_EQ(s.position, position + s.prefilled + s.generated - 1);
+    position = s.position;
+  }
+  pty->Line("/reset");
+  EXPECT_TRUE(pty->WaitFor("[new conversation]", &at));
+  pty->UntilPrompt(&at);
+  pty->Line("/stats");
+  std::string out = pty->UntilPrompt(&at);
+  EXPECT_NE(out.find("no turn yet"), std::string::npos) << out;
+  EXPECT_EQ(ParseStats(out).position, 0) << out;
+  pty->Line("Hello there");
+  pty->UntilPrompt(&at);
+  pty->Line("/stats");
+  const Stats s = ParseStats(pty->UntilPrompt(&at));
+  EXPECT_TRUE(s.whole);
+  EXPECT_EQ(s.prefilled, TokenCount("<bos><|turn>user\nHello there<turn|>\n<|turn>model\n"));
+  pty->Send("\x04");  // Ctrl+D
+  EXPECT_EQ(pty->Exit(), 0);
+}
+
+// The text between the echoed message and the next prompt.
+std::string Answer(Pty& pty, const std::string& message, size_t* at) {
+  pty.Line(message);
+  EXPECT_TRUE(pty.WaitFor(message, at));
+  std::string out = pty.UntilPrompt(at);
+  return out.substr(0, out.size() - 4);
+}
+
+TEST(ChatPty, SaveThenLoadGivesTheIdenticalGreedyContinuation) {
+  const std::string file = TestDir() + "/saved.session";
+  auto pty = StartChat(12);
+  size_t at = 0;
+  pty->UntilPrompt(&at);
+  Answer(*pty, "First message", &at);
+  pty->Line("/save " + file);
+  EXPECT_TRUE(pty->WaitFor("[saved " + file, &at)) << pty->output();
+  pty->UntilPrompt(&at);
+  const std::string first = Answer(*pty, "Second message", &at);
+  EXPECT_GT(first.size(), 2u);
+  Answer(*pty, "Third message", &at);  // wanders off; /load must bring it back
+  pty->Line("/load " + file);
+  EXPECT_TRUE(pty->WaitFor("KV cache restored: no prefill needed", &at)) << pty->output();
+  pty->UntilPrompt(&at);
+  const std::string again = Answer(*pty, "Second message", &at);
+  EXPECT_EQ(again, first);
+  pty->Line("/stats");
+  const Stats s = ParseStats(pty->UntilPrompt(&at));
+  EXPECT_FALSE(s.whole);
+  EXPECT_EQ(s.prefilled, OwnTokens("Second message"));
+  pty->Send("\x04");
+  EXPECT_EQ(pty->Exit(), 0);
+
+  // A fresh process resumes from the file the same way.
+  auto fresh = StartChat(12);
+  at = 0;
+  fresh->UntilPrompt(&at);
+  fresh->Line("/load " + file);
+  EXPECT_TRUE(fresh->WaitFor("no prefill needed", &at));
+  fresh->UntilPrompt(&at);
+  EXPECT_EQ(Answer(*fresh, "Second message", &at), first);
+  fresh->Line("/load " + TestDir() + "/no-such-file");
+  EXPECT_TRUE(fresh->WaitFor("error: ", &at));
+  fresh->UntilPrompt(&at);
+  fresh->Send("\x04");
+  EXPECT_EQ(fresh->Exit(), 0);
+}
+
+TEST(ChatPty, CtrlCStopsTheAnswerAndClearsThePromptCtrlDExits) {
+  auto pty = StartChat(100000, {"--ctx", "110000"});
+  size_t at = 0;
+  pty->UntilPrompt(&at);
+  pty->Line("Tell me a very long story");
+  ASSERT_TRUE(pty->WaitFor("Tell me a very long story", &at));
+  ASSERT_TRUE(pty->WaitForBytes(at + 200)) << "the answer did not stream";
+  pty->Send("\x03");  // Ctrl+C
+  ASSERT_TRUE(pty->WaitFor("[interrupted]", &at, 20)) << "Ctrl+C did not stop the answer";
+  pty->UntilPrompt(&at);
+  pty->Line("/stats");
+  Stats s = ParseStats(pty->UntilPrompt(&at));
+  EXPECT_EQ(s.ended, "interrupted");
+  EXPECT_GT(s.generated, 10);
+  EXPECT_LT(s.generated, 100000);
+
+  // At the prompt Ctrl+C drops the typed line.
+  pty->Send("half a line");
+  pty->Send("\x03");
+  pty->UntilPrompt(&at);
+  pty->Line("/stats");
+  std::string out = pty->UntilPrompt(&at);
+  EXPECT_EQ(out.find("unknown command"), std::string::npos) << out;
+  EXPECT_EQ(ParseStats(out).position, s.position) << "the dropped line was sent: " << out;
+
+  // The conversation goes on after the interruption, continuing the cache: the interrupted
+  // answer is closed with <turn|> (no pending token).
+  pty->Line("Shorter please");
+  ASSERT_TRUE(pty->WaitFor("Shorter please", &at));
+  ASSERT_TRUE(pty->WaitForBytes(at + 100)) << "the answer did not stream";
+  pty->Send("\x03");
+  ASSERT_TRUE(pty->WaitFor("[interrupted]", &at, 20));
+  pty->UntilPrompt(&at);
+  pty->Line("/stats");
+  const Stats s2 = ParseStats(pty->UntilPrompt(&at));
+  EXPECT_FALSE(s2.whole);
+  EXPECT_EQ(s2.reused, s.position);
+  EXPECT_EQ(s2.prefilled, TokenCount("<turn|>\n<|turn>user\nShorter please<turn|>\n<|turn>model\n"));
+  pty->Send("\x04");
+  EXPECT_EQ(pty->Exit(), 0);
+}
+
+TEST(ChatPty, WithoutAModelItMakesTheDemoModelOnceAndSaysItIsRandom) {
+  const std::string cache = TestDir() + "/demo-cache";
+  fs::remove_all(cache);
+  std::vector<std::string> env = {"XDG_CACHE_HOME=" + cache, "HOME=" + TestDir()};
+  auto pty = std::make_unique<Pty>(std::vector<std::string>{"chat", "--temp", "0", "-n", "4", "--no-history"}, env);
+  size_t at = 0;
+  ASSERT_TRUE(pty->WaitFor("RANDOM", &at, 60)) << pty->output();
+  EXPECT_NE(pty->output().find("gemlet convert /path/to/gemma-4-E2B-it -o e2b.gemlet"), std::string::npos);
+  pty->UntilPrompt(&at);
+  pty->Line("Hi");
+  pty->UntilPrompt(&at);
+  pty->Send("\x04");
+  EXPECT_EQ(pty->Exit(), 0);
+  const std::string model = cache + "/gemlet/demo-tiny.gemlet";
+  ASSERT_TRUE(fs::exists(model));
+  const auto made = fs::last_write_time(model);
+  std::string out;
+  EXPECT_EQ(RunGemlet("run -p Hi -n 3 --temp 0", &out, "XDG_CACHE_HOME=" + cache), 0) << out;
+  EXPECT_NE(out.find("RANDOM"), std::string::npos) << out;
+  EXPECT_EQ(fs::last_write_time(model), made) << "the cached demo model was made again";
+}
+
+TEST(ChatPipe, ScriptedInputWorksWithoutATerminal) {
+  const std::string script = TestDir() + "/script.txt";
+  {
+    std::FILE* f = std::fopen(script.c_str(), "w");
+    std::fputs("Hello\n/stats\nAgain\n/stats\n/think on\n/bogus\n", f);
+    std::fclose(f);
+  }
+  const std::string log = TestDir() + "/pipe.out";
+  const std::string cmd = std::string(GEMLET_BINARY) + " chat -m " + TinyModel() +
+                          " --temp 0 -n 5 --ignore-eos --no-history <" + script + " >" + log + " 2>&1";
+  const int status = std::system(cmd.c_str());
+  ASSERT_TRUE(WIFEXITED(status));
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+  auto text = ReadFileToString(log);
+  ASSERT_TRUE(text.ok());
+  EXPECT_EQ(text->find(">>> "), std::string::npos) << "no prompt without a terminal";
+  EXPECT_NE(text->find("this turn only"), std::string::npos) << *text;
+  EXPECT_NE(text->find("[thinking on]"), std::string::npos) << *text;
+  EXPECT_NE(text->find("error: unknown command /bogus (see /help)"), std::string::npos) << *text;
+}
+
+TEST(ChatFlags, BadFlagsAreOneLineUsageErrors) {
+  std::string out;
+  EXPECT_EQ(RunGemlet("chat -m " + TinyModel() + " --context-policy sometimes", &out), 2);
+  EXPECT_NE(out.find("--context-policy must be stop or drop-oldest"), std::string::npos) << out;
+  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
+  EXPECT_EQ(RunGemlet("chat -m " + TestDir() + "/missing.gemlet", &out), 1);
+  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
+  EXPECT_EQ(RunGemlet("chat --help", &out), 0);
+  EXPECT_NE(out.find("examples:"), std::string::npos);
+  EXPECT_NE(out.find("--temp"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace gemlet::cli

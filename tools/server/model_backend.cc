@@ -1,0 +1,213 @@
+#include "tools/server/model_backend.h"
+
+#include <algorithm>
+#include <unordered_map>
+
+#include "model/gemma4_forward_batch.h"
+#include "runtime/chat_format.h"
+#include "runtime/chat_parser.h"
+#include "runtime/kv_cache.h"
+#include "runtime/sampler.h"
+#include "tools/server/json_util.h"
+
+namespace gemlet::server {
+namespace {
+
+class GemmaSequence : public SequenceState {
+ public:
+  GemmaSequence(const model::Gemma4Config& cfg, int64_t context) : kv(cfg, context) {}
+  int64_t length() const override { return kv.size(); }
+  runtime::KvCache kv;
+};
+
+class GemmaTextStream : public TextStream {
+ public:
+  explicit GemmaTextStream(const Tokenizer& tok) : dec_(tok, /*skip_special=*/false) {}
+  std::string Push(int32_t token) override {
+    std::string out;
+    if (!dec_.Push(token, &out).ok()) return {};
+    return out;
+  }
+  std::string Flush() override {
+    std::string out;
+    dec_.Flush(&out);
+    return out;
+  }
+
+ private:
+  StreamDecoder dec_;
+};
+
+// The runtime sampler plus OpenAI's presence and frequency penalties, which look at the tokens
+// generated so far: logit -= presence·[count > 0] + frequency·count.
+class ServerSampler : public TokenSampler {
+ public:
+  ServerSampler(const runtime::SamplerOptions& o, double presence, double frequency)
+      : sampler_(o), presence_(presence), frequency_(frequency) {}
+  int32_t Sample(std::span<float> logits) override {
+    if (presence_ != 0 || frequency_ != 0) {
+      for (const auto& [id, n] : counts_) {
+        if (id >= 0 && static_cast<size_t>(id) < logits.size()) {
+          logits[id] -= static_cast<float>(presence_ + frequency_ * n);
+        }
+      }
+    }
+    const int32_t t = sampler_.Sample(logits, {});
+    counts_[t]++;
+    return t;
+  }
+
+ private:
+  runtime::Sampler sampler_;
+  double presence_, frequency_;
+  std::unordered_map<int32_t, int64_t> counts_;
+};
+
+}  // namespace
+
+GemmaBackend::GemmaBackend(const runtime::Engine& engine, int64_t context)
+    : engine_(engine), context_(std::min(context, engine.config().max_position_embeddings)) {}
+
+int32_t GemmaBackend::vocab_size() const { return static_cast<int32_t>(engine_.config().vocab_size); }
+
+Result<std::unique_ptr<SequenceState>> GemmaBackend::NewSequence() {
+  return std::unique_ptr<SequenceState>(new GemmaSequence(engine_.config(), context_));
+}
+
+Result<std::unique_ptr<SequenceState>> GemmaBackend::Fork(const SequenceState& seq) {
+  return std::unique_ptr<SequenceState>(new GemmaSequence(static_cast<const GemmaSequence&>(seq)));
+}
+
+Status GemmaBackend::Prefill(SequenceState& seq, std::span<const int32_t> tokens, std::span<float> logits) {
+  auto& s = static_cast<GemmaSequence&>(seq);
+  const int64_t last = static_cast<int64_t>(tokens.size()) - 1;
+  const model::ForwardOptions opt{engine_.mode(), engine_.pool()};
+  return model::Forward(engine_.model(), tokens, std::span<const int64_t>(&last, 1), &s.kv, &scratch_, opt,
+                        logits.data());
+}
+
+Status GemmaBackend::DecodeBatch(std::span<SequenceState* const> seqs, std::span<const int32_t> tokens,
+                                 std::span<float> logits) {
+  std::vector<model::KvStore*> kvs(seqs.size());
+  for (size_t i = 0; i < seqs.size(); ++i) kvs[i] = &static_cast<GemmaSequence*>(seqs[i])->kv;
+  const model::ForwardOptions opt{engine_.mode(), engine_.pool()};
+  return model::ForwardBatch(engine_.model(), tokens, kvs, &scratch_, opt, logits.data());
+}
+
+Result<std::unique_ptr<GemmaChatModel>> GemmaChatModel::Create(const runtime::Engine& engine, std::string id,
+                                                               int64_t context) {
+  if (!engine.tokenizer()) {
+    return Corrupt("the model file has no vocabulary; the server needs one to read and write text");
+  }
+  return std::unique_ptr<GemmaChatModel>(new GemmaChatModel(engine, std::move(id), context));
+}
+
+GemmaChatModel::GemmaChatModel(const runtime::Engine& engine, std::string id, int64_t context)
+    : engine_(engine), tok_(*engine.tokenizer()), id_(std::move(id)), backend_(engine, context) {
+  think_start_ = tok_.PieceToId("<|channel>");
+  think_end_ = tok_.PieceToId("<channel|>");
+  call_start_ = tok_.PieceToId("<|tool_call>");
+  call_end_ = tok_.PieceToId("<tool_call|>");
+  quote_ = tok_.PieceToId("<|\"|>");
+}
+
+ApiOr<RenderedPrompt> GemmaChatModel::RenderChat(const ChatRequest& req) {
+  std::vector<gemlet::ChatMessage> msgs;
+  for (size_t i = 0; i < req.messages.size(); ++i) {
+    const auto& m = req.messages[i];
+    gemlet::ChatMessage cm;
+    cm.role = RoleName(m.role);
+    cm.content = m.content;
+    cm.reasoning = m.reasoning;
+    cm.tool_call_id = m.tool_call_id;
+    cm.name = m.name;
+    for (size_t k = 0; k < m.tool_calls.size(); ++k) {
+      const auto& tc = m.tool_calls[k];
+      Json args = Json::parse(tc.arguments, nullptr, false);
+      if (args.is_discarded() || !args.is_object()) {
+        const std::string p = "messages[" + std::to_string(i) + "].tool_calls[" + std::to_string(k) +
+                              "].function.arguments";
+        return BadRequest("'" + p + "' must be a JSON object encoded as a string", p, "invalid_value");
+      }
+      cm.tool_calls.push_back(gemlet::ChatToolCall{tc.id, tc.name, std::move(args)});
+    }
+    msgs.push_back(std::move(cm));
+  }
+  ChatOptions opt;
+  opt.add_generation_prompt = true;
+  opt.enable_thinking = req.enable_thinking;
+  if (req.tool_choice != ToolChoice::kNone) {
+    for (const auto& t : req.tools) {
+      Json fn = {{"name", t.name}, {"parameters", t.parameters}};
+      if (!t.description.empty()) fn["description"] = t.description;
+      opt.tools.push_back(Json{{"type", "function"}, {"function", std::move(fn)}});
+    }
+  }
+  auto text = gemlet::RenderChat(msgs, opt);
+  if (!text.ok()) return FromStatus(text.status(), "messages");
+  // A forced call: the reply starts with the call's opening, written into the prompt.
+  std::string forced;
+  if (req.tool_choice == ToolChoice::kRequired) forced = "<|tool_call>call:";
+  if (req.tool_choice == ToolChoice::kFunction) forced = "<|tool_call>call:" + req.tool_choice_name + "{";
+  auto ids = tok_.Encode(*text + forced);
+  if (!ids.ok()) return FromStatus(ids.status(), "messages");
+  RenderedPrompt p;
+  p.tokens = std::move(ids).value();
+  if (!forced.empty()) {
+    auto f = tok_.Encode(forced);
+    if (f.ok() && f->size() <= p.tokens.size() &&
+        std::equal(f->begin(), f->end(), p.tokens.end() - static_cast<std::ptrdiff_t>(f->size()))) {
+      p.reply_prefix = std::move(f).value();
+    }
+  }
+  // The system turn ("<bos><|turn>system\n…<turn|>\n") is what requests share most often.
+  static constexpr std::string_view kSys = "<bos><|turn>system\n";
+  if (text->rfind(kSys, 0) == 0) {
+    const size_t end = text->find("<turn|>\n");
+    if (end != std::string::npos) {
+      auto pre = tok_.Encode(std::string_view(*text).substr(0, end + 8));
+      if (pre.ok() && pre->size() < p.tokens.size() && std::equal(pre->begin(), pre->end(), p.tokens.begin())) {
+        p.shared_prefix = static_cast<int64_t>(pre->size());
+      }
+    }
+  }
+  return p;
+}
+
+ApiOr<std::vector<int32_t>> GemmaChatModel::Tokenize(const std::string& text) {
+  auto ids = tok_.Encode(text);
+  if (!ids.ok()) return FromStatus(ids.status(), "prompt");
+  return std::move(ids).value();
+}
+
+std::unique_ptr<TextStream> GemmaChatModel::NewTextStream() { return std::make_unique<GemmaTextStream>(tok_); }
+
+TokenRole GemmaChatModel::RoleOf(int32_t token) const {
+  if (token == think_start_) return TokenRole::kThinkStart;
+  if (token == think_end_) return TokenRole::kThinkEnd;
+  if (token == call_start_) return TokenRole::kToolCallStart;
+  if (token == call_end_) return TokenRole::kToolCallEnd;
+  if (token == quote_) return TokenRole::kText;  // the string delimiter inside tool calls
+  return tok_.IsSpecial(token) ? TokenRole::kHidden : TokenRole::kText;
+}
+
+std::unique_ptr<TokenSampler> GemmaChatModel::NewSampler(const SamplingOptions& o, uint64_t seed) {
+  runtime::SamplerOptions so;
+  so.temperature = o.temperature.value_or(1.0);
+  so.top_k = o.top_k.value_or(0);
+  so.top_p = o.top_p.value_or(1.0);
+  if (so.top_p <= 0) so.top_p = 1e-9;  // top_p 0 keeps only the most likely token
+  so.min_p = o.min_p.value_or(0.0);
+  so.seed = seed;
+  return std::make_unique<ServerSampler>(so, o.presence_penalty, o.frequency_penalty);
+}
+
+ApiOr<ToolCall> GemmaChatModel::ParseToolCall(const std::string& body) {
+  ParsedOutput out = ParseChatOutput("<|tool_call>" + body + "<tool_call|>");
+  if (out.tool_calls.size() != 1 || out.tool_calls[0].name.empty() || !out.tool_calls[0].complete) {
+    return BadRequest("not a well-formed tool call");
+  }
+  return ToolCall{"", out.tool_calls[0].name, Dump(out.tool_calls[0].arguments)};
+}
+
+}  // namespace gemlet::server

@@ -20,15 +20,15 @@ namespace fs = std::filesystem;
 const std::string kGemlet = std::string(GEMLET_BINARY_DIR) + "/tools/cli/gemlet";
 const std::string kOracle = std::string(GEMLET_SHARED_DIR) + "/oracle/";
 
-struct Run {
+struct CmdResult {
   int rc = -1;
   std::string out, err;
 };
 
-Run Exec(const std::string& args) {
+CmdResult Exec(const std::string& args) {
   static int n = 0;
   const std::string err_file = ::testing::TempDir() + "/convert_cli_err." + std::to_string(::getpid()) + "." + std::to_string(n++);
-  Run r;
+  CmdResult r;
   FILE* p = ::popen((kGemlet + " " + args + " 2>" + err_file).c_str(), "r");
   if (!p) return r;
   char buf[4096];
@@ -57,7 +57,7 @@ int Lines(const std::string& s) {
 TEST(ConvertCli, ConvertThenInfo) {
   ASSERT_TRUE(fs::exists(kGemlet)) << kGemlet << " is not built";
   const std::string out = Dir() + "/e2b.gemlet";
-  Run c = Exec("convert " + kOracle + "tiny-e2b -o " + out + " --plan keep --threads 2");
+  CmdResult c = Exec("convert " + kOracle + "tiny-e2b -o " + out + " --plan keep --threads 2");
   ASSERT_EQ(c.rc, 0) << c.err;
   EXPECT_NE(c.out.find("wrote " + out + ": 115 tensors"), std::string::npos) << c.out;
   EXPECT_NE(c.out.find("bf16"), std::string::npos) << c.out;
@@ -65,7 +65,7 @@ TEST(ConvertCli, ConvertThenInfo) {
   EXPECT_NE(c.err.find("convert: 100%"), std::string::npos) << c.err;
   EXPECT_EQ(c.err.find('\r'), std::string::npos);
 
-  Run i = Exec("info " + out);
+  CmdResult i = Exec("info " + out);
   ASSERT_EQ(i.rc, 0) << i.err;
   EXPECT_NE(i.out.find("7 layers (2 full, 5 sliding, window 16)"), std::string::npos) << i.out;
   EXPECT_NE(i.out.find("tokenizer: 512 pieces, 872 merges"), std::string::npos) << i.out;
@@ -73,12 +73,12 @@ TEST(ConvertCli, ConvertThenInfo) {
   EXPECT_NE(i.out.find("8e2abf085ac29a28d3967e61cdfdfde96ea28f0b5f1193a91f353efa9cd8ca87"), std::string::npos);
   EXPECT_NE(i.out.find("ple_table"), std::string::npos);
   EXPECT_EQ(i.out.find("blk.6.ffn_down "), std::string::npos);  // no table without --tensors
-  Run t = Exec("info " + out + " --tensors");
+  CmdResult t = Exec("info " + out + " --tensors");
   ASSERT_EQ(t.rc, 0);
   EXPECT_NE(t.out.find("blk.6.ffn_down"), std::string::npos);
   EXPECT_NE(t.out.find("[64, 64]"), std::string::npos);  // blk.6.ffn_down: double-wide
 
-  Run j = Exec("info " + out + " --json");
+  CmdResult j = Exec("info " + out + " --json");
   ASSERT_EQ(j.rc, 0) << j.err;
   EXPECT_EQ(Lines(j.out), 1);
   const auto js = nlohmann::json::parse(j.out);
@@ -96,12 +96,12 @@ TEST(ConvertCli, ConvertThenInfo) {
 
 TEST(ConvertCli, OverridesAndRequantizationSummary) {
   const std::string out = Dir() + "/q.gemlet";
-  Run c = Exec("convert " + kOracle + "tiny-e4b/model-q4_0.gguf -o " + out + " --type attn=q8 --type=ffn=bf16 -q");
+  CmdResult c = Exec("convert " + kOracle + "tiny-e4b/model-q4_0.gguf -o " + out + " --type attn=q8 --type=ffn=bf16 -q");
   ASSERT_EQ(c.rc, 0) << c.err;
   EXPECT_EQ(c.err, "");  // -q: no progress
   EXPECT_NE(c.out.find("dequantized from a quantized source and quantized again (Q4_0 -> bf16: 30, Q4_0 -> q8: 18)"),
             std::string::npos) << c.out;
-  Run j = Exec("info " + out + " --json");
+  CmdResult j = Exec("info " + out + " --json");
   ASSERT_EQ(j.rc, 0);
   const auto js = nlohmann::json::parse(j.out);
   EXPECT_EQ(js["metadata"]["quant_plan"]["overrides"], nlohmann::json::parse(R"({"attn": "q8", "ffn": "bf16"})"));
@@ -110,7 +110,7 @@ TEST(ConvertCli, OverridesAndRequantizationSummary) {
 }
 
 TEST(ConvertCli, InfoOnGguf) {
-  Run i = Exec("info " + kOracle + "tiny-e2b/model-q4_0.gguf --tensors");
+  CmdResult i = Exec("info " + kOracle + "tiny-e2b/model-q4_0.gguf --tensors");
   ASSERT_EQ(i.rc, 0) << i.err;
   EXPECT_NE(i.out.find("GGUF v3, 42 metadata keys, 125 tensors"), std::string::npos) << i.out;
   EXPECT_NE(i.out.find("gemma4.attention.sliding_window_pattern"), std::string::npos);
@@ -118,7 +118,7 @@ TEST(ConvertCli, InfoOnGguf) {
 }
 
 void ExpectFailure(const std::string& args, int rc, const std::string& needle) {
-  Run r = Exec(args);
+  CmdResult r = Exec(args);
   EXPECT_EQ(r.rc, rc) << args << "\n" << r.err;
   EXPECT_EQ(Lines(r.err), 1) << r.err;
   EXPECT_NE(r.err.find(needle), std::string::npos) << r.err;
@@ -145,7 +145,7 @@ TEST(ConvertCli, ErrorsAndExitCodes) {
 
 TEST(ConvertCli, Help) {
   for (const char* cmd : {"convert", "info"}) {
-    Run r = Exec(std::string(cmd) + " --help");
+    CmdResult r = Exec(std::string(cmd) + " --help");
     EXPECT_EQ(r.rc, 0);
     EXPECT_NE(r.out.find("usage: gemlet " + std::string(cmd)), std::string::npos);
     EXPECT_NE(r.out.find("examples:"), std::string::npos);

@@ -1,13 +1,12 @@
 // `gemlet logits` and `gemlet run` driven end to end as a user would: the binary runs on a
 // converted oracle checkpoint and its outputs are checked against the golden files.
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include "format/npy.h"
 #include "tests/oracle_test_util.h"
@@ -66,8 +65,11 @@ TEST(OracleCli, LogitsAndRunReportBadInput) {
   const std::string model = Converted("tiny-e2b", "model.safetensors");
   std::string out;
   EXPECT_EQ(RunCommand(kGemlet + " logits -m " + model + " --tokens 2,512 -o /dev/null", &out), 2);
-  EXPECT_EQ(RunCommand(kGemlet + " logits -m " + model + " --tokens 2,3 -o /dev/null --mode chunk:0", &out), 2);
-  EXPECT_EQ(RunCommand(kGemlet + " logits -m " + ScratchDir() + "/missing.gemlet --tokens 2 -o /dev/null", &out), 1);
+  EXPECT_EQ(RunCommand(kGemlet + " logits -m " + model + " --tokens 2,3 -o /dev/null --mode chunk:0", &out),
+            2);
+  EXPECT_EQ(
+      RunCommand(kGemlet + " logits -m " + ScratchDir() + "/missing.gemlet --tokens 2 -o /dev/null", &out),
+      1);
   EXPECT_EQ(RunCommand(kGemlet + " run -m " + model + " --tokens 2,3,4 -n 10 --ctx 12", &out), 2);
   EXPECT_EQ(RunCommand(kGemlet + " run -m " + model + " --tokens 2 --temp -1", &out), 2);
 }

@@ -4,10 +4,10 @@
 // longer than the sliding windows of 16 and 12). Unquantized sources are compared with `ref`,
 // the Q8_0 / Q4_0 GGUFs (f32 activations over the dequantized blocks) with `ref-q8_0` /
 // `ref-q4_0`.
+#include <gtest/gtest.h>
+
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "tests/oracle_test_util.h"
 
@@ -68,22 +68,23 @@ TEST_P(OracleForward, ExactTierInEveryMode) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Checkpoints, OracleForward,
-    ::testing::Values(Source{"tiny-e2b", "model.safetensors", "ref"}, Source{"tiny-e2b", "model-bf16.gguf", "ref"},
-                      Source{"tiny-e2b", "model-f32.gguf", "ref"}, Source{"tiny-e4b", "model.safetensors", "ref"},
-                      Source{"tiny-e4b", "model-bf16.gguf", "ref"},
-                      Source{"tiny-e2b", "model-q8_0.gguf", "ref-q8_0"},
-                      Source{"tiny-e2b", "model-q4_0.gguf", "ref-q4_0"},
-                      Source{"tiny-e4b", "model-q8_0.gguf", "ref-q8_0"},
-                      Source{"tiny-e4b", "model-q4_0.gguf", "ref-q4_0"}),
-    [](const ::testing::TestParamInfo<Source>& info) {
-      std::string n = std::string(info.param.variant) + "_" + info.param.file;
-      for (char& ch : n) {
-        if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
-      }
-      return n;
-    });
+INSTANTIATE_TEST_SUITE_P(Checkpoints, OracleForward,
+                         ::testing::Values(Source{"tiny-e2b", "model.safetensors", "ref"},
+                                           Source{"tiny-e2b", "model-bf16.gguf", "ref"},
+                                           Source{"tiny-e2b", "model-f32.gguf", "ref"},
+                                           Source{"tiny-e4b", "model.safetensors", "ref"},
+                                           Source{"tiny-e4b", "model-bf16.gguf", "ref"},
+                                           Source{"tiny-e2b", "model-q8_0.gguf", "ref-q8_0"},
+                                           Source{"tiny-e2b", "model-q4_0.gguf", "ref-q4_0"},
+                                           Source{"tiny-e4b", "model-q8_0.gguf", "ref-q8_0"},
+                                           Source{"tiny-e4b", "model-q4_0.gguf", "ref-q4_0"}),
+                         [](const ::testing::TestParamInfo<Source>& info) {
+                           std::string n = std::string(info.param.variant) + "_" + info.param.file;
+                           for (char& ch : n) {
+                             if (!isalnum(static_cast<unsigned char>(ch))) ch = '_';
+                           }
+                           return n;
+                         });
 
 }  // namespace
 }  // namespace gemlet::oracle

@@ -1,10 +1,10 @@
 // Sessions over the oracle checkpoints: greedy continuations equal the golden ones (up to
 // the first near-tie), 1 and 2 threads agree, a session reset and reused gives the logits of
 // a fresh one, the context limit is enforced before any work.
+#include <gtest/gtest.h>
+
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "format/gemlet_writer.h"
 #include "runtime/generate.h"
@@ -50,7 +50,8 @@ TEST_P(OracleGreedy, ContinuationMatches) {
       }
     }
     for (size_t i = 0; i < upto; ++i) {
-      ASSERT_EQ(r->ids[i], g.tokens[i]) << src.variant << " " << src.file << " case " << c.id << " step " << i;
+      ASSERT_EQ(r->ids[i], g.tokens[i])
+          << src.variant << " " << src.file << " case " << c.id << " step " << i;
     }
     compared += static_cast<int64_t>(upto);
     total += static_cast<int64_t>(g.tokens.size());
@@ -149,8 +150,9 @@ TEST_P(OracleSession, LastRowOnlyInChunks) {
       ASSERT_EQ(static_cast<int64_t>(last.size()), V);
       EXPECT_TRUE(std::equal(last.begin(), last.end(), full.begin() + (T - 1) * V))
           << "case " << c.id << " chunk " << chunk;
-      ExpectExactTier(Compare(last.data(), Golden(variant, "ref").data.data() + (c.row_offset + T - 1) * V, 1, V),
-                      variant + " last row, chunk " + std::to_string(chunk));
+      ExpectExactTier(
+          Compare(last.data(), Golden(variant, "ref").data.data() + (c.row_offset + T - 1) * V, 1, V),
+          variant + " last row, chunk " + std::to_string(chunk));
       // The cache is complete: decoding the next token gives the same logits either way.
       std::vector<float> a, b;
       ASSERT_TRUE(s.Decode(c.tokens[0], &a).ok());

@@ -4,6 +4,7 @@
 // ../shared/oracle/README.md ("Recommended tolerances").
 #pragma once
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,11 +14,9 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include "base/mapped_file.h"
 #include "format/npy.h"

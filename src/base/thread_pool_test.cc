@@ -1,12 +1,12 @@
 #include "base/thread_pool.h"
 
+#include <gtest/gtest.h>
+
 #include <atomic>
 #include <set>
 #include <thread>
 #include <utility>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 namespace gemlet {
 namespace {
@@ -55,7 +55,8 @@ TEST(ThreadPoolTest, StaticSplitUsesSeveralThreads) {
 TEST(ThreadPoolTest, GrainLimitsParts) {
   ThreadPool pool(4);
   std::atomic<int> parts{0};
-  pool.ParallelFor(10, [&](int64_t, int64_t) { parts.fetch_add(1); }, /*grain=*/5);
+  pool.ParallelFor(
+      10, [&](int64_t, int64_t) { parts.fetch_add(1); }, /*grain=*/5);
   EXPECT_EQ(parts.load(), 2);
 }
 

@@ -156,7 +156,8 @@ Result<NpyArray> ParseNpy(const uint8_t* data, size_t size, const std::string& n
   } else if (descr == "<f8") {
     item = 8;
   } else {
-    return Unsupported(name + ": .npy dtype '" + descr + "' is not supported (float16/32/64 little-endian only)");
+    return Unsupported(name + ": .npy dtype '" + descr +
+                       "' is not supported (float16/32/64 little-endian only)");
   }
   uint64_t numel = 1;
   for (int64_t d : out.shape) {
@@ -166,8 +167,8 @@ Result<NpyArray> ParseNpy(const uint8_t* data, size_t size, const std::string& n
     numel *= static_cast<uint64_t>(d);
   }
   if (numel > (size - pos) / item) {
-    return Corrupt(name + ": .npy data holds " + std::to_string((size - pos) / item) + " values, shape needs " +
-                   std::to_string(numel));
+    return Corrupt(name + ": .npy data holds " + std::to_string((size - pos) / item) +
+                   " values, shape needs " + std::to_string(numel));
   }
   out.data.resize(numel);
   const uint8_t* p = data + pos;

@@ -1,12 +1,11 @@
 #include "format/npy.h"
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cstring>
 #include <string>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "base/half.h"
 
@@ -113,9 +112,12 @@ TEST(NpyTest, RejectsMalformed) {
   expect_error(MakeNpy("{'descr': '>f4', 'fortran_order': False, 'shape': (1,), }", "abcd"), "dtype");
   expect_error(MakeNpy("{'descr': '<i8', 'fortran_order': False, 'shape': (1,), }", "abcdefgh"), "dtype");
   expect_error(MakeNpy("{'descr': '<f4', 'fortran_order': True, 'shape': (1,), }", "abcd"), "Fortran");
-  expect_error(MakeNpy("{'descr': '<f4', 'fortran_order': False, 'shape': (1000,), }", "abcd"), "shape needs");
+  expect_error(MakeNpy("{'descr': '<f4', 'fortran_order': False, 'shape': (1000,), }", "abcd"),
+               "shape needs");
   expect_error(MakeNpy("{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999, 99999999999, "
-                       "99999999999), }", "abcd"), "overflow");
+                       "99999999999), }",
+                       "abcd"),
+               "overflow");
   expect_error(MakeNpy("{'descr': '<f4', 'fortran_order': False, 'shape': (a,), }", "abcd"), "non-integer");
   expect_error(MakeNpy("{'descr': '<f4', 'fortran_order': False}", "abcd"), "lacks");
   expect_error(MakeNpy("{'descr': '<f4", "abcd"), "unterminated");

@@ -34,15 +34,21 @@ void AddNormed(float* x, float* d, const std::vector<float>& w, const Dims& n, f
 Status Forward(const Gemma4Model& model, std::span<const int32_t> tokens, std::span<const int64_t> logit_rows,
                KvStore* kv, ForwardScratch* s, const ForwardOptions& opt, float* logits) {
   const Gemma4Config& c = model.config();
-  const Dims n{static_cast<int64_t>(tokens.size()), c.hidden_size, c.num_heads, c.num_kv_heads, c.vocab_size,
-               c.num_layers, c.hidden_size_per_layer_input};
+  const Dims n{static_cast<int64_t>(tokens.size()),
+               c.hidden_size,
+               c.num_heads,
+               c.num_kv_heads,
+               c.vocab_size,
+               c.num_layers,
+               c.hidden_size_per_layer_input};
   const float eps = static_cast<float>(c.rms_norm_eps);
   const int64_t T = n.T, D = n.D;
   if (T == 0) return Status::Ok();
   for (int64_t t = 0; t < T; ++t) {
     if (tokens[t] < 0 || tokens[t] >= n.V) {
-      return InvalidArgument("token id " + std::to_string(tokens[t]) + " at chunk position " + std::to_string(t) +
-                             " is outside the vocabulary [0, " + std::to_string(n.V) + ")");
+      return InvalidArgument("token id " + std::to_string(tokens[t]) + " at chunk position " +
+                             std::to_string(t) + " is outside the vocabulary [0, " + std::to_string(n.V) +
+                             ")");
     }
   }
   for (size_t i = 0; i < logit_rows.size(); ++i) {
@@ -50,7 +56,6 @@ Status Forward(const Gemma4Model& model, std::span<const int32_t> tokens, std::s
   }
   const int64_t pos0 = kv->size();
   RETURN_IF_ERROR(kv->Reserve(pos0 + T));
-
 
   // ---- Embedding (Gemma4TextScaledWordEmbedding): E[id] · √D, √D exact in float. ----
   float* x = Sized(s->x, T * D);
@@ -119,17 +124,17 @@ Status Forward(const Gemma4Model& model, std::span<const int32_t> tokens, std::s
     // ---- attention block (Gemma4TextAttention.forward) ----
     ops::RmsNorm(x, L.attn_norm.data(), A, D, eps, a);
     float* q = Sized(s->q, A * n.H * hd);
-    matmul(L.attn_q, a, q);                                    // [A, H, hd]
-    ops::RmsNorm(q, L.q_norm.data(), A * n.H, hd, eps, q);     // q_norm per head
+    matmul(L.attn_q, a, q);                                 // [A, H, hd]
+    ops::RmsNorm(q, L.q_norm.data(), A * n.H, hd, eps, q);  // q_norm per head
     ops::ApplyRope(q, A, n.H, hd, cs, sn);
     if (c.has_kv(l)) {  // (all T rows are active here)
       float* k = Sized(s->k[l], T * n.Hkv * hd);
       float* v = Sized(s->v[l], T * n.Hkv * hd);
-      matmul(L.attn_k, a, k);                                  // [T, Hkv, hd]
+      matmul(L.attn_k, a, k);  // [T, Hkv, hd]
       ops::RmsNorm(k, L.k_norm.data(), T * n.Hkv, hd, eps, k);
       ops::ApplyRope(k, T, n.Hkv, hd, cs, sn);
       matmul(L.attn_v, a, v);
-      ops::RmsNorm(v, nullptr, T * n.Hkv, hd, eps, v);         // v_norm: no weight, no RoPE
+      ops::RmsNorm(v, nullptr, T * n.Hkv, hd, eps, v);  // v_norm: no weight, no RoPE
     }
     // A KV-shared layer attends with its own queries and its own mask type over the K/V its
     // producer wrote in this same step (spec §5.2): the producer's past and all T fresh rows.

@@ -23,20 +23,20 @@ struct ForwardOptions {
 // Working memory of the forward pass, owned by a session and reused from step to step
 // (steady-state decode allocates nothing). Sizes follow the largest chunk seen.
 struct ForwardScratch {
-  std::vector<float> x;        // [T, D] residual stream
-  std::vector<float> a;        // [T, D] normed input of a block
-  std::vector<float> q;        // [T, H·hd]
-  std::vector<float> o;        // [T, H·hd] attention output
-  std::vector<float> d;        // [T, D] block output before its post-norm
-  std::vector<float> gate;     // [T, I] (also the GeGLU product)
-  std::vector<float> up;       // [T, I]
-  std::vector<float> ple;      // [T, L·P] per-layer inputs
-  std::vector<float> ple_tok;  // [T, L·P] token part of the per-layer inputs
-  std::vector<float> g;        // [T, P] per-layer-input gate
+  std::vector<float> x;                           // [T, D] residual stream
+  std::vector<float> a;                           // [T, D] normed input of a block
+  std::vector<float> q;                           // [T, H·hd]
+  std::vector<float> o;                           // [T, H·hd] attention output
+  std::vector<float> d;                           // [T, D] block output before its post-norm
+  std::vector<float> gate;                        // [T, I] (also the GeGLU product)
+  std::vector<float> up;                          // [T, I]
+  std::vector<float> ple;                         // [T, L·P] per-layer inputs
+  std::vector<float> ple_tok;                     // [T, L·P] token part of the per-layer inputs
+  std::vector<float> g;                           // [T, P] per-layer-input gate
   std::vector<float> cos_s, sin_s, cos_f, sin_f;  // [T, hd/2] RoPE tables per layer type
-  std::vector<int64_t> pos;    // [T]
-  std::vector<std::vector<float>> k, v;  // [L][T, Hkv·hd] fresh K/V of each cached layer
-  std::vector<float> head;     // [rows, D] normed rows for the LM head
+  std::vector<int64_t> pos;                       // [T]
+  std::vector<std::vector<float>> k, v;           // [L][T, Hkv·hd] fresh K/V of each cached layer
+  std::vector<float> head;                        // [rows, D] normed rows for the LM head
 };
 
 // Runs the decoder over `tokens` at positions kv->size() … kv->size() + T − 1, attending over

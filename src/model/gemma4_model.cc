@@ -25,7 +25,8 @@ Result<const TensorView*> FindChecked(const GemletFile& file, const TensorSpec& 
                            ", the config needs " + ShapeString(spec.shape));
   }
   if (t->layout != TensorLayout::kRowMajor) {
-    return Unsupported(file.path() + ": tensor '" + spec.name + "' has a block layout this engine cannot read");
+    return Unsupported(file.path() + ": tensor '" + spec.name +
+                       "' has a block layout this engine cannot read");
   }
   return t;
 }
@@ -89,19 +90,16 @@ Result<std::unique_ptr<Gemma4Model>> Gemma4Model::Bind(const GemletFile& file) {
     Gemma4Layer& L = m->layers_[spec.layer];
     const std::string suffix = n.substr(n.find('.', 4) + 1);  // after "blk.N."
     static const std::unordered_map<std::string, ops::Weight Gemma4Layer::*> kMatrices = {
-        {"attn_q", &Gemma4Layer::attn_q},         {"attn_k", &Gemma4Layer::attn_k},
-        {"attn_v", &Gemma4Layer::attn_v},         {"attn_output", &Gemma4Layer::attn_output},
-        {"ffn_gate", &Gemma4Layer::ffn_gate},     {"ffn_up", &Gemma4Layer::ffn_up},
-        {"ffn_down", &Gemma4Layer::ffn_down},     {"inp_gate", &Gemma4Layer::inp_gate},
+        {"attn_q", &Gemma4Layer::attn_q},     {"attn_k", &Gemma4Layer::attn_k},
+        {"attn_v", &Gemma4Layer::attn_v},     {"attn_output", &Gemma4Layer::attn_output},
+        {"ffn_gate", &Gemma4Layer::ffn_gate}, {"ffn_up", &Gemma4Layer::ffn_up},
+        {"ffn_down", &Gemma4Layer::ffn_down}, {"inp_gate", &Gemma4Layer::inp_gate},
         {"proj", &Gemma4Layer::proj},
     };
     static const std::unordered_map<std::string, std::vector<float> Gemma4Layer::*> kVectors = {
-        {"attn_norm", &Gemma4Layer::attn_norm},
-        {"attn_q_norm", &Gemma4Layer::q_norm},
-        {"attn_k_norm", &Gemma4Layer::k_norm},
-        {"post_attention_norm", &Gemma4Layer::post_attention_norm},
-        {"ffn_norm", &Gemma4Layer::ffn_norm},
-        {"post_ffw_norm", &Gemma4Layer::post_ffw_norm},
+        {"attn_norm", &Gemma4Layer::attn_norm}, {"attn_q_norm", &Gemma4Layer::q_norm},
+        {"attn_k_norm", &Gemma4Layer::k_norm},  {"post_attention_norm", &Gemma4Layer::post_attention_norm},
+        {"ffn_norm", &Gemma4Layer::ffn_norm},   {"post_ffw_norm", &Gemma4Layer::post_ffw_norm},
         {"post_norm", &Gemma4Layer::post_norm},
     };
     if (auto it = kMatrices.find(suffix); it != kMatrices.end()) {

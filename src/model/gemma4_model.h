@@ -45,9 +45,9 @@ class Gemma4Model {
   static Result<std::unique_ptr<Gemma4Model>> Bind(const GemletFile& file);
 
   const Gemma4Config& config() const { return cfg_; }
-  const ops::Weight& token_embd() const { return token_embd_; }                      // [V, D]
-  const ops::Weight& per_layer_token_embd() const { return per_layer_token_embd_; }  // [V, L·P]
-  const ops::Weight& per_layer_model_proj() const { return per_layer_model_proj_; }  // [L·P, D]
+  const ops::Weight& token_embd() const { return token_embd_; }                           // [V, D]
+  const ops::Weight& per_layer_token_embd() const { return per_layer_token_embd_; }       // [V, L·P]
+  const ops::Weight& per_layer_model_proj() const { return per_layer_model_proj_; }       // [L·P, D]
   const std::vector<float>& per_layer_proj_norm() const { return per_layer_proj_norm_; }  // [P]
   const std::vector<float>& output_norm() const { return output_norm_; }                  // [D]
   const Gemma4Layer& layer(int64_t l) const { return layers_[l]; }

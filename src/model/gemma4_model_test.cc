@@ -3,6 +3,7 @@
 // equal one prefill, rows are computed only where asked, bad ids fail before any work.
 #include "model/gemma4_model.h"
 
+#include <gtest/gtest.h>
 #include <unistd.h>
 
 #include <cmath>
@@ -10,8 +11,6 @@
 #include <functional>
 #include <random>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "base/half.h"
 #include "format/gemlet_writer.h"
@@ -73,7 +72,8 @@ Result<std::unique_ptr<GemletFile>> OpenModel(const Gemma4Config& c, const std::
 // Everything contiguous, no ring: the simplest store that follows the KvStore protocol.
 class SimpleStore : public KvStore {
  public:
-  SimpleStore(const Gemma4Config& c, int64_t limit) : c_(c), limit_(limit), k_(c.num_layers), v_(c.num_layers) {}
+  SimpleStore(const Gemma4Config& c, int64_t limit)
+      : c_(c), limit_(limit), k_(c.num_layers), v_(c.num_layers) {}
   int64_t size() const override { return n_; }
   Status Reserve(int64_t end) override {
     if (end > limit_) return OutOfRange("limit");

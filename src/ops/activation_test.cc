@@ -1,9 +1,9 @@
 #include "ops/activation.h"
 
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 namespace gemlet::ops {
 namespace {

@@ -24,8 +24,8 @@ struct AttentionShape {
   int64_t n_heads = 0;     // H query heads
   int64_t n_kv_heads = 0;  // Hkv; query head h reads KV head h / (H / Hkv)
   int64_t head_dim = 0;
-  int64_t window = 0;      // 0: causal (u <= t); W > 0: sliding (t − W < u <= t)
-  float scale = 1.0f;      // multiplies q·k
+  int64_t window = 0;  // 0: causal (u <= t); W > 0: sliding (t − W < u <= t)
+  float scale = 1.0f;  // multiplies q·k
 };
 
 // out[t, h, :] = Σ_u softmax_u(scale · q[t, h, :]·K[u, g, :]) · V[u, g, :], g = h / (H / Hkv),

@@ -1,10 +1,10 @@
 #include "ops/attention.h"
 
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <limits>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "ops/ops_test_util.h"
 
@@ -84,14 +84,14 @@ TEST_P(AttentionTest, MatchesNaiveWithAnySegmentSplit) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Shapes, AttentionTest,
-    ::testing::Values(Case{2, 1, 32, 0, 5, 5},      // MQA, full causal prefill
-                      Case{2, 1, 32, 16, 36, 36},   // sliding window shorter than the prompt
-                      Case{4, 2, 16, 12, 7, 40},    // GQA, chunk after a long past
-                      Case{4, 2, 64, 0, 1, 50},     // decode step, full attention
-                      Case{8, 2, 16, 3, 9, 9},      // tiny window
-                      Case{4, 4, 8, 1, 4, 10}));    // window 1: a token sees only itself
+INSTANTIATE_TEST_SUITE_P(Shapes, AttentionTest,
+                         ::testing::Values(Case{2, 1, 32, 0, 5, 5},  // MQA, full causal prefill
+                                           Case{2, 1, 32, 16, 36,
+                                                36},  // sliding window shorter than the prompt
+                                           Case{4, 2, 16, 12, 7, 40},  // GQA, chunk after a long past
+                                           Case{4, 2, 64, 0, 1, 50},   // decode step, full attention
+                                           Case{8, 2, 16, 3, 9, 9},    // tiny window
+                                           Case{4, 4, 8, 1, 4, 10}));  // window 1: a token sees only itself
 
 // GQA: query head h reads KV head h / (H / Hkv), not h % Hkv. With distinct values per KV
 // head and a single key, each head's output is exactly its KV head's value row.

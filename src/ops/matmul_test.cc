@@ -1,9 +1,9 @@
 #include "ops/matmul.h"
 
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "ops/embedding.h"
 #include "ops/ops_test_util.h"

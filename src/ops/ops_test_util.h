@@ -29,7 +29,8 @@ struct OwnedWeight {
   std::vector<float> ref;  // [rows, cols] dequantized
 };
 
-inline OwnedWeight MakeWeight(TensorType type, int64_t rows, int64_t cols, uint64_t seed, float stddev = 1.0f) {
+inline OwnedWeight MakeWeight(TensorType type, int64_t rows, int64_t cols, uint64_t seed,
+                              float stddev = 1.0f) {
   OwnedWeight o;
   const std::vector<float> src = RandomVector(rows * cols, seed, stddev);
   const uint64_t row_bytes = RowBytes(type, cols).value();

@@ -13,8 +13,7 @@ std::vector<double> RopeInvFreq(int64_t head_dim, double theta, int64_t pairs) {
   return inv;
 }
 
-void RopeAngles(const std::vector<double>& inv_freq, const int64_t* pos, int64_t T, float* cos,
-                float* sin) {
+void RopeAngles(const std::vector<double>& inv_freq, const int64_t* pos, int64_t T, float* cos, float* sin) {
   const int64_t half = static_cast<int64_t>(inv_freq.size());
   for (int64_t t = 0; t < T; ++t) {
     for (int64_t i = 0; i < half; ++i) {
@@ -25,8 +24,7 @@ void RopeAngles(const std::vector<double>& inv_freq, const int64_t* pos, int64_t
   }
 }
 
-void ApplyRope(float* x, int64_t T, int64_t n_heads, int64_t head_dim, const float* cos,
-               const float* sin) {
+void ApplyRope(float* x, int64_t T, int64_t n_heads, int64_t head_dim, const float* cos, const float* sin) {
   const int64_t half = head_dim / 2;
   for (int64_t t = 0; t < T; ++t) {
     const float* c = cos + t * half;

@@ -15,13 +15,11 @@ std::vector<double> RopeInvFreq(int64_t head_dim, double theta, int64_t pairs);
 
 // cos, sin [T, half] of the angles pos[t]·inv_freq[i], half = inv_freq.size(). The angles are
 // computed in double (HF uses fp32; this is at least as exact at any position).
-void RopeAngles(const std::vector<double>& inv_freq, const int64_t* pos, int64_t T, float* cos,
-                float* sin);
+void RopeAngles(const std::vector<double>& inv_freq, const int64_t* pos, int64_t T, float* cos, float* sin);
 
 // Rotates x [T, n_heads, head_dim] in place with the cos/sin [T, head_dim/2] of each row:
 //   y[i]        = x[i]·cos[i] − x[i + half]·sin[i]
 //   y[i + half] = x[i + half]·cos[i] + x[i]·sin[i]            (HF apply_rotary_pos_emb)
-void ApplyRope(float* x, int64_t T, int64_t n_heads, int64_t head_dim, const float* cos,
-               const float* sin);
+void ApplyRope(float* x, int64_t T, int64_t n_heads, int64_t head_dim, const float* cos, const float* sin);
 
 }  // namespace gemlet::ops

@@ -1,9 +1,9 @@
 #include "ops/rope.h"
 
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "ops/ops_test_util.h"
 

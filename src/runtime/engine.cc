@@ -25,7 +25,8 @@ Result<std::unique_ptr<Engine>> Engine::Open(const std::string& path, const Engi
       if (!eog->is_array()) return Corrupt(path + ": metadata tokenizer.eog_ids is not an array");
       e->eog_ids_.clear();
       for (const auto& id : *eog) {
-        if (!id.is_number_integer()) return Corrupt(path + ": metadata tokenizer.eog_ids holds a non-integer");
+        if (!id.is_number_integer())
+          return Corrupt(path + ": metadata tokenizer.eog_ids holds a non-integer");
         e->eog_ids_.push_back(id.get<int32_t>());
       }
     }

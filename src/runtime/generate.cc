@@ -10,16 +10,17 @@ double MsSince(std::chrono::steady_clock::time_point t0) {
 }
 }  // namespace
 
-Result<GenerateResult> Generate(Session& session, std::span<const int32_t> prompt, const GenerateOptions& options,
-                                const TokenCallback& on_token) {
+Result<GenerateResult> Generate(Session& session, std::span<const int32_t> prompt,
+                                const GenerateOptions& options, const TokenCallback& on_token) {
   if (prompt.empty()) return InvalidArgument("the prompt is empty");
   if (options.max_tokens < 0) return InvalidArgument("the token budget (-n) must be >= 0");
   const int64_t need = session.position() + static_cast<int64_t>(prompt.size()) + options.max_tokens;
   if (need > session.context_limit()) {
     return OutOfRange("prompt of " + std::to_string(prompt.size()) + " tokens + " +
                       std::to_string(options.max_tokens) + " to generate" +
-                      (session.position() ? " + " + std::to_string(session.position()) + " already in the session"
-                                          : std::string()) +
+                      (session.position()
+                           ? " + " + std::to_string(session.position()) + " already in the session"
+                           : std::string()) +
                       " = " + std::to_string(need) + " exceeds the context limit of " +
                       std::to_string(session.context_limit()) + " (raise --ctx or lower -n)");
   }

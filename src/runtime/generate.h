@@ -41,7 +41,7 @@ using TokenCallback = std::function<bool(int32_t id)>;
 
 // Checks before any work that session.position() + prompt + max_tokens fits the session's
 // context limit (OutOfRange with the numbers otherwise). Samples with session.sampler().
-Result<GenerateResult> Generate(Session& session, std::span<const int32_t> prompt, const GenerateOptions& options,
-                                const TokenCallback& on_token = nullptr);
+Result<GenerateResult> Generate(Session& session, std::span<const int32_t> prompt,
+                                const GenerateOptions& options, const TokenCallback& on_token = nullptr);
 
 }  // namespace gemlet::runtime

@@ -1,8 +1,8 @@
 #include "runtime/kv_cache.h"
 
-#include <vector>
-
 #include <gtest/gtest.h>
+
+#include <vector>
 
 namespace gemlet::runtime {
 namespace {

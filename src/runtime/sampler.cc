@@ -46,7 +46,8 @@ int32_t Sampler::Sample(std::span<const float> logits, std::span<const int32_t> 
       if (id < 0 || id >= V || !seen.insert(id).second) continue;
       float& l = work_[id];
       if (opt_.repetition_penalty != 1.0) {
-        l = l > 0 ? static_cast<float>(l / opt_.repetition_penalty) : static_cast<float>(l * opt_.repetition_penalty);
+        l = l > 0 ? static_cast<float>(l / opt_.repetition_penalty)
+                  : static_cast<float>(l * opt_.repetition_penalty);
       }
       l -= static_cast<float>(opt_.presence_penalty);
     }
@@ -56,7 +57,9 @@ int32_t Sampler::Sample(std::span<const float> logits, std::span<const int32_t> 
   // Candidates by decreasing logit (ties: lower id first), cut to top-k.
   idx_.resize(V);
   std::iota(idx_.begin(), idx_.end(), 0);
-  auto by_logit = [&](int32_t a, int32_t b) { return work_[a] > work_[b] || (work_[a] == work_[b] && a < b); };
+  auto by_logit = [&](int32_t a, int32_t b) {
+    return work_[a] > work_[b] || (work_[a] == work_[b] && a < b);
+  };
   int64_t k = opt_.top_k > 0 ? std::min(opt_.top_k, V) : V;
   if (k < V) {
     std::partial_sort(idx_.begin(), idx_.begin() + k, idx_.end(), by_logit);

@@ -1,10 +1,10 @@
 #include "runtime/sampler.h"
 
+#include <gtest/gtest.h>
+
 #include <cmath>
 #include <map>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 namespace gemlet::runtime {
 namespace {

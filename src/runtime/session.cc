@@ -58,8 +58,8 @@ Status Session::Restore(std::span<const int32_t> tokens, const std::function<Sta
   Reset();
   Status st = fill(kv_);
   if (st.ok() && kv_.size() != static_cast<int64_t>(tokens.size())) {
-    st = Internal("restored " + std::to_string(kv_.size()) + " KV positions for " + std::to_string(tokens.size()) +
-                  " tokens");
+    st = Internal("restored " + std::to_string(kv_.size()) + " KV positions for " +
+                  std::to_string(tokens.size()) + " tokens");
   }
   if (!st.ok()) {
     Reset();

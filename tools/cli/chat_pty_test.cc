@@ -80,6 +80,10 @@ int64_t TokenCount(const std::string& text) {
   return ids.ok() ? static_cast<int64_t>(ids->size()) : -1;
 }
 
+Clock::time_point Deadline(double seconds) {
+  return Clock::now() + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+}
+
 // A child process on a pseudo-terminal; every wait is bounded.
 class Pty {
  public:
@@ -112,7 +116,7 @@ class Pty {
 
   // Waits until `needle` appears at or after `*from`; moves *from past it. False on timeout.
   bool WaitFor(const std::string& needle, size_t* from, double seconds = 30) {
-    const auto end = Clock::now() + std::chrono::duration<double>(seconds);
+    const auto end = Deadline(seconds);
     for (;;) {
       const size_t at = out_.find(needle, *from);
       if (at != std::string::npos) {
@@ -130,7 +134,7 @@ class Pty {
   }
   // Waits for the exit; the exit code, or -1 on timeout.
   int Exit(double seconds = 30) {
-    const auto end = Clock::now() + std::chrono::duration<double>(seconds);
+    const auto end = Deadline(seconds);
     while (Clock::now() < end) {
       int status = 0;
       if (waitpid(pid_, &status, WNOHANG) == pid_) {
@@ -143,7 +147,7 @@ class Pty {
   }
   // Waits until the output is at least `n` bytes long.
   bool WaitForBytes(size_t n, double seconds = 30) {
-    const auto end = Clock::now() + std::chrono::duration<double>(seconds);
+    const auto end = Deadline(seconds);
     while (out_.size() < n) {
       if (Clock::now() > end || !Pump(end)) return false;
     }
@@ -382,7 +386,7 @@ TEST(ChatPipe, ScriptedInputWorksWithoutATerminal) {
   ASSERT_TRUE(text.ok());
   EXPECT_EQ(text->find(">>> "), std::string::npos) << "no prompt without a terminal";
   EXPECT_NE(text->find("this turn only"), std::string::npos) << *text;
-  EXPECT_NE(text->find("[thinking on]"), std::string::npos) << *text;
+  EXPECT_NE(text->find("[thinking on"), std::string::npos) << *text;
   EXPECT_NE(text->find("error: unknown command /bogus (see /help)"), std::string::npos) << *text;
 }
 

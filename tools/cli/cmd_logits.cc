@@ -12,7 +12,8 @@
 namespace gemlet::cli {
 namespace {
 
-constexpr char kUsage[] = R"(usage: gemlet logits -m MODEL.gemlet --tokens IDS -o OUT.npy [--mode MODE] [--threads N]
+constexpr char kUsage[] =
+    R"(usage: gemlet logits -m MODEL.gemlet --tokens IDS -o OUT.npy [--mode MODE] [--threads N]
 
 Runs the model over the token ids (fed as given: no BOS is added; positions 0 … n−1) and
 writes the softcapped logits after every token as float32, shape [n_tokens, vocab], to a
@@ -46,7 +47,8 @@ int Run(Flags& flags) {
   if (!tokens.ok()) return UsageError("logits", tokens.status().message());
   if (!threads.ok()) return UsageError("logits", threads.status().message());
   if (Status st = flags.Finish(); !st.ok()) return UsageError("logits", st.message());
-  if (!flags.Positional().empty()) return UsageError("logits", "unexpected argument '" + flags.Positional()[0] + "'");
+  if (!flags.Positional().empty())
+    return UsageError("logits", "unexpected argument '" + flags.Positional()[0] + "'");
   if (model.empty()) return UsageError("logits", "-m MODEL is required");
   if (out.empty()) return UsageError("logits", "-o OUT.npy is required");
   if (tokens->empty()) return UsageError("logits", "--tokens is required (comma-separated ids)");
@@ -80,7 +82,8 @@ int Run(Flags& flags) {
     const int64_t id = (*tokens)[i];
     if (id < 0 || id >= cfg.vocab_size) {
       return UsageError("logits", "--tokens: id " + std::to_string(id) + " (item " + std::to_string(i + 1) +
-                                      ") is outside the vocabulary [0, " + std::to_string(cfg.vocab_size) + ")");
+                                      ") is outside the vocabulary [0, " + std::to_string(cfg.vocab_size) +
+                                      ")");
     }
     ids.push_back(static_cast<int32_t>(id));
   }
@@ -96,10 +99,12 @@ int Run(Flags& flags) {
   runtime::Session session(**engine, so);
   std::vector<float> logits;
   const auto t0 = std::chrono::steady_clock::now();
-  if (Status st = session.Prefill(ids, &logits, /*all_rows=*/true); !st.ok()) return ReportError("logits", st);
+  if (Status st = session.Prefill(ids, &logits, /*all_rows=*/true); !st.ok())
+    return ReportError("logits", st);
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 
-  if (Status st = WriteNpyF32(out, logits.data(), {n, cfg.vocab_size}); !st.ok()) return ReportError("logits", st);
+  if (Status st = WriteNpyF32(out, logits.data(), {n, cfg.vocab_size}); !st.ok())
+    return ReportError("logits", st);
   std::printf("wrote %s: float32 [%lld, %lld], mode %s, %d threads, %.1f ms\n", out.c_str(),
               static_cast<long long>(n), static_cast<long long>(cfg.vocab_size), mode.c_str(),
               (*engine)->threads(), ms);
@@ -108,7 +113,7 @@ int Run(Flags& flags) {
 
 }  // namespace
 
-GEMLET_COMMAND(logits, "logits", "write the logits of a token sequence to a .npy file (prefill/decode/chunked)",
-               kUsage, Run);
+GEMLET_COMMAND(logits, "logits",
+               "write the logits of a token sequence to a .npy file (prefill/decode/chunked)", kUsage, Run);
 
 }  // namespace gemlet::cli

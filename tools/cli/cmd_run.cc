@@ -1,10 +1,9 @@
 // gemlet run: prefill a prompt and generate, streaming the text (or one JSON object).
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <random>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "runtime/engine.h"
 #include "runtime/generate.h"
@@ -17,7 +16,8 @@
 namespace gemlet::cli {
 namespace {
 
-constexpr char kUsage[] = R"(usage: gemlet run [-m MODEL.gemlet] (-p PROMPT | --tokens IDS | < FILE) [-n N] [--ctx N] [sampling flags] [--json]
+constexpr char kUsage[] =
+    R"(usage: gemlet run [-m MODEL.gemlet] (-p PROMPT | --tokens IDS | < FILE) [-n N] [--ctx N] [sampling flags] [--json]
        gemlet run [-m MODEL.gemlet] --chat [--system TEXT] [--think] -p PROMPT ...
        gemlet run --verify
 
@@ -98,12 +98,15 @@ int Run(Flags& flags) {
   }
   // --chat/--system/--think, the prompt from stdin, the demo model without -m (chat_options.h).
   if (Status st = ApplyRunChatFlags(flags, !tokens->empty(), &prompt, &model); !st.ok()) {
-    return st.code() == ErrorCode::kInvalidArgument ? UsageError("run", st.message()) : ReportError("run", st);
+    return st.code() == ErrorCode::kInvalidArgument ? UsageError("run", st.message())
+                                                    : ReportError("run", st);
   }
   if (Status st = flags.Finish(); !st.ok()) return UsageError("run", st.message());
-  if (!flags.Positional().empty()) return UsageError("run", "unexpected argument '" + flags.Positional()[0] + "'");
+  if (!flags.Positional().empty())
+    return UsageError("run", "unexpected argument '" + flags.Positional()[0] + "'");
   if (model.empty()) return UsageError("run", "-m MODEL is required");
-  if (prompt.has_value() == !tokens->empty()) return UsageError("run", "give exactly one of -p PROMPT or --tokens IDS");
+  if (prompt.has_value() == !tokens->empty())
+    return UsageError("run", "give exactly one of -p PROMPT or --tokens IDS");
   if (prompt && prompt->empty()) return UsageError("run", "-p: the prompt is empty");
   if (*n_predict < 0) return UsageError("run", "-n must be >= 0");
   if (*ctx < 1) return UsageError("run", "--ctx must be >= 1");
@@ -143,7 +146,8 @@ int Run(Flags& flags) {
       const int64_t id = (*tokens)[i];
       if (id < 0 || id >= cfg.vocab_size) {
         return UsageError("run", "--tokens: id " + std::to_string(id) + " (item " + std::to_string(i + 1) +
-                                     ") is outside the vocabulary [0, " + std::to_string(cfg.vocab_size) + ")");
+                                     ") is outside the vocabulary [0, " + std::to_string(cfg.vocab_size) +
+                                     ")");
       }
       ids.push_back(static_cast<int32_t>(id));
     }
@@ -231,6 +235,7 @@ int Run(Flags& flags) {
 
 }  // namespace
 
-GEMLET_COMMAND(run, "run", "generate text from a prompt (streamed, or --json), greedy or sampled", kUsage, Run);
+GEMLET_COMMAND(run, "run", "generate text from a prompt (streamed, or --json), greedy or sampled", kUsage,
+               Run);
 
 }  // namespace gemlet::cli

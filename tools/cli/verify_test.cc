@@ -35,7 +35,9 @@ TEST(Verify, PassesOnThisMachine) {
   EXPECT_NE(out.find("model fast: prefill vs token-by-token decode"), std::string::npos) << out;
 #if defined(__x86_64__)
   // Every SIMD tier this CPU runs is checked against the scalar twins.
-  if (__builtin_cpu_supports("avx2")) EXPECT_NE(out.find("kernels avx2 vs scalar twins"), std::string::npos) << out;
+  if (__builtin_cpu_supports("avx2")) {
+    EXPECT_NE(out.find("kernels avx2 vs scalar twins"), std::string::npos) << out;
+  }
 #endif
 }
 
@@ -61,7 +63,7 @@ TEST(Verify, EveryInjectedKernelFaultFailsNamingTheKernel) {
 
 TEST(Verify, MisuseIsReported) {
   std::string out;
-  EXPECT_EQ(Gemlet("GEMLET_VERIFY_INJECT_FAULT=nonsense", "run --verify", &out), 1) << out;
+  EXPECT_EQ(Gemlet("GEMLET_VERIFY_INJECT_FAULT=nonsense", "run --verify", &out), 2) << out;  // a usage error
   EXPECT_NE(out.find("GEMLET_VERIFY_INJECT_FAULT='nonsense' is not a kernel name"), std::string::npos) << out;
   EXPECT_EQ(Gemlet("", "run --verify -m model.gemlet", &out), 2) << out;
   EXPECT_NE(out.find("--verify takes only --threads"), std::string::npos) << out;

@@ -204,7 +204,9 @@ std::unique_ptr<TokenSampler> GemmaChatModel::NewSampler(const SamplingOptions& 
 
 ApiOr<ToolCall> GemmaChatModel::ParseToolCall(const std::string& body) {
   ParsedOutput out = ParseChatOutput("<|tool_call>" + body + "<tool_call|>");
-  if (out.tool_calls.size() != 1 || out.tool_calls[0].name.empty() || !out.tool_calls[0].complete) {
+  // A call cut off (max_tokens, or an end-of-turn token inside it) is still reported with the
+  // arguments read so far, as OpenAI reports truncated calls.
+  if (out.tool_calls.size() != 1 || out.tool_calls[0].name.empty()) {
     return BadRequest("not a well-formed tool call");
   }
   return ToolCall{"", out.tool_calls[0].name, Dump(out.tool_calls[0].arguments)};

@@ -1,0 +1,75 @@
+// The chat page at / in headless Chromium (Debian's chromium, driven by playwright-core):
+// send a message, see streamed text appear, press stop, and the server cancels the generation.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { chromium } from 'playwright-core';
+
+const baseURL = process.env.GEMLET_BASE_URL;  // http://127.0.0.1:PORT/v1
+const root = new URL('/', baseURL).toString();
+const executablePath = process.env.GEMLET_CHROMIUM || '/usr/bin/chromium';
+
+async function metric(name) {
+  const body = await (await fetch(new URL('/metrics', baseURL))).text();
+  const line = body.split('\n').find((l) => l.startsWith(name + ' '));
+  return line ? Number(line.split(' ')[1]) : NaN;
+}
+
+test('chat page: send, stream, stop', async () => {
+  const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gemlet-chromium-'));
+  const context = await chromium.launchPersistentContext(userDataDir, {
+    executablePath,
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+           '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  try {
+    const page = context.pages()[0] ?? await context.newPage();
+    const errors = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    await page.goto(root);
+    await page.waitForFunction(() => document.getElementById('model').textContent.length > 1);
+    if (process.env.GEMLET_API_KEY) await page.fill('#apikey', process.env.GEMLET_API_KEY);
+
+    // The markdown renderer (escapes HTML, renders code, bold, lists).
+    const html = await page.evaluate(() => markdown('**b** `x<y`\n\n- one\n- two\n\n```\n<tag>\n```'));
+    assert.match(html, /<strong>b<\/strong>/);
+    assert.match(html, /<code>x&lt;y<\/code>/);
+    assert.match(html, /<ul><li>one<\/li><li>two<\/li><\/ul>/);
+    assert.match(html, /<pre><code>&lt;tag&gt;\n<\/code><\/pre>/);
+
+    const cancelled0 = await metric('gemlet_requests_cancelled_total');
+    await page.fill('#max_tokens', '100000');
+    await page.fill('#input', 'Hello there!');
+    await page.click('#send');
+    // Streamed text appears while the reply is still being generated (stop is enabled).
+    await page.waitForFunction(() => {
+      const c = document.querySelector('.msg.assistant .content');
+      return c && c.textContent.length > 20;
+    }, null, { timeout: 30_000 });
+    assert.equal(await page.isEnabled('#stop'), true);
+    const before = await page.textContent('.msg.assistant .content');
+    await page.waitForFunction((n) => document.querySelector('.msg.assistant .content').textContent.length > n,
+                               before.length, { timeout: 30_000 });
+    await page.click('#stop');
+    await page.waitForSelector('.msg.assistant[data-done="stopped"]', { timeout: 10_000 });
+    assert.equal(await page.isEnabled('#send'), true);
+    assert.equal(await page.isEnabled('#stop'), false);
+    // The text no longer grows, and the server cancelled the generation.
+    const after = await page.textContent('.msg.assistant .content');
+    await page.waitForTimeout(500);
+    assert.equal(await page.textContent('.msg.assistant .content'), after);
+    let cancelled = cancelled0;
+    for (let i = 0; i < 50 && cancelled === cancelled0; i++) {
+      await new Promise((r) => setTimeout(r, 100));
+      cancelled = await metric('gemlet_requests_cancelled_total');
+    }
+    assert.equal(cancelled, cancelled0 + 1, 'the server did not cancel the stopped generation');
+    assert.deepEqual(errors, []);
+  } finally {
+    await context.close();
+    fs.rmSync(userDataDir, { recursive: true, force: true });
+  }
+});

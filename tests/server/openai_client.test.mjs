@@ -1,0 +1,189 @@
+// The official OpenAI Node client against `gemlet serve` on the tiny random model (run.sh
+// starts the server and sets GEMLET_BASE_URL / GEMLET_API_KEY). The weights are random, so the
+// tests check the protocol and determinism, not the meaning of the text.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import OpenAI from 'openai';
+
+const baseURL = process.env.GEMLET_BASE_URL;  // http://127.0.0.1:PORT/v1
+const apiKey = process.env.GEMLET_API_KEY || 'unused';
+assert.ok(baseURL, 'GEMLET_BASE_URL is not set (run tests/server/run.sh)');
+const client = new OpenAI({ baseURL, apiKey, maxRetries: 0, timeout: 120_000 });
+
+async function modelId() {
+  const list = await client.models.list();
+  assert.equal(list.data.length, 1);
+  return list.data[0].id;
+}
+
+function user(text) {
+  return [{ role: 'user', content: text }];
+}
+
+async function streamText(params) {
+  const stream = await client.chat.completions.create({ ...params, stream: true });
+  let text = '';
+  let finish = null;
+  let usage = null;
+  let roleSeen = false;
+  for await (const chunk of stream) {
+    assert.equal(chunk.object, 'chat.completion.chunk');
+    if (chunk.usage) usage = chunk.usage;
+    const choice = chunk.choices[0];
+    if (!choice) continue;
+    if (choice.delta.role) roleSeen = true;
+    if (choice.delta.content) text += choice.delta.content;
+    if (choice.finish_reason) finish = choice.finish_reason;
+  }
+  return { text, finish, usage, roleSeen };
+}
+
+async function metric(name) {
+  const res = await fetch(new URL('/metrics', baseURL));
+  const body = await res.text();
+  const line = body.split('\n').find((l) => l.startsWith(name + ' '));
+  return line ? Number(line.split(' ')[1]) : NaN;
+}
+
+test('non-streaming chat', async () => {
+  const model = await modelId();
+  const r = await client.chat.completions.create({
+    model, messages: user('Hello, who are you?'), max_tokens: 16, seed: 1,
+  });
+  assert.equal(r.object, 'chat.completion');
+  assert.equal(r.model, model);
+  assert.equal(r.choices.length, 1);
+  assert.equal(r.choices[0].message.role, 'assistant');
+  assert.equal(typeof r.choices[0].message.content, 'string');
+  assert.ok(['stop', 'length'].includes(r.choices[0].finish_reason));
+  assert.ok(r.usage.prompt_tokens > 0);
+  assert.ok(r.usage.completion_tokens >= 1 && r.usage.completion_tokens <= 16);
+  assert.equal(r.usage.total_tokens, r.usage.prompt_tokens + r.usage.completion_tokens);
+});
+
+test('streaming chat gives the same text as non-streaming with the same seed', async () => {
+  const model = await modelId();
+  const params = { model, messages: user('Tell me a story.'), max_tokens: 24, seed: 7, temperature: 0.9 };
+  const whole = await client.chat.completions.create(params);
+  const streamed = await streamText({ ...params, stream_options: { include_usage: true } });
+  assert.ok(streamed.roleSeen, 'the first chunk carries the role');
+  assert.equal(streamed.text, whole.choices[0].message.content);
+  assert.equal(streamed.finish, whole.choices[0].finish_reason);
+  assert.ok(streamed.usage, 'usage arrives in the last chunk');
+  assert.equal(streamed.usage.completion_tokens, whole.usage.completion_tokens);
+});
+
+test('the same seed gives the same text; other seeds differ', async () => {
+  const model = await modelId();
+  const ask = (seed) => client.chat.completions.create({
+    model, messages: user('Write a poem.'), max_tokens: 32, seed, temperature: 1.0,
+  }).then((r) => r.choices[0].message.content);
+  const a = await ask(42);
+  const b = await ask(42);
+  assert.equal(a, b);
+  const others = await Promise.all([ask(1), ask(2), ask(3)]);
+  assert.ok(others.some((t) => t !== a), 'three other seeds all gave the same text');
+});
+
+test('stop sequences end the reply before the stop string', async () => {
+  const model = await modelId();
+  const params = { model, messages: user('Count for me.'), max_tokens: 48, seed: 3, temperature: 1.0 };
+  const full = (await client.chat.completions.create(params)).choices[0].message.content;
+  // A stop string taken from the middle of the reply: the reply must end just before it.
+  const chars = Array.from(full);
+  assert.ok(chars.length >= 8, `reply too short for the test: ${JSON.stringify(full)}`);
+  const start = Math.floor(chars.length / 2);
+  const stop = chars.slice(start, start + 2).join('');
+  const expected = full.slice(0, full.indexOf(stop));
+  const r = await client.chat.completions.create({ ...params, stop: [stop, 'never-appears-xyz'] });
+  assert.equal(r.choices[0].message.content, expected);
+  assert.equal(r.choices[0].finish_reason, 'stop');
+  const s = await streamText({ ...params, stop });
+  assert.equal(s.text, expected);
+  assert.equal(s.finish, 'stop');
+});
+
+test('tool call round trip', async () => {
+  const model = await modelId();
+  const tools = [{
+    type: 'function',
+    function: {
+      name: 'get_weather',
+      description: 'Current weather in a city',
+      parameters: { type: 'object', properties: { city: { type: 'string' } }, required: ['city'] },
+    },
+  }];
+  const messages = user('What is the weather in Paris?');
+  // The random model calls tools only when told to: tool_choice forces the call.
+  const r = await client.chat.completions.create({
+    model, messages, tools, max_tokens: 24, seed: 5,
+    tool_choice: { type: 'function', function: { name: 'get_weather' } },
+  });
+  const msg = r.choices[0].message;
+  assert.ok(['tool_calls', 'length'].includes(r.choices[0].finish_reason));
+  assert.equal(msg.tool_calls.length, 1);
+  const call = msg.tool_calls[0];
+  assert.equal(call.type, 'function');
+  assert.equal(call.function.name, 'get_weather');
+  assert.match(call.id, /^call_/);
+  const args = JSON.parse(call.function.arguments);
+  assert.equal(typeof args, 'object');
+
+  // Streaming: the call arrives as a tool_calls delta.
+  const stream = await client.chat.completions.create({
+    model, messages, tools, max_tokens: 24, seed: 5, stream: true,
+    tool_choice: { type: 'function', function: { name: 'get_weather' } },
+  });
+  const deltas = [];
+  for await (const chunk of stream) {
+    for (const tc of chunk.choices[0]?.delta?.tool_calls ?? []) deltas.push(tc);
+  }
+  assert.equal(deltas.length, 1);
+  assert.equal(deltas[0].function.name, 'get_weather');
+  assert.equal(deltas[0].function.arguments, call.function.arguments);
+
+  // Send the result back: the conversation continues with an ordinary answer.
+  const r2 = await client.chat.completions.create({
+    model, tools, max_tokens: 12, seed: 5,
+    messages: [
+      ...messages,
+      { role: 'assistant', content: null, tool_calls: [call] },
+      { role: 'tool', tool_call_id: call.id, content: JSON.stringify({ city: 'Paris', temp_c: 21 }) },
+    ],
+  });
+  assert.equal(r2.choices[0].message.role, 'assistant');
+  assert.ok(r2.usage.prompt_tokens > r.usage.prompt_tokens);
+});
+
+test('8 concurrent streams each get exactly what they get alone', async () => {
+  const model = await modelId();
+  const params = (i) => ({
+    model, messages: user(`Story number ${i}, please.`), max_tokens: 40, seed: 1000 + i, temperature: 1.0,
+  });
+  const solo = [];
+  for (let i = 0; i < 8; i++) solo.push((await streamText(params(i))).text);
+  const steps0 = await metric('gemlet_decode_steps_total');
+  const tokens0 = await metric('gemlet_decode_tokens_total');
+  const together = await Promise.all([...Array(8).keys()].map((i) => streamText(params(i))));
+  for (let i = 0; i < 8; i++) assert.equal(together[i].text, solo[i], `stream ${i} differs`);
+  const steps = (await metric('gemlet_decode_steps_total')) - steps0;
+  const tokens = (await metric('gemlet_decode_tokens_total')) - tokens0;
+  // Batched: several streams share each decode step.
+  assert.ok(tokens / steps > 2, `only ${tokens} tokens in ${steps} steps`);
+});
+
+test('errors come in the OpenAI shape', async () => {
+  const model = await modelId();
+  await assert.rejects(
+    client.chat.completions.create({ model, messages: [{ role: 'wizard', content: 'x' }] }),
+    (e) => e instanceof OpenAI.BadRequestError && e.status === 400 && e.param === 'messages[0].role',
+  );
+  await assert.rejects(
+    client.chat.completions.create({ model, messages: user('x'), temperature: 'hot' }),
+    (e) => e.status === 400 && e.param === 'temperature',
+  );
+  if (process.env.GEMLET_API_KEY) {
+    const wrong = new OpenAI({ baseURL, apiKey: 'wrong-key', maxRetries: 0 });
+    await assert.rejects(wrong.models.list(), (e) => e instanceof OpenAI.AuthenticationError);
+  }
+});

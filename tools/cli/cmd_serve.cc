@@ -1,0 +1,119 @@
+// gemlet serve: the OpenAI-compatible HTTP server (tools/server).
+#include <cstdio>
+
+#include "tools/cli/chat_options.h"
+#include "tools/cli/command.h"
+#include "tools/server/serve.h"
+
+namespace gemlet::cli {
+namespace {
+
+constexpr char kUsage[] = R"usage(usage: gemlet serve -m MODEL.gemlet [--host ADDR] [--port N] [--api-key KEY] [flags]
+
+Serves the model over an OpenAI-compatible HTTP API until Ctrl+C (SIGINT) or SIGTERM:
+  POST /v1/chat/completions   chat (streaming or not, tools, thinking via reasoning_effort)
+  POST /v1/completions        raw text completion
+  GET  /v1/models, /health, /metrics (Prometheus), and a chat page at /
+Concurrent requests share each decode step (one pass over the weights for all of them).
+
+flags:
+  -m, --model FILE        a .gemlet model (gemlet convert); default: the tiny demo model
+  --host ADDR             address to listen on (default 127.0.0.1: this machine only)
+  --port N                TCP port (default 8080; 0 = any free port, printed at start)
+  --api-key KEY           require "Authorization: Bearer KEY" on every /v1 route
+                          (default: the GEMLET_API_KEY environment variable, if set)
+  --alias NAME            the model id clients see (default: the file name)
+  --ctx N                 context per request, prompt + reply, in tokens (default 4096)
+  --max-prompt N          longest prompt accepted, in tokens (default: the context)
+  --slots N               requests generating at once (default 4)
+  --queue N               requests waiting for a slot before 503 + Retry-After (default 16)
+  --cache-sessions N      finished sessions kept for prompt-prefix reuse (default 4; 0 = off)
+  --prefill-chunk N       prompt tokens per scheduler step (default 256)
+  --max-body BYTES        largest request body (default 8388608); larger ones get 413
+  --threads N             compute threads (default: one per hardware thread)
+  --http-threads N        connection threads (default 32; each streaming client holds one)
+  --exact                 f32 reference matmuls instead of the fast int8 kernels
+  --temp X, --top-k N, --top-p X, --min-p X
+                          sampling defaults for requests that leave them out
+                          (default 1.0, 64, 0.95, 0)
+
+examples:
+  gemlet serve -m e2b-q4.gemlet
+  gemlet serve -m e2b-q4.gemlet --host 0.0.0.0 --port 9000 --api-key "$(cat key.txt)"
+  curl http://127.0.0.1:8080/v1/chat/completions -H 'Content-Type: application/json' \
+    -d '{"model": "e2b-q4", "messages": [{"role": "user", "content": "Hello"}]}'
+)usage";
+
+int Run(Flags& flags) {
+  server::ServeOptions o;
+  const std::string model_flag = flags.Str({"-m", "--model"}, "");
+  o.http.host = flags.Str({"--host"}, "127.0.0.1");
+  auto port = flags.Int({"--port"}, 8080);
+  const char* env_key = std::getenv("GEMLET_API_KEY");
+  o.http.api_key = flags.Str({"--api-key"}, env_key ? env_key : "");
+  o.alias = flags.Str({"--alias"}, "");
+  auto ctx = flags.Int({"--ctx"}, 4096);
+  auto max_prompt = flags.Int({"--max-prompt"}, 0);
+  auto slots = flags.Int({"--slots"}, 4);
+  auto queue = flags.Int({"--queue"}, 16);
+  auto cache = flags.Int({"--cache-sessions"}, 4);
+  auto chunk = flags.Int({"--prefill-chunk"}, 256);
+  auto max_body = flags.Int({"--max-body"}, 8 << 20);
+  auto threads = flags.Int({"--threads"}, 0);
+  auto http_threads = flags.Int({"--http-threads"}, 32);
+  o.exact = flags.Bool({"--exact"});
+  auto temp = flags.Float({"--temp"}, 1.0);
+  auto top_k = flags.Int({"--top-k"}, 64);
+  auto top_p = flags.Float({"--top-p"}, 0.95);
+  auto min_p = flags.Float({"--min-p"}, 0.0);
+  for (const Status& st : {port.status(), ctx.status(), max_prompt.status(), slots.status(), queue.status(),
+                           cache.status(), chunk.status(), max_body.status(), threads.status(),
+                           http_threads.status(), temp.status(), top_k.status(), top_p.status(),
+                           min_p.status()}) {
+    if (!st.ok()) return UsageError("serve", st.message());
+  }
+  if (Status st = flags.Finish(); !st.ok()) return UsageError("serve", st.message());
+  if (!flags.Positional().empty()) return UsageError("serve", "unexpected argument '" + flags.Positional()[0] + "'");
+  if (*port < 0 || *port > 65535) return UsageError("serve", "--port must be in [0, 65535]");
+  if (o.http.host.empty()) return UsageError("serve", "--host must not be empty");
+  if (*ctx < 16) return UsageError("serve", "--ctx must be at least 16");
+  if (*max_prompt < 0 || *max_prompt >= *ctx) return UsageError("serve", "--max-prompt must be in [1, --ctx)");
+  if (*slots < 1 || *slots > 256) return UsageError("serve", "--slots must be in [1, 256]");
+  if (*queue < 0 || *queue > 100000) return UsageError("serve", "--queue must be in [0, 100000]");
+  if (*cache < 0 || *cache > 1024) return UsageError("serve", "--cache-sessions must be in [0, 1024]");
+  if (*chunk < 1) return UsageError("serve", "--prefill-chunk must be >= 1");
+  if (*max_body < 1024) return UsageError("serve", "--max-body must be at least 1024");
+  if (*threads < 0 || *threads > 1024) return UsageError("serve", "--threads must be in [0, 1024]");
+  if (*http_threads < 4 || *http_threads > 4096) return UsageError("serve", "--http-threads must be in [4, 4096]");
+  if (*temp < 0 || *temp > 2) return UsageError("serve", "--temp must be in [0, 2]");
+  if (*top_k < 0) return UsageError("serve", "--top-k must be >= 0");
+  if (*top_p <= 0 || *top_p > 1) return UsageError("serve", "--top-p must be in (0, 1]");
+  if (*min_p < 0 || *min_p > 1) return UsageError("serve", "--min-p must be in [0, 1]");
+
+  auto model = ResolveModel(model_flag, /*allow_demo=*/true);
+  if (!model.ok()) return ReportError("serve", model.status());
+  o.model_path = *model;
+  o.http.port = static_cast<int>(*port);
+  o.http.max_body_bytes = static_cast<size_t>(*max_body);
+  o.http.threads = static_cast<int>(*http_threads);
+  o.context = *ctx;
+  o.threads = static_cast<int>(*threads);
+  o.scheduler.slots = static_cast<int>(*slots);
+  o.scheduler.queue_capacity = static_cast<size_t>(*queue);
+  o.scheduler.cache_sessions = static_cast<size_t>(*cache);
+  o.scheduler.prefill_chunk = *chunk;
+  o.scheduler.max_context = *ctx;
+  o.handlers.max_prompt_tokens = *max_prompt;
+  o.handlers.temperature = *temp;
+  o.handlers.top_k = *top_k;
+  o.handlers.top_p = *top_p;
+  o.handlers.min_p = *min_p;
+  if (Status st = server::Serve(o); !st.ok()) return ReportError("serve", st);
+  return kExitOk;
+}
+
+}  // namespace
+
+GEMLET_COMMAND(serve, "serve", "OpenAI-compatible HTTP server with batched decoding and a chat page", kUsage, Run);
+
+}  // namespace gemlet::cli

@@ -1,0 +1,73 @@
+#include "tools/server/serve.h"
+
+#include <pthread.h>
+#include <signal.h>
+
+#include <cstdio>
+#include <thread>
+
+#include "runtime/engine.h"
+#include "tools/server/model_backend.h"
+#include "tools/server/openai_format.h"
+
+namespace gemlet::server {
+namespace {
+
+std::string DefaultAlias(const std::string& path) {
+  std::string name = path.substr(path.find_last_of('/') + 1);
+  const std::string ext = ".gemlet";
+  if (name.size() > ext.size() && name.compare(name.size() - ext.size(), ext.size(), ext) == 0) {
+    name.resize(name.size() - ext.size());
+  }
+  return name.empty() ? "gemlet" : name;
+}
+
+}  // namespace
+
+Status Serve(const ServeOptions& options) {
+  // Signals go to one waiting thread only; writes to closed sockets must not kill us.
+  signal(SIGPIPE, SIG_IGN);
+  sigset_t set;
+  sigemptyset(&set);
+  sigaddset(&set, SIGINT);
+  sigaddset(&set, SIGTERM);
+  sigaddset(&set, SIGUSR1);
+  pthread_sigmask(SIG_BLOCK, &set, nullptr);
+
+  runtime::EngineOptions eo;
+  eo.threads = options.threads;
+  eo.mode = options.exact ? ops::MatMulMode::kExact : ops::MatMulMode::kFast;
+  auto engine = runtime::Engine::Open(options.model_path, eo);
+  if (!engine.ok()) return engine.status();
+  const std::string alias = options.alias.empty() ? DefaultAlias(options.model_path) : options.alias;
+  auto model = GemmaChatModel::Create(**engine, alias, options.context);
+  if (!model.ok()) return model.status().WithContext(options.model_path);
+
+  Metrics metrics;
+  Scheduler scheduler((*model)->backend(), metrics, options.scheduler);
+  HandlerOptions hopt = options.handlers;
+  if (hopt.created == 0) hopt.created = UnixNow();
+  ApiHandlers handlers(**model, scheduler, metrics, hopt);
+  HttpServer http(handlers, metrics, options.http);
+  RETURN_IF_ERROR(http.Bind());
+
+  std::thread waiter([&] {
+    int sig = 0;
+    sigwait(&set, &sig);
+    if (sig != SIGUSR1) std::fprintf(stderr, "gemlet serve: %s, shutting down\n", strsignal(sig));
+    scheduler.Shutdown();  // running generations end first, so their connections close
+    http.Stop();
+  });
+  std::fprintf(stderr,
+               "gemlet serve: %s on http://%s:%d  (%d slots, context %lld tokens, %d threads%s)\n",
+               alias.c_str(), options.http.host.c_str(), http.port(), scheduler.options().slots,
+               static_cast<long long>(scheduler.max_context()), (*engine)->threads(),
+               options.http.api_key.empty() ? "" : ", API key required");
+  Status st = http.Run();
+  pthread_kill(waiter.native_handle(), SIGUSR1);  // no-op if a signal already ended it
+  waiter.join();
+  scheduler.Shutdown();
+  return st;
+}
+
+}  // namespace gemlet::server

@@ -1,0 +1,30 @@
+// `gemlet serve`: loads a model and runs the OpenAI-compatible server until SIGINT/SIGTERM.
+// The CLI subcommand (tools/cli/cmd_serve.cc) only parses flags into ServeOptions.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "base/status.h"
+#include "tools/server/api_handlers.h"
+#include "tools/server/http_server.h"
+#include "tools/server/scheduler.h"
+
+namespace gemlet::server {
+
+struct ServeOptions {
+  std::string model_path;
+  std::string alias;     // model id in the API; default: the file name without .gemlet
+  int threads = 0;       // compute threads (0 = one per hardware thread)
+  bool exact = false;    // f32 reference matmuls instead of the fast int8 kernels
+  int64_t context = 4096;  // tokens per request (prompt + reply)
+  HttpOptions http;
+  SchedulerOptions scheduler;
+  HandlerOptions handlers;
+};
+
+// Serves until a SIGINT or SIGTERM arrives, then cancels running generations and returns.
+// Errors: the model cannot be loaded, the address cannot be bound.
+Status Serve(const ServeOptions& options);
+
+}  // namespace gemlet::server

@@ -14,6 +14,8 @@
 
 #include "base/mapped_file.h"
 #include "format/gemlet_file.h"
+#include "format/gguf.h"
+#include "format/gguf_test_util.h"
 #include "format/safetensors.h"
 #include "tools/convert/convert.h"
 
@@ -234,6 +236,76 @@ TEST_F(ConvertErrors, GgufMissingTensor) {
   const std::string path = dir_ + "/renamed.gguf";
   ASSERT_TRUE(WriteStringToFile(path, PatchGguf(kOracle + "tiny-e2b/model-bf16.gguf", "blk.5.ffn_gate", "blk.5.ffn_gate", "blk.5.ffn_xxxx")).ok());
   ExpectError(path, {path, "blk.5.ffn_gate.weight is missing"});
+}
+
+// The oracle GGUF re-emitted key by key and tensor by tensor, with `edit` applied on top.
+std::string RebuildGguf(const std::string& src, const std::function<void(testing::GgufBuilder&)>& edit) {
+  auto g = GgufFile::Open(src);
+  EXPECT_TRUE(g.ok());
+  testing::GgufBuilder b;
+  for (const std::string& k : (*g)->keys()) {
+    const GgufValue* v = (*g)->Find(k);
+    b.Raw(k, v->type, std::string(reinterpret_cast<const char*>(v->raw), v->raw_size));
+  }
+  for (const auto& t : (*g)->tensors()) {
+    b.Tensor(t.name, std::vector<int64_t>(t.shape.rbegin(), t.shape.rend()), t.ggml_type,
+             std::string(reinterpret_cast<const char*>(t.data), t.nbytes));
+  }
+  edit(b);
+  return b.Build();
+}
+
+TEST_F(ConvertErrors, GgufRebuiltConvertsWithItsChatTemplate) {
+  const std::string path = dir_ + "/rebuilt.gguf";
+  ASSERT_TRUE(WriteStringToFile(path, RebuildGguf(kOracle + "tiny-e2b/model-q8_0.gguf", [](auto& b) {
+                                  b.Str("tokenizer.chat_template", "{{ bos_token }}{% for m in messages %}{% endfor %}");
+                                })).ok());
+  convert::ConvertOptions o;
+  o.src = path;
+  o.out = dir_ + "/rebuilt.gemlet";
+  o.progress = false;
+  ASSERT_TRUE(convert::Convert(o).ok());
+  auto g = GemletFile::Open(o.out);
+  ASSERT_TRUE(g.ok());
+  EXPECT_EQ((*g)->metadata()["chat_template"], "{{ bos_token }}{% for m in messages %}{% endfor %}");
+}
+
+TEST_F(ConvertErrors, GgufChatTemplateNotUtf8) {
+  const std::string path = dir_ + "/bad_utf8.gguf";
+  ASSERT_TRUE(WriteStringToFile(path, RebuildGguf(kOracle + "tiny-e2b/model-q8_0.gguf", [](auto& b) {
+                                  b.Str("tokenizer.chat_template", "ok \xff\xfe bad");
+                                })).ok());
+  ExpectError(path, {path, "not valid UTF-8"});
+}
+
+TEST_F(ConvertErrors, GgufExtraTensor) {
+  const std::string path = dir_ + "/extra.gguf";
+  ASSERT_TRUE(WriteStringToFile(path, RebuildGguf(kOracle + "tiny-e2b/model-bf16.gguf", [](auto& b) {
+                                  b.Tensor("blk.0.attn_extra.weight", {4}, 0, std::string(16, '\0'));
+                                })).ok());
+  ExpectError(path, {path, "unexpected tensor blk.0.attn_extra.weight [4]"});
+}
+
+TEST_F(ConvertErrors, GgufShapeContradictsConfig) {
+  const std::string path = dir_ + "/ff.gguf";
+  // Layer 1's MLP declared 64 wide while its tensors are 32: the metadata key is replaced.
+  auto g = GgufFile::Open(kOracle + "tiny-e2b/model-bf16.gguf");
+  ASSERT_TRUE(g.ok());
+  testing::GgufBuilder b;
+  for (const std::string& k : (*g)->keys()) {
+    const GgufValue* v = (*g)->Find(k);
+    if (k == "gemma4.feed_forward_length") {
+      b.I32s(k, {48, 48, 48, 48, 96, 96, 96});
+    } else {
+      b.Raw(k, v->type, std::string(reinterpret_cast<const char*>(v->raw), v->raw_size));
+    }
+  }
+  for (const auto& t : (*g)->tensors()) {
+    b.Tensor(t.name, std::vector<int64_t>(t.shape.rbegin(), t.shape.rend()), t.ggml_type,
+             std::string(reinterpret_cast<const char*>(t.data), t.nbytes));
+  }
+  ASSERT_TRUE(WriteStringToFile(path, b.Build()).ok());
+  ExpectError(path, {path, "tensor blk.0.ffn_gate.weight has shape [32, 64] but the config needs [48, 64]"});
 }
 
 TEST_F(ConvertErrors, GgufCutInHalf) {

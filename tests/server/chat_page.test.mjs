@@ -29,9 +29,11 @@ test('chat page: send, stream, stop', async () => {
     const page = context.pages()[0] ?? await context.newPage();
     const errors = [];
     page.on('pageerror', (e) => errors.push(e.message));
+    if (process.env.GEMLET_API_KEY) {  // the page keeps the key in localStorage
+      await page.addInitScript((key) => localStorage.setItem('gemlet.apikey', key), process.env.GEMLET_API_KEY);
+    }
     await page.goto(root);
     await page.waitForFunction(() => document.getElementById('model').textContent.length > 1);
-    if (process.env.GEMLET_API_KEY) await page.fill('#apikey', process.env.GEMLET_API_KEY);
 
     // The markdown renderer (escapes HTML, renders code, bold, lists).
     const html = await page.evaluate(() => markdown('**b** `x<y`\n\n- one\n- two\n\n```\n<tag>\n```'));
@@ -40,6 +42,12 @@ test('chat page: send, stream, stop', async () => {
     assert.match(html, /<ul><li>one<\/li><li>two<\/li><\/ul>/);
     assert.match(html, /<pre><code>&lt;tag&gt;\n<\/code><\/pre>/);
 
+    // The random model may end its turn after a few tokens; ask for a long reply so there is
+    // something to stop (ignore_eos is a request extension, as in llama.cpp and vLLM).
+    await page.route('**/v1/chat/completions', (route) => {
+      const body = JSON.parse(route.request().postData());
+      route.continue({ postData: JSON.stringify({ ...body, ignore_eos: true }) });
+    });
     const cancelled0 = await metric('gemlet_requests_cancelled_total');
     await page.fill('#max_tokens', '100000');
     await page.fill('#input', 'Hello there!');

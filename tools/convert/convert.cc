@@ -108,6 +108,13 @@ Result<ConvertReport> Convert(const ConvertOptions& o) {
     if (fs::equivalent(f, o.out, ec)) return InvalidArgument(o.out + ": the output would overwrite the source");
   }
 
+  // The metadata is JSON, which must be valid UTF-8; source strings (a GGUF chat template, a
+  // path) might not be. Check before spending minutes on the tensors.
+  try {
+    (void)nlohmann::json({ck.tokenizer.special, ck.tokenizer.chat_template, Absolute(ck.source)}).dump();
+  } catch (const nlohmann::json::exception& e) {
+    return Corrupt(ck.source + ": the tokenizer, chat template or path is not valid UTF-8 (" + e.what() + ")");
+  }
   if (!o.multimodal_out.empty() && ck.format != "safetensors") {
     return InvalidArgument("--multimodal: " + ck.source +
                            " is a GGUF text model; llama.cpp keeps vision/audio weights in a separate mmproj file");
@@ -188,6 +195,12 @@ Result<ConvertReport> Convert(const ConvertOptions& o) {
       {"provenance", provenance},
       {"quant_plan", {{"name", plan.name}, {"classes", classes}, {"overrides", overrides}}},
   };
+  try {  // checked above; a safety net, since an exception must not escape
+    (void)meta.dump();
+  } catch (const nlohmann::json::exception& e) {
+    return Corrupt(ck.source + ": the tokenizer or chat template holds text that is not valid UTF-8 (" +
+                   std::string(e.what()) + ")");
+  }
   writer->SetMetadata(std::move(meta));
   writer->SetVocab(ck.tokenizer.vocab);
   RETURN_IF_ERROR(writer->Finish());

@@ -91,6 +91,7 @@ ApiOr<std::shared_ptr<JobHandle>> ApiHandlers::Start(std::vector<int32_t> prompt
                                                      int64_t shared_prefix,
                                                      const SamplingOptions& sampling,
                                                      std::optional<int64_t> max_tokens,
+                                                     bool ignore_eos,
                                                      std::shared_ptr<JobSink> sink) {
   const int64_t n = static_cast<int64_t>(prompt.size());
   if (options_.max_prompt_tokens > 0 && n > options_.max_prompt_tokens) {
@@ -101,7 +102,7 @@ ApiOr<std::shared_ptr<JobHandle>> ApiHandlers::Start(std::vector<int32_t> prompt
   JobSpec spec;
   spec.prompt = std::move(prompt);
   spec.max_tokens = max_tokens ? *max_tokens : scheduler_.max_context();
-  spec.stop_tokens = model_.StopTokens();
+  if (!ignore_eos) spec.stop_tokens = model_.StopTokens();
   const SamplingOptions s = WithDefaults(sampling);
   uint64_t seed = s.seed ? *s.seed : (static_cast<uint64_t>(std::random_device{}()) << 32) ^
                                          std::random_device{}();
@@ -119,7 +120,7 @@ HttpReply ApiHandlers::ChatCompletions(std::string_view body) {
   auto gen = std::make_shared<Generation>(model_, req->stop, /*chat=*/true,
                                           rendered->reply_prefix);
   auto handle = Start(std::move(rendered->tokens), rendered->shared_prefix, req->sampling,
-                      req->max_tokens, gen);
+                      req->max_tokens, req->ignore_eos, gen);
   if (!handle.ok()) return ErrorReply(handle.error());
 
   ResponseMeta meta{NewId("chatcmpl-"), UnixNow(), model_.id()};
@@ -213,7 +214,7 @@ HttpReply ApiHandlers::Completions(std::string_view body) {
   if (prompt.empty()) return ErrorReply(BadRequest("'prompt' is empty", "prompt"));
   auto gen = std::make_shared<Generation>(model_, req->stop, /*chat=*/false,
                                           std::vector<int32_t>{});
-  auto handle = Start(std::move(prompt), 0, req->sampling, req->max_tokens, gen);
+  auto handle = Start(std::move(prompt), 0, req->sampling, req->max_tokens, req->ignore_eos, gen);
   if (!handle.ok()) return ErrorReply(handle.error());
 
   ResponseMeta meta{NewId("cmpl-"), UnixNow(), model_.id()};

@@ -70,7 +70,7 @@ class ApiHandlers {
   // Checks the prompt length, builds the job and submits it.
   ApiOr<std::shared_ptr<JobHandle>> Start(std::vector<int32_t> prompt, int64_t shared_prefix,
                                           const SamplingOptions& sampling,
-                                          std::optional<int64_t> max_tokens,
+                                          std::optional<int64_t> max_tokens, bool ignore_eos,
                                           std::shared_ptr<JobSink> sink);
 
   ChatModel& model_;

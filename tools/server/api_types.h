@@ -60,6 +60,7 @@ struct ChatRequest {
   std::optional<int64_t> max_tokens;  // max_completion_tokens or max_tokens
   std::vector<std::string> stop;
   bool enable_thinking = false;  // reasoning_effort / chat_template_kwargs.enable_thinking / think
+  bool ignore_eos = false;       // extension (llama.cpp, vLLM): generate past end-of-turn tokens
 };
 
 struct CompletionRequest {
@@ -73,6 +74,7 @@ struct CompletionRequest {
   SamplingOptions sampling;
   std::optional<int64_t> max_tokens;  // default 16 as in OpenAI
   std::vector<std::string> stop;
+  bool ignore_eos = false;
 };
 
 }  // namespace gemlet::server

@@ -30,6 +30,7 @@ void Generation::OnFinish(const JobOutcome& outcome) {
     std::lock_guard<std::mutex> lock(mu_);
     for (auto& e : out) events_.push_back(std::move(e));
     tool_calls_ = router_.tool_calls();
+    stop_matched_ = router_.stopped();
     outcome_ = outcome;
   }
   cv_.notify_all();
@@ -47,9 +48,10 @@ bool Generation::Wait(std::chrono::milliseconds timeout, std::vector<RouterEvent
 }
 
 std::string Generation::FinishReasonText(const JobOutcome& outcome) const {
-  if (outcome.reason == FinishReason::kLength) return "length";
   std::lock_guard<std::mutex> lock(mu_);
-  return tool_calls_ > 0 ? "tool_calls" : "stop";
+  if (tool_calls_ > 0) return outcome.reason == FinishReason::kLength ? "length" : "tool_calls";
+  if (outcome.reason == FinishReason::kLength && !stop_matched_) return "length";
+  return "stop";
 }
 
 }  // namespace gemlet::server

@@ -29,7 +29,8 @@ class Generation : public JobSink {
   bool Wait(std::chrono::milliseconds timeout, std::vector<RouterEvent>* events,
             std::optional<JobOutcome>* outcome);
 
-  // "stop", "length" or "tool_calls" (valid once finished).
+  // "stop", "length" or "tool_calls" (valid once finished). A stop string found in the text
+  // released at the end still counts as "stop", as OpenAI reports it.
   std::string FinishReasonText(const JobOutcome& outcome) const;
 
  private:
@@ -39,6 +40,7 @@ class Generation : public JobSink {
   std::vector<RouterEvent> events_;
   std::optional<JobOutcome> outcome_;
   int tool_calls_ = 0;
+  bool stop_matched_ = false;
 };
 
 }  // namespace gemlet::server

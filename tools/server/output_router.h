@@ -47,6 +47,8 @@ class OutputRouter {
   // End of generation: flushes held text and any unterminated tool call (as content).
   void Finish(std::vector<RouterEvent>* out);
   int tool_calls() const { return tool_calls_; }
+  // A stop string ended the reply (possibly only found in the text Finish() released).
+  bool stopped() const { return stopped_; }
 
  private:
   enum class State { kContent, kThinking, kToolCall };

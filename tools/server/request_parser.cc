@@ -448,6 +448,7 @@ ApiOr<ChatRequest> ParseChatRequest(const Json& b, const ParseLimits& limits) {
   if (auto e = ReadMaxTokens(b, &req.max_tokens)) return *e;
   if (auto e = ReadStop(b, limits, &req.stop)) return *e;
   if (auto e = ReadThinking(b, &req.enable_thinking)) return *e;
+  if (auto e = ReadBool(b, "ignore_eos", "ignore_eos", &req.ignore_eos)) return *e;
   if (auto e = RejectUnsupported(b, /*chat=*/true)) return *e;
   auto rf = b.find("response_format");
   if (rf != b.end() && !rf->is_null()) {
@@ -505,6 +506,7 @@ ApiOr<CompletionRequest> ParseCompletionRequest(const Json& b, const ParseLimits
   if (auto e = ReadMaxTokens(b, &req.max_tokens)) return *e;
   if (!req.max_tokens) req.max_tokens = 16;
   if (auto e = ReadStop(b, limits, &req.stop)) return *e;
+  if (auto e = ReadBool(b, "ignore_eos", "ignore_eos", &req.ignore_eos)) return *e;
   if (auto e = RejectUnsupported(b, /*chat=*/false)) return *e;
   std::optional<int64_t> best_of;
   if (auto e = ReadInt(b, "best_of", 1, 128, &best_of)) return *e;

@@ -17,7 +17,6 @@
 #include <nlohmann/json.hpp>
 
 #include "base/mapped_file.h"
-#include "format/tokenizer_json.h"
 #include "runtime/conversation.h"
 #include "runtime/engine.h"
 #include "runtime/session.h"
@@ -97,35 +96,32 @@ std::vector<float> FreshLogits(const Engine& engine, std::vector<int32_t> histor
   return logits;
 }
 
-TEST(ChatFormat, RenderMatchesTheReferenceTemplateRenderings) {
+TEST(Conversation, RendersThroughTheChatTemplate) {
+  auto engine = OpenTiny();
+  ASSERT_TRUE(engine);
   auto text = ReadFileToString(std::string(GEMLET_SHARED_DIR) + "/tokenizer/vectors.json");
   ASSERT_TRUE(text.ok()) << text.status().ToString();
   const auto vectors = nlohmann::json::parse(*text);
-  auto info = LoadHfTokenizer(std::string(GEMLET_SHARED_DIR) + "/tokenizer/gemma4");
-  ASSERT_TRUE(info.ok()) << info.status().ToString();
-  auto tok = Tokenizer::Create(info->vocab, info->special);
-  ASSERT_TRUE(tok.ok()) << tok.status().ToString();
   int checked = 0;
   for (const auto& c : vectors["chat"]) {
-    if (!c.contains("prompt") || !c.contains("messages")) continue;
-    const auto& opt = c["options"];
-    if (opt.contains("tools")) continue;  // tool declarations are the server's business
-    std::string system;
-    std::vector<ConversationMessage> msgs;
+    if (c["name"] != "two_turn_system" && c["name"] != "two_turn_thinking_history") continue;
+    ConversationOptions o = Greedy();
+    o.thinking = c["options"].value("enable_thinking", false);
+    std::vector<ChatMessage> msgs;
     for (const auto& m : c["messages"]) {
       if (m["role"] == "system") {
-        system = m["content"];
+        o.system = m["content"];
       } else {
-        msgs.push_back(ConversationMessage{m["role"], m["content"], ""});
+        msgs.push_back(ChatMessage{.role = m["role"], .content = m["content"]});
       }
     }
-    const std::string got =
-        RenderChatPrompt(system, opt.value("enable_thinking", false), msgs, opt.value("add_generation_prompt", false));
-    EXPECT_EQ(got, c["prompt"].get<std::string>()) << c["name"];
-    EXPECT_EQ(Encode(*tok, got), c["ids"].get<std::vector<int32_t>>()) << c["name"];
+    Conversation conv(*engine, *engine->tokenizer(), o);
+    auto got = conv.Render(msgs, true);
+    ASSERT_TRUE(got.ok()) << got.status().ToString();
+    EXPECT_EQ(*got, c["prompt"].get<std::string>()) << c["name"];
     ++checked;
   }
-  EXPECT_EQ(checked, 5);  // one_turn, one_turn_system, two_turn_system, one_turn_thinking, ..._history
+  EXPECT_EQ(checked, 2);
 }
 
 TEST(Conversation, LaterTurnsPrefillOnlyTheirOwnTokens) {
@@ -339,8 +335,10 @@ TEST(Conversation, DropOldestDropsWholeTurnsKeepsTheSystemPromptAndPrefillsTheRe
     EXPECT_EQ(conv.messages().front().role, "user");
     EXPECT_NE(conv.messages().front().content, "Message number 0");
     // The cache holds the system turn, the kept turns and the new one, rendered afresh.
-    std::vector<ConversationMessage> kept(conv.messages().begin(), conv.messages().end() - 1);
-    EXPECT_TRUE(StartsWith(conv.session().history(), Encode(tok, conv.Render(kept, true))));
+    std::vector<ChatMessage> kept(conv.messages().begin(), conv.messages().end() - 1);
+    auto prompt = conv.Render(kept, true);
+    ASSERT_TRUE(prompt.ok());
+    EXPECT_TRUE(StartsWith(conv.session().history(), Encode(tok, *prompt)));
     EXPECT_TRUE(StartsWith(conv.session().history(), Encode(tok, "<bos><|turn>system\nBe brief.<turn|>\n")));
   }
   EXPECT_TRUE(dropped);
@@ -422,11 +420,21 @@ TEST(AnswerStream, SplitsTheThoughtChannelFromTheAnswer) {
   EXPECT_EQ(s.content(), "Hello");
   EXPECT_EQ(seen.find("thought"), std::string::npos) << seen;
 
-  AnswerStream short_channel(tok, nullptr);
-  for (int32_t id : Encode(tok, "<|channel>tho<channel|>x")) short_channel.Push(id);
-  short_channel.Flush();
-  EXPECT_EQ(short_channel.thinking(), "tho");
-  EXPECT_EQ(short_channel.content(), "x");
+
+  // Tool calls are read, other special tokens are not shown.
+  AnswerStream calls(tok, nullptr);
+  for (int32_t id : Encode(tok, "<|turn>Hi <|tool_call>call:get{key:<|\"|>v<|\"|>}<tool_call|>")) calls.Push(id);
+  calls.Flush();
+  EXPECT_EQ(calls.content(), "Hi ");
+  ASSERT_EQ(calls.tool_calls().size(), 1u);
+  EXPECT_EQ(calls.tool_calls()[0].name, "get");
+  EXPECT_EQ(calls.tool_calls()[0].arguments, nlohmann::json({{"key", "v"}}));
+
+  // Past an end of turn (generation that ignores it) the text goes on as a new segment.
+  AnswerStream past(tok, nullptr);
+  for (int32_t id : Encode(tok, "one<turn|>two")) past.Push(id);
+  past.Flush();
+  EXPECT_EQ(past.content(), "onetwo");
 }
 
 }  // namespace

@@ -21,7 +21,7 @@ class Cursor {
   Cursor(const uint8_t* p, uint64_t n) : p_(p), n_(n) {}
   bool Read(void* out, uint64_t k) {
     if (k > n_ - pos_) return false;
-    std::memcpy(out, p_ + pos_, k);
+    if (k) std::memcpy(out, p_ + pos_, k);  // `out` may be null when k == 0 (empty vectors)
     pos_ += k;
     return true;
   }

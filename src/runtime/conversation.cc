@@ -16,7 +16,7 @@ double MsSince(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-// Jinja's `| trim` on ASCII whitespace.
+// Surrounding ASCII whitespace removed (as the template trims messages).
 std::string Trim(std::string_view s) {
   const char* ws = " \t\n\r\f\v";
   const size_t b = s.find_first_not_of(ws);
@@ -25,23 +25,7 @@ std::string Trim(std::string_view s) {
   return std::string(s.substr(b, e - b + 1));
 }
 
-// The template's strip_thinking macro: drops every "<|channel>…<channel|>" span, then trims.
-std::string StripThinking(std::string_view text) {
-  constexpr std::string_view kOpen = "<|channel>", kClose = "<channel|>";
-  std::string out;
-  for (;;) {
-    const size_t close = text.find(kClose);
-    const std::string_view part = text.substr(0, close);
-    const size_t open = part.find(kOpen);
-    out += part.substr(0, open);
-    if (close == std::string_view::npos) break;
-    text.remove_prefix(close + kClose.size());
-  }
-  return Trim(out);
-}
-
 constexpr char kFormat[] = "gemlet-conversation";
-constexpr std::string_view kThoughtHeader = "thought\n";
 
 Status CheckConversationJson(const nlohmann::json& j) {
   auto bad = [](const std::string& what) { return Corrupt("the saved conversation is malformed: " + what); };
@@ -55,12 +39,9 @@ Status CheckConversationJson(const nlohmann::json& j) {
   }
   if (!j.contains("messages") || !j["messages"].is_array()) return bad("messages");
   for (const auto& m : j["messages"]) {
-    if (!m.is_object()) return bad("message");
-    for (const char* k : {"role", "content", "thinking"}) {
-      if (!m.contains(k) || !m[k].is_string()) return bad(std::string("message ") + k);
-    }
-    const std::string role = m["role"];
-    if (role != "user" && role != "assistant") return bad("message role '" + role + "'");
+    auto msg = ChatMessageFromJson(m);
+    if (!msg.ok()) return bad(msg.status().message());
+    if (msg->role != "user" && msg->role != "assistant") return bad("message role '" + msg->role + "'");
   }
   return Status::Ok();
 }
@@ -74,52 +55,45 @@ Result<ContextPolicy> ParseContextPolicy(std::string_view name) {
 }
 
 AnswerStream::AnswerStream(const Tokenizer& tok, TextFn on_text)
-    : dec_(tok, /*skip_special=*/true),
-      on_text_(std::move(on_text)),
-      open_(tok.PieceToId("<|channel>")),
-      close_(tok.PieceToId("<channel|>")) {}
+    : tok_(tok), dec_(tok, /*skip_special=*/false), on_text_(std::move(on_text)) {
+  for (const char* m : {"<|channel>", "<channel|>", "<|tool_call>", "<tool_call|>", "<|\"|>", "<turn|>",
+                        "<|tool_response>", "<eos>"}) {
+    if (const int32_t id = tok.PieceToId(m); id >= 0) markers_.push_back(id);
+  }
+}
 
 void AnswerStream::Push(int32_t id) {
-  if (id == open_ || id == close_) {
-    Flush();
-    if (in_thought_ && header_ > 0) Out(kThoughtHeader.substr(0, header_));  // a channel shorter than its header
-    in_thought_ = id == open_;
-    header_ = in_thought_ ? 0 : -1;
-    return;
-  }
+  if (tok_.IsSpecial(id) && std::find(markers_.begin(), markers_.end(), id) == markers_.end()) return;
   std::string text;
   if (!dec_.Push(id, &text).ok()) return;  // an id outside the vocabulary shows nothing
-  Emit(text);
+  if (parser_.ended()) {  // generating past the end of the turn: a new segment
+    Show(parser_.Finish());
+    parser_ = ChatParser();
+  }
+  Show(parser_.Push(text));
 }
 
 void AnswerStream::Flush() {
   std::string text;
   dec_.Flush(&text);
-  Emit(text);
+  Show(parser_.Push(text));
+  Show(parser_.Finish());
 }
 
-void AnswerStream::Emit(std::string_view text) {
-  if (in_thought_ && header_ >= 0) {  // still matching "thought\n"
-    size_t i = 0;
-    while (i < text.size() && header_ < static_cast<int>(kThoughtHeader.size()) && text[i] == kThoughtHeader[header_]) {
-      ++i, ++header_;
-    }
-    if (header_ == static_cast<int>(kThoughtHeader.size())) {
-      header_ = -1;
-    } else if (i < text.size()) {  // not the header after all: show what was held back
-      const std::string held(kThoughtHeader.substr(0, header_));
-      header_ = -1;
-      Out(held);
-    }
-    text.remove_prefix(i);
+void AnswerStream::Show(const ChatParser::Delta& d) {
+  if (!d.reasoning.empty()) {
+    thinking_ += d.reasoning;
+    if (on_text_) on_text_(d.reasoning, true);
   }
-  Out(text);
-}
-
-void AnswerStream::Out(std::string_view text) {
-  if (text.empty()) return;
-  (in_thought_ ? thinking_ : content_).append(text);
-  if (on_text_) on_text_(text, in_thought_);
+  if (!d.content.empty()) {
+    content_ += d.content;
+    if (on_text_) on_text_(d.content, false);
+  }
+  for (const auto& call : d.tool_calls) {
+    calls_.push_back(call);
+    const std::string shown = "[tool call " + call.name + " " + call.arguments.dump() + "]";
+    if (on_text_) on_text_(shown, false);
+  }
 }
 
 Conversation::Conversation(const Engine& engine, const Tokenizer& tokenizer, const ConversationOptions& options)
@@ -128,46 +102,44 @@ Conversation::Conversation(const Engine& engine, const Tokenizer& tokenizer, con
   turn_end_ = tok_.PieceToId("<turn|>");
 }
 
-std::string RenderChatPrompt(const std::string& system, bool thinking, const std::vector<ConversationMessage>& messages,
-                             bool add_generation_prompt) {
-  std::string s = "<bos>";
-  if (thinking || !system.empty()) {
-    s += "<|turn>system\n";
-    if (thinking) s += "<|think|>\n";
-    s += Trim(system) + "<turn|>\n";
-  }
-  for (const auto& m : messages) {
-    const bool model = m.role == "assistant";
-    s += "<|turn>" + std::string(model ? "model" : m.role) + "\n" + (model ? StripThinking(m.content) : Trim(m.content)) +
-         "<turn|>\n";
-  }
-  if (add_generation_prompt) s += "<|turn>model\n";
-  return s;
+Result<std::string> Conversation::Render(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const {
+  std::vector<ChatMessage> all;
+  if (!options_.system.empty()) all.push_back(ChatMessage{.role = "system", .content = options_.system});
+  all.insert(all.end(), messages.begin(), messages.end());
+  ChatOptions co;
+  co.add_generation_prompt = add_generation_prompt;
+  co.enable_thinking = options_.thinking;
+  return RenderChat(all, co);
 }
 
-std::string Conversation::Render(const std::vector<ConversationMessage>& messages, bool add_generation_prompt) const {
-  return RenderChatPrompt(options_.system, options_.thinking, messages, add_generation_prompt);
-}
-
-Result<std::vector<int32_t>> Conversation::TurnTokens(const ConversationMessage& user, bool* full) const {
+Result<std::vector<int32_t>> Conversation::TurnTokens(const ChatMessage& user, bool* full) const {
+  std::vector<ChatMessage> all = messages_;
+  all.push_back(user);
+  ASSIGN_OR_RETURN(const std::string prompt, Render(all, true));
   *full = stale_ || session_.position() == 0;
-  if (*full) {
-    std::vector<ConversationMessage> all = messages_;
-    all.push_back(user);
-    return tok_.Encode(Render(all, true));
+  if (!*full) {
+    // This turn's own text: what the template adds after the conversation so far (whose
+    // thoughts it no longer renders once a user message follows).
+    std::vector<ChatMessage> history = messages_;
+    for (auto& m : history) m.reasoning.clear();
+    ASSIGN_OR_RETURN(const std::string before, Render(history, false));
+    *full = prompt.compare(0, before.size(), before) != 0;
+    if (!*full) {
+      // The cache holds the previous answer as generated: close it unless its <turn|> (the
+      // pending tail) already did; the template's "\n" after <turn|> follows either way.
+      const bool closed = !tail_.empty() && tail_.back() == turn_end_;
+      ASSIGN_OR_RETURN(std::vector<int32_t> ids,
+                       tok_.Encode(std::string(closed ? "\n" : "<turn|>\n") + prompt.substr(before.size())));
+      ids.insert(ids.begin(), tail_.begin(), tail_.end());
+      return ids;
+    }
   }
-  // Continue the cache: close the previous answer unless it closed itself with <turn|>.
-  const bool closed = !tail_.empty() && tail_.back() == turn_end_;
-  ASSIGN_OR_RETURN(std::vector<int32_t> ids,
-                   tok_.Encode(std::string(closed ? "\n" : "<turn|>\n") + "<|turn>user\n" + user.content +
-                               "<turn|>\n<|turn>model\n"));
-  ids.insert(ids.begin(), tail_.begin(), tail_.end());
-  return ids;
+  return tok_.Encode(prompt);
 }
 
 Result<TurnStats> Conversation::Send(std::string_view user_text, const TurnCallbacks& cb) {
   const auto t_start = Clock::now();
-  ConversationMessage user{"user", Trim(user_text), ""};
+  const ChatMessage user{.role = "user", .content = Trim(user_text)};
   if (user.content.empty()) return InvalidArgument("the message is empty");
   const int64_t limit = session_.context_limit();
 
@@ -175,7 +147,7 @@ Result<TurnStats> Conversation::Send(std::string_view user_text, const TurnCallb
   st.context_limit = limit;
   bool full = false;
   ASSIGN_OR_RETURN(std::vector<int32_t> toks, TurnTokens(user, &full));
-  std::vector<ConversationMessage> kept = messages_;
+  std::vector<ChatMessage> kept = messages_;
   auto fits = [&](int64_t base, int64_t n) { return base + n + 1 <= limit; };  // + 1: room to answer
   if (!fits(full ? 0 : session_.position(), static_cast<int64_t>(toks.size()))) {
     if (options_.policy == ContextPolicy::kStop) {
@@ -186,9 +158,10 @@ Result<TurnStats> Conversation::Send(std::string_view user_text, const TurnCallb
     // Drop whole turns from the front until the rest, the message and room for an answer fit.
     const int64_t room = std::max<int64_t>(1, std::min(options_.max_tokens, limit / 2));
     for (;;) {
-      std::vector<ConversationMessage> all = kept;
+      std::vector<ChatMessage> all = kept;
       all.push_back(user);
-      ASSIGN_OR_RETURN(toks, tok_.Encode(Render(all, true)));
+      ASSIGN_OR_RETURN(const std::string prompt, Render(all, true));
+      ASSIGN_OR_RETURN(toks, tok_.Encode(prompt));
       if (static_cast<int64_t>(toks.size()) + room <= limit) break;
       if (kept.empty()) {
         return OutOfRange("this message needs " + std::to_string(toks.size()) + " tokens with the system prompt, " +
@@ -267,8 +240,8 @@ Result<TurnStats> Conversation::Send(std::string_view user_text, const TurnCallb
     if (last == turn_end_ || !engine_.IsEog(last)) tail_.push_back(last);
   }
   messages_ = std::move(kept);
-  messages_.push_back(std::move(user));
-  messages_.push_back(ConversationMessage{"assistant", answer.content(), answer.thinking()});
+  messages_.push_back(user);
+  messages_.push_back(ChatMessage{.role = "assistant", .content = answer.content(), .reasoning = answer.thinking()});
   stale_ = false;
   st.position = session_.position() + static_cast<int64_t>(tail_.size());
   if (st.context_full && cb.on_notice) {
@@ -304,9 +277,7 @@ void Conversation::SetThinking(bool on) {
 
 nlohmann::json Conversation::ToJson() const {
   nlohmann::json msgs = nlohmann::json::array();
-  for (const auto& m : messages_) {
-    msgs.push_back({{"role", m.role}, {"content", m.content}, {"thinking", m.thinking}});
-  }
+  for (const auto& m : messages_) msgs.push_back(gemlet::ToJson(m));
   return {{"format", kFormat}, {"system", options_.system}, {"thinking", options_.thinking},
           {"stale", stale_},   {"tail", tail_},             {"messages", msgs}};
 }
@@ -325,9 +296,7 @@ Status Conversation::Load(const std::string& path) {
                      return st.WithContext(path);
                    }));
   messages_.clear();
-  for (const auto& m : j["messages"]) {
-    messages_.push_back(ConversationMessage{m["role"], m["content"], m["thinking"]});
-  }
+  for (const auto& m : j["messages"]) messages_.push_back(*ChatMessageFromJson(m));  // checked above
   options_.system = j["system"];
   options_.thinking = j["thinking"];
   stale_ = j["stale"];

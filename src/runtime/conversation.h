@@ -6,11 +6,12 @@
 // (system prompt, thinking switch), after old turns were dropped to make room, or after an
 // interrupted prefill. Used by `gemlet chat` and `gemlet run --chat`; the server may reuse it.
 //
-// Prompt format (../shared/spec/gemma4-text.md §4.4, E2B/E4B template):
+// Prompts are rendered by runtime/chat_format.h (the Gemma 4 template; spec §4.4):
 //   <bos>[<|turn>system\n[<|think|>\n]SYSTEM<turn|>\n]
 //   (<|turn>user\nTEXT<turn|>\n<|turn>model\nANSWER<turn|>\n)* <|turn>user\nTEXT<turn|>\n<|turn>model\n
-// The model's thoughts (<|channel>thought\n…<channel|>) are shown apart from the answer and
-// are not rendered again when the conversation is re-prefilled.
+// and answers parsed by runtime/chat_parser.h: the model's thoughts (<|channel>thought\n…
+// <channel|>) are shown apart from the answer and are not rendered again when the
+// conversation is re-prefilled.
 #pragma once
 
 #include <cstdint>
@@ -22,6 +23,8 @@
 #include <nlohmann/json.hpp>
 
 #include "base/status.h"
+#include "runtime/chat_format.h"
+#include "runtime/chat_parser.h"
 #include "runtime/engine.h"
 #include "runtime/sampler.h"
 #include "runtime/session.h"
@@ -46,19 +49,6 @@ struct ConversationOptions {
   std::string system;         // system prompt ("" = none)
   bool thinking = false;      // <|think|> in the system turn
 };
-
-struct ConversationMessage {
-  std::string role;      // "user" or "assistant"
-  std::string content;   // the text (an answer without its thoughts)
-  std::string thinking;  // an answer's thought channel, "" if none
-};
-
-// The Gemma 4 prompt text of a conversation (shared/tokenizer/gemma4/chat_template.jinja, spec
-// §4.4): <bos>, the system turn if `system` is non-empty or `thinking`, every message (trimmed;
-// answers without their <|channel>…<channel|> spans, as strip_thinking does), and with add_generation_prompt the model-turn opening. Tokenize
-// it with special-token matching and without adding another <bos>.
-std::string RenderChatPrompt(const std::string& system, bool thinking, const std::vector<ConversationMessage>& messages,
-                             bool add_generation_prompt);
 
 // How one turn went.
 struct TurnStats {
@@ -91,28 +81,31 @@ struct TurnCallbacks {
   std::function<void(const std::string& notice)> on_notice;
 };
 
-// Splits a streamed answer into its visible text and its thought channel
-// (<|channel>thought\n…<channel|>, the "thought\n" header stripped); special tokens are not
-// shown. Text is whole UTF-8 characters (StreamDecoder).
+// An answer as it streams: ids → text (StreamDecoder, whole UTF-8 characters) → ChatParser,
+// which splits the thought channel (<|channel>thought\n…<channel|>) from the visible text and
+// reads tool calls. Special tokens other than the parser's markers are not shown. After an
+// end-of-turn marker (generation past it, --ignore-eos) the text that follows is a new answer
+// segment, shown the same way.
 class AnswerStream {
  public:
   using TextFn = std::function<void(std::string_view text, bool thinking)>;
   AnswerStream(const Tokenizer& tokenizer, TextFn on_text);
   void Push(int32_t id);
-  // Emits what the decoder still holds (an unfinished byte run).
+  // Emits what the decoder and the parser still hold back.
   void Flush();
   const std::string& content() const { return content_; }
   const std::string& thinking() const { return thinking_; }
+  const std::vector<ParsedToolCall>& tool_calls() const { return calls_; }
 
  private:
-  void Emit(std::string_view text);
-  void Out(std::string_view text);
+  void Show(const ChatParser::Delta& d);
+  const Tokenizer& tok_;
   StreamDecoder dec_;
+  ChatParser parser_;
   TextFn on_text_;
-  int32_t open_, close_;
-  bool in_thought_ = false;
-  int header_ = -1;  // characters of "thought\n" matched so far, −1 when not matching
+  std::vector<int32_t> markers_;  // special ids the parser reads as text
   std::string content_, thinking_;
+  std::vector<ParsedToolCall> calls_;
 };
 
 class Conversation {
@@ -139,7 +132,7 @@ class Conversation {
   // restoring, which leaves it empty).
   Status Load(const std::string& path);
 
-  const std::vector<ConversationMessage>& messages() const { return messages_; }
+  const std::vector<ChatMessage>& messages() const { return messages_; }
   const std::string& system() const { return options_.system; }
   bool thinking() const { return options_.thinking; }
   const ConversationOptions& options() const { return options_; }
@@ -150,21 +143,21 @@ class Conversation {
   // Every turn's stats since the start (or the last Reset/Load).
   const std::vector<TurnStats>& turns() const { return turns_; }
 
-  // The prompt text a fresh prefill of `messages` feeds (system turn first, the model-turn
-  // opening last when add_generation_prompt).
-  std::string Render(const std::vector<ConversationMessage>& messages, bool add_generation_prompt) const;
+  // The prompt text a fresh prefill of `messages` (user and assistant turns) feeds: the system
+  // turn first, the model-turn opening last when add_generation_prompt.
+  Result<std::string> Render(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const;
 
  private:
   // Tokens to feed for a turn adding `user`: incremental (continuing the cache) or, if
   // `*full`, the whole conversation (after a reset of the session).
-  Result<std::vector<int32_t>> TurnTokens(const ConversationMessage& user, bool* full) const;
+  Result<std::vector<int32_t>> TurnTokens(const ChatMessage& user, bool* full) const;
   nlohmann::json ToJson() const;
 
   const Engine& engine_;
   const Tokenizer& tok_;
   ConversationOptions options_;
   Session session_;
-  std::vector<ConversationMessage> messages_;
+  std::vector<ChatMessage> messages_;
   std::vector<TurnStats> turns_;
   // Sampled tokens not yet fed to the cache (the answer's last token: Generate samples it
   // but does not run it); they start the next turn's tokens.

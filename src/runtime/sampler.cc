@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 #include <unordered_set>
 
@@ -33,6 +34,10 @@ Sampler::Sampler(const SamplerOptions& options) : opt_(options), rng_(options.se
 int32_t Sampler::Sample(std::span<const float> logits, std::span<const int32_t> history) {
   const int64_t V = static_cast<int64_t>(logits.size());
   work_.assign(logits.begin(), logits.end());
+  // NaN (from a damaged model) would break the orderings below: treat it as impossible.
+  for (float& l : work_) {
+    if (std::isnan(l)) l = -std::numeric_limits<float>::infinity();
+  }
 
   // Penalties over the recent history, each distinct token once.
   if (opt_.repetition_penalty != 1.0 || opt_.presence_penalty != 0.0) {
@@ -71,6 +76,7 @@ int32_t Sampler::Sample(std::span<const float> logits, std::span<const int32_t> 
   // Softmax at the temperature, in double.
   prob_.resize(k);
   const double mx = work_[idx_[0]];
+  if (!std::isfinite(mx)) return idx_[0];  // +inf dominates; all −inf: nothing to weigh
   double sum = 0;
   for (int64_t i = 0; i < k; ++i) {
     prob_[i] = std::exp((work_[idx_[i]] - mx) / opt_.temperature);

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <map>
 #include <vector>
 
@@ -114,6 +115,25 @@ TEST(SamplerTest, PenaltiesChangeTheChoice) {
   EXPECT_EQ(last.Sample(std::vector<float>{3.0f, 2.0f}, std::vector<int32_t>{0, 1}), 0);
   // Out-of-vocabulary history entries are ignored, not a crash.
   EXPECT_EQ(last.Sample(std::vector<float>{3.0f, 2.0f}, std::vector<int32_t>{-5, 99}), 0);
+}
+
+// Logits from a damaged model (NaN, ±inf) never crash the sampler.
+TEST(SamplerTest, NonFiniteLogits) {
+  const float nan = std::nanf(""), inf = std::numeric_limits<float>::infinity();
+  for (double temp : {0.0, 1.0}) {
+    SamplerOptions o;
+    o.temperature = temp;
+    o.top_p = 0.9;
+    o.min_p = 0.1;
+    Sampler s(o);
+    std::vector<float> many(1000, nan);
+    many[17] = 1.0f;
+    EXPECT_EQ(s.Sample(many, {}), 17);
+    EXPECT_EQ(s.Sample(std::vector<float>{0.0f, inf, 1.0f}, {}), 1);
+    const int32_t all_neg = s.Sample(std::vector<float>(5, -inf), {});
+    EXPECT_GE(all_neg, 0);
+    EXPECT_LT(all_neg, 5);
+  }
 }
 
 TEST(SamplerTest, ValidateNamesTheFlag) {

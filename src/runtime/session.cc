@@ -25,6 +25,12 @@ Status Session::Prefill(std::span<const int32_t> tokens, std::vector<float>* log
                       std::to_string(n) + " new = " + std::to_string(position() + n) + " > limit " +
                       std::to_string(context_limit()));
   }
+  for (int64_t i = 0; i < n; ++i) {  // checked up front so that a bad id changes nothing
+    if (tokens[i] < 0 || tokens[i] >= V) {
+      return InvalidArgument("token id " + std::to_string(tokens[i]) + " at position " + std::to_string(i) +
+                             " is outside the vocabulary [0, " + std::to_string(V) + ")");
+    }
+  }
   if (logits) logits->resize((all_rows ? n : 1) * V);
   const model::ForwardOptions fopt{engine_.mode(), engine_.pool()};
   for (int64_t b = 0; b < n; b += chunk_) {

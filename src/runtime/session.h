@@ -27,8 +27,8 @@ class Session {
 
   // Feeds `tokens` after what the session holds, in chunks of prefill_chunk. If `logits` is
   // non-null it receives the logits of the last token [V], or with all_rows the logits of
-  // every fed token [n, V]. Errors (context limit, bad token id) leave the session as it
-  // was before the failing chunk; the limit is checked before any work.
+  // every fed token [n, V]. The context limit and the token ids are checked before any
+  // work: on error the session is unchanged.
   Status Prefill(std::span<const int32_t> tokens, std::vector<float>* logits, bool all_rows = false);
   // One token: logits [V] of the position after it.
   Status Decode(int32_t token, std::vector<float>* logits);

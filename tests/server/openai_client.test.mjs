@@ -187,3 +187,27 @@ test('errors come in the OpenAI shape', async () => {
     await assert.rejects(wrong.models.list(), (e) => e instanceof OpenAI.AuthenticationError);
   }
 });
+
+test('prefix cache: a shared system prompt and a continued conversation are not prefilled again', async () => {
+  const model = await modelId();
+  const system = { role: 'system', content: 'You are a terse assistant who answers in one line. '.repeat(4) };
+  const hits0 = await metric('gemlet_prefix_cache_hits_total');
+  const first = await client.chat.completions.create({
+    model, messages: [system, { role: 'user', content: 'First question?' }], max_tokens: 8, seed: 11,
+  });
+  const other = await client.chat.completions.create({
+    model, messages: [system, { role: 'user', content: 'A different question!' }], max_tokens: 8, seed: 12,
+  });
+  // The second conversation reuses the system turn (at least the system text's tokens).
+  assert.ok(other.usage.prompt_tokens_details.cached_tokens >= 20,
+            JSON.stringify(other.usage));
+  // Continuing the first conversation reuses at least as much.
+  const next = await client.chat.completions.create({
+    model, max_tokens: 8, seed: 13,
+    messages: [system, { role: 'user', content: 'First question?' },
+               { role: 'assistant', content: first.choices[0].message.content },
+               { role: 'user', content: 'And then?' }],
+  });
+  assert.ok(next.usage.prompt_tokens_details.cached_tokens >= other.usage.prompt_tokens_details.cached_tokens);
+  assert.ok((await metric('gemlet_prefix_cache_hits_total')) >= hits0 + 2);
+});

@@ -6,7 +6,7 @@
 #include <random>
 #include <iostream>
 
-#include "runtime/conversation.h"
+#include "runtime/chat_format.h"
 #include "tools/cli/demo_model.h"
 
 namespace gemlet::cli {
@@ -60,8 +60,13 @@ Status ApplyRunChatFlags(Flags& flags, bool have_tokens, std::optional<std::stri
     *prompt = std::move(text);
   }
   if (chat) {
-    const runtime::ConversationMessage user{"user", **prompt, ""};
-    *prompt = runtime::RenderChatPrompt(system.value_or(""), think, {user}, /*add_generation_prompt=*/true);
+    std::vector<ChatMessage> msgs;
+    if (system) msgs.push_back(ChatMessage{.role = "system", .content = *system});
+    msgs.push_back(ChatMessage{.role = "user", .content = **prompt});
+    ChatOptions co;
+    co.add_generation_prompt = true;
+    co.enable_thinking = think;
+    ASSIGN_OR_RETURN(*prompt, RenderChat(msgs, co));
   }
   if (model->empty()) {
     ASSIGN_OR_RETURN(*model, ResolveModel(*model, /*allow_demo=*/true));

@@ -88,7 +88,11 @@ HttpServer::HttpServer(ApiHandlers& handlers, Metrics& metrics, const HttpOption
       res.status = 204;
       return httplib::Server::HandlerResponse::Handled;
     }
-    if (!key.empty() && req.path.rfind("/v1/", 0) == 0) {
+    // Everything but the page, /health and /metrics needs the key (the /v1 routes and their
+    // unversioned aliases).
+    const bool open = req.path == "/" || req.path == "/index.html" || req.path == "/health" ||
+                      req.path == "/metrics";
+    if (!key.empty() && !open) {
       std::string auth = req.get_header_value("Authorization");
       std::string given;
       if (auth.size() > 7 && strncasecmp(auth.c_str(), "Bearer ", 7) == 0) {

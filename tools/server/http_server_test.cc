@@ -200,6 +200,8 @@ TEST(HttpServerTest, ApiKeyGuardsV1Only) {
   ExpectJsonError(c.Get("/v1/models"), 401);
   ExpectJsonError(c.Get("/v1/models", {{"Authorization", "Bearer wrong"}}), 401);
   ExpectJsonError(c.Post(kChat, ChatBody(), "application/json"), 401);
+  ExpectJsonError(c.Post("/chat/completions", ChatBody(), "application/json"), 401);
+  ExpectJsonError(c.Post("/completions", R"({"prompt":"x"})", "application/json"), 401);
   auto ok = c.Get("/v1/models", {{"Authorization", "Bearer sekret"}});
   ASSERT_TRUE(ok);
   EXPECT_EQ(ok->status, 200);

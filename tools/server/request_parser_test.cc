@@ -55,6 +55,16 @@ TEST(RequestParserTest, ParsesAFullChatRequest) {
   EXPECT_TRUE(r->enable_thinking);
 }
 
+TEST(RequestParserTest, IgnoreEosExtension) {
+  auto r = ParseChatRequest(std::string_view(R"({"messages":[{"role":"user","content":"x"}],"ignore_eos":true})"));
+  ASSERT_TRUE(r.ok());
+  EXPECT_TRUE(r->ignore_eos);
+  EXPECT_EQ(ChatError(R"({"messages":[{"role":"user","content":"x"}],"ignore_eos":1})").param, "ignore_eos");
+  auto c = ParseCompletionRequest(std::string_view(R"({"prompt":"x","ignore_eos":true})"));
+  ASSERT_TRUE(c.ok());
+  EXPECT_TRUE(c->ignore_eos);
+}
+
 TEST(RequestParserTest, ThinkingSwitches) {
   auto on = [](const std::string& extra) {
     auto r = ParseChatRequest(std::string_view(

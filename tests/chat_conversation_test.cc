@@ -112,7 +112,9 @@ TEST(Conversation, RendersThroughTheChatTemplate) {
       if (m["role"] == "system") {
         o.system = m["content"];
       } else {
-        msgs.push_back(ChatMessage{.role = m["role"], .content = m["content"]});
+        msgs.emplace_back();
+        msgs.back().role = m["role"];
+        msgs.back().content = m["content"];
       }
     }
     Conversation conv(*engine, *engine->tokenizer(), o);

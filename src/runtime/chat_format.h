@@ -44,19 +44,20 @@ struct ChatOptions {
 // keys keep their defaults; other keys are ignored.
 Result<ChatOptions> ChatOptionsFromJson(const nlohmann::json& options);
 
+// Members have default initializers so that designated initializers may leave any out.
 struct ChatToolCall {
-  std::string id;  // optional; matched against a tool message's tool_call_id
-  std::string name;
+  std::string id = {};  // optional; matched against a tool message's tool_call_id
+  std::string name = {};
   nlohmann::json arguments = nlohmann::json::object();
 };
 
 struct ChatMessage {
-  std::string role;  // "system", "developer", "user", "assistant" or "tool"
-  std::string content;
-  std::string reasoning;                // assistant: its thinking (rendered when after the last user turn)
-  std::vector<ChatToolCall> tool_calls;  // assistant
-  std::string tool_call_id;             // tool: the call it answers
-  std::string name;                     // tool: the function name
+  std::string role = {};  // "system", "developer", "user", "assistant" or "tool"
+  std::string content = {};
+  std::string reasoning = {};                // assistant: its thinking (shown after the last user turn)
+  std::vector<ChatToolCall> tool_calls = {};  // assistant
+  std::string tool_call_id = {};             // tool: the call it answers
+  std::string name = {};                     // tool: the function name
 };
 
 // OpenAI-style message object.

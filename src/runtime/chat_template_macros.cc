@@ -219,11 +219,9 @@ Result<std::string> FormatParameters(const json& properties, bool filter_keys, i
   std::string out;
   bool found_first = false;
   for (const auto& [key, value] : DictSort(properties)) {
-    if (filter_keys && std::find_if(std::begin(kStandard), std::end(kStandard), [&](const char* k) {
-                         return key == k;
-                       }) != std::end(kStandard)) {
-      continue;
-    }
+    bool standard = false;
+    for (const char* k : kStandard) standard = standard || key == k;
+    if (filter_keys && standard) continue;
     if (found_first) out += ",";
     found_first = true;
     out += key + ":{";

@@ -12,6 +12,14 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+ChatMessage Message(std::string role, std::string content, std::string reasoning = "") {
+  ChatMessage m;
+  m.role = std::move(role);
+  m.content = std::move(content);
+  m.reasoning = std::move(reasoning);
+  return m;
+}
+
 double MsSince(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
@@ -104,7 +112,7 @@ Conversation::Conversation(const Engine& engine, const Tokenizer& tokenizer, con
 
 Result<std::string> Conversation::Render(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const {
   std::vector<ChatMessage> all;
-  if (!options_.system.empty()) all.push_back(ChatMessage{.role = "system", .content = options_.system});
+  if (!options_.system.empty()) all.push_back(Message("system", options_.system));
   all.insert(all.end(), messages.begin(), messages.end());
   ChatOptions co;
   co.add_generation_prompt = add_generation_prompt;
@@ -139,7 +147,7 @@ Result<std::vector<int32_t>> Conversation::TurnTokens(const ChatMessage& user, b
 
 Result<TurnStats> Conversation::Send(std::string_view user_text, const TurnCallbacks& cb) {
   const auto t_start = Clock::now();
-  const ChatMessage user{.role = "user", .content = Trim(user_text)};
+  const ChatMessage user = Message("user", Trim(user_text));
   if (user.content.empty()) return InvalidArgument("the message is empty");
   const int64_t limit = session_.context_limit();
 
@@ -241,7 +249,7 @@ Result<TurnStats> Conversation::Send(std::string_view user_text, const TurnCallb
   }
   messages_ = std::move(kept);
   messages_.push_back(user);
-  messages_.push_back(ChatMessage{.role = "assistant", .content = answer.content(), .reasoning = answer.thinking()});
+  messages_.push_back(Message("assistant", answer.content(), answer.thinking()));
   stale_ = false;
   st.position = session_.position() + static_cast<int64_t>(tail_.size());
   if (st.context_full && cb.on_notice) {

@@ -60,9 +60,13 @@ Status ApplyRunChatFlags(Flags& flags, bool have_tokens, std::optional<std::stri
     *prompt = std::move(text);
   }
   if (chat) {
-    std::vector<ChatMessage> msgs;
-    if (system) msgs.push_back(ChatMessage{.role = "system", .content = *system});
-    msgs.push_back(ChatMessage{.role = "user", .content = **prompt});
+    std::vector<ChatMessage> msgs(system ? 2 : 1);
+    if (system) {
+      msgs[0].role = "system";
+      msgs[0].content = *system;
+    }
+    msgs.back().role = "user";
+    msgs.back().content = **prompt;
     ChatOptions co;
     co.add_generation_prompt = true;
     co.enable_thinking = think;

@@ -83,8 +83,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!text.empty() && ids->empty()) Die("non-empty text gave no ids");
 
   // Every strategy gives the same ids.
-  for (const gemlet::Tokenizer::EncodeTuning t :
-       {gemlet::Tokenizer::EncodeTuning{1, false}, gemlet::Tokenizer::EncodeTuning{1 << 30, true}}) {
+  for (const gemlet::Tokenizer::EncodeTuning t : {gemlet::Tokenizer::EncodeTuning{1, false},
+                                                  gemlet::Tokenizer::EncodeTuning{1 << 30, true}}) {
     tok.SetEncodeTuning(t);
     auto other = tok.Encode(text);
     tok.SetEncodeTuning({});

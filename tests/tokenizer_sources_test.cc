@@ -5,10 +5,9 @@
 #include <unistd.h>
 
 #include <cstdio>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "base/mapped_file.h"
 #include "format/gemlet_file.h"
@@ -33,7 +32,8 @@ Tokenizer Make(const TokenizerInfo& info) {
 }
 
 const json& Vectors() {
-  static const json* v = new json(json::parse(*ReadFileToString(kShared + "/tokenizer/vectors.json")));
+  static const json* v =
+      new json(json::parse(*ReadFileToString(kShared + "/tokenizer/vectors.json")));
   return *v;
 }
 
@@ -82,7 +82,8 @@ TEST(TokenizerSources, GgufMatchesTokenizerJson) {
 TEST(TokenizerSources, GemletStoredVocabularyPassesTheVectors) {
   auto hf = LoadHfTokenizer(kShared + "/tokenizer/gemma4");
   ASSERT_TRUE(hf.ok()) << hf.status().ToString();
-  const std::string path = ::testing::TempDir() + "/tok_sources." + std::to_string(::getpid()) + ".gemlet";
+  const std::string path =
+      ::testing::TempDir() + "/tok_sources." + std::to_string(::getpid()) + ".gemlet";
   {
     auto w = GemletWriter::Create(path);
     ASSERT_TRUE(w.ok());

@@ -40,8 +40,8 @@ bool IsStringPattern(const json& pattern, const std::string& want) {
 
 bool IsReplace(const json& j, const std::string& from, const std::string& to) {
   return Str(j, "type") == "Replace" && j.contains("pattern") &&
-         IsStringPattern(j["pattern"], from) && j.contains("content") &&
-         j["content"].is_string() && j["content"].get<std::string>() == to;
+         IsStringPattern(j["pattern"], from) && j.contains("content") && j["content"].is_string() &&
+         j["content"].get<std::string>() == to;
 }
 
 Status CheckPipeline(const json& t, const std::string& name) {
@@ -71,22 +71,19 @@ Status CheckPipeline(const json& t, const std::string& name) {
   const std::string space = " ", mark = "\xE2\x96\x81";
   const json norm = Get(t, "normalizer");
   const bool norm_ok = IsReplace(norm, space, mark) ||
-                       (Str(norm, "type") == "Sequence" &&
-                        norm.contains("normalizers") && norm["normalizers"].is_array() &&
-                        norm["normalizers"].size() == 1 &&
+                       (Str(norm, "type") == "Sequence" && norm.contains("normalizers") &&
+                        norm["normalizers"].is_array() && norm["normalizers"].size() == 1 &&
                         IsReplace(norm["normalizers"][0], space, mark));
   if (!norm_ok) return unsupported("normalizer", norm);
   const json pre = Get(t, "pre_tokenizer");
-  const bool pre_ok =
-      pre.is_null() ||
-      (Str(pre, "type") == "Split" && pre.contains("pattern") &&
-       IsStringPattern(pre["pattern"], space) && Str(pre, "behavior") == "MergedWithPrevious" &&
-       !Bool(pre, "invert", false));
+  const bool pre_ok = pre.is_null() ||
+                      (Str(pre, "type") == "Split" && pre.contains("pattern") &&
+                       IsStringPattern(pre["pattern"], space) &&
+                       Str(pre, "behavior") == "MergedWithPrevious" && !Bool(pre, "invert", false));
   if (!pre_ok) return unsupported("pre_tokenizer", pre);
   const json dec = Get(t, "decoder");
-  bool dec_ok = Str(dec, "type") == "Sequence" &&
-                dec.contains("decoders") && dec["decoders"].is_array() &&
-                dec["decoders"].size() == 3;
+  bool dec_ok = Str(dec, "type") == "Sequence" && dec.contains("decoders") &&
+                dec["decoders"].is_array() && dec["decoders"].size() == 3;
   if (dec_ok) {
     const json& ds = dec["decoders"];
     dec_ok = IsReplace(ds[0], mark, space) && Str(ds[1], "type") == "ByteFallback" &&
@@ -192,7 +189,8 @@ class HfSax {
     return Value(json(v));
   }
   bool number_unsigned(json::number_unsigned_t v) {
-    if (mode_ == Mode::kVocab) return VocabId(v > static_cast<uint64_t>(INT64_MAX) ? -1 : static_cast<int64_t>(v));
+    if (mode_ == Mode::kVocab)
+      return VocabId(v > static_cast<uint64_t>(INT64_MAX) ? -1 : static_cast<int64_t>(v));
     return Value(json(v));
   }
   bool number_float(json::number_float_t v, const std::string&) { return Value(json(v)); }
@@ -357,7 +355,8 @@ Result<TokenizerInfo> ParseHfTokenizer(const std::string& tokenizer_json,
   v.pieces.resize(max_id + 1);
   std::vector<uint8_t> have(max_id + 1, 0);
   for (auto& [piece, id] : sax.vocab) {
-    if (have[id]) return Corrupt(name + ": id " + std::to_string(id) + " appears twice in model.vocab");
+    if (have[id])
+      return Corrupt(name + ": id " + std::to_string(id) + " appears twice in model.vocab");
     have[id] = 1;
     v.pieces[id] = std::move(piece);
   }
@@ -378,7 +377,8 @@ Result<TokenizerInfo> ParseHfTokenizer(const std::string& tokenizer_json,
         return Unsupported(name + ": added token '" + content +
                            "' uses lstrip/rstrip/single_word or a normalized space");
       }
-      if (id < 0 || id >= kMaxVocab) return Corrupt(name + ": added token id " + std::to_string(id));
+      if (id < 0 || id >= kMaxVocab)
+        return Corrupt(name + ": added token id " + std::to_string(id));
       if (id == static_cast<int64_t>(v.pieces.size())) {
         v.pieces.push_back(content);
         v.types.push_back(TokenType::kNormal);
@@ -419,7 +419,8 @@ Result<TokenizerInfo> ParseHfTokenizer(const std::string& tokenizer_json,
     if (m.joined) {  // the older "left right" form
       const size_t sp = m.left.find(' ');
       if (sp == std::string::npos || m.left.find(' ', sp + 1) != std::string::npos) {
-        return Corrupt(name + ": merge " + std::to_string(r) + " '" + m.left + "' is not 'left right'");
+        return Corrupt(name + ": merge " + std::to_string(r) + " '" + m.left +
+                       "' is not 'left right'");
       }
       m.right = m.left.substr(sp + 1);
       m.left.resize(sp);
@@ -461,7 +462,8 @@ Result<TokenizerInfo> ParseHfTokenizer(const std::string& tokenizer_json,
     }
   };
   if (!generation_config_json.empty()) {
-    ASSIGN_OR_RETURN(json gen, ParseJson(generation_config_json, name + " (generation_config.json)"));
+    ASSIGN_OR_RETURN(json gen,
+                     ParseJson(generation_config_json, name + " (generation_config.json)"));
     const json e = Get(gen, "eos_token_id");
     if (e.is_number_integer()) add_eog(e.get<int64_t>());
     if (e.is_array()) {
@@ -486,8 +488,7 @@ Result<TokenizerInfo> ParseHfTokenizer(const std::string& tokenizer_json,
       info.chat_template = ct.get<std::string>();
     } else if (ct.is_array()) {  // [{"name": "default", "template": "..."}, ...]
       for (const json& e : ct) {
-        if (Str(e, "name") == "default" && e.contains("template") &&
-            e["template"].is_string()) {
+        if (Str(e, "name") == "default" && e.contains("template") && e["template"].is_string()) {
           info.chat_template = e["template"].get<std::string>();
         }
       }

@@ -157,11 +157,13 @@ TEST(HfTokenizer, RejectsOtherPipelinesAndBrokenFiles) {
   t = Small();
   t["model"].erase("vocab");
   EXPECT_EQ(code(t), ErrorCode::kCorrupt);
-  for (const char* junk : {"", "{", "[1,2]", "{\"model\": 3}", "null", "{\"model\":{\"vocab\":[]}}"}) {
+  for (const char* junk :
+       {"", "{", "[1,2]", "{\"model\": 3}", "null", "{\"model\":{\"vocab\":[]}}"}) {
     EXPECT_EQ(ParseHfTokenizer(junk, "", "", "junk").status().code(), ErrorCode::kCorrupt) << junk;
   }
   EXPECT_EQ(ParseHfTokenizer(Small().dump(), "{", "", "x").status().code(), ErrorCode::kCorrupt);
-  EXPECT_EQ(LoadHfTokenizer("/nonexistent/dir/tokenizer.json").status().code(), ErrorCode::kNotFound);
+  EXPECT_EQ(LoadHfTokenizer("/nonexistent/dir/tokenizer.json").status().code(),
+            ErrorCode::kNotFound);
 }
 
 }  // namespace

@@ -33,7 +33,8 @@ Result<ChatOptions> ChatOptionsFromJson(const json& options) {
                                    std::pair{"preserve_thinking", &o.preserve_thinking}}) {
     const json* v = Get(&options, key);
     if (v == nullptr || v->is_null()) continue;
-    if (!v->is_boolean()) return InvalidArgument(std::string("chat option \"") + key + "\" must be true or false");
+    if (!v->is_boolean())
+      return InvalidArgument(std::string("chat option \"") + key + "\" must be true or false");
     *field = v->get<bool>();
   }
   const json* tools = Get(&options, "tools");
@@ -50,7 +51,8 @@ json ToJson(const ChatMessage& m) {
   if (!m.tool_calls.empty()) {
     json calls = json::array();
     for (const ChatToolCall& c : m.tool_calls) {
-      json call = {{"type", "function"}, {"function", {{"name", c.name}, {"arguments", c.arguments}}}};
+      json call = {{"type", "function"},
+                   {"function", {{"name", c.name}, {"arguments", c.arguments}}}};
       if (!c.id.empty()) call["id"] = c.id;
       calls.push_back(std::move(call));
     }
@@ -67,7 +69,8 @@ Result<ChatMessage> ChatMessageFromJson(const json& j) {
   auto str = [&](const char* key, std::string* out) -> Status {
     const json* v = Get(&j, key);
     if (v == nullptr || v->is_null()) return Status::Ok();
-    if (!v->is_string()) return InvalidArgument(std::string("chat message \"") + key + "\" must be a string");
+    if (!v->is_string())
+      return InvalidArgument(std::string("chat message \"") + key + "\" must be a string");
     *out = v->get<std::string>();
     return Status::Ok();
   };
@@ -114,7 +117,8 @@ Result<ChatMessage> ChatMessageFromJson(const json& j) {
   return m;
 }
 
-Result<std::string> RenderChat(const std::vector<ChatMessage>& messages, const ChatOptions& options) {
+Result<std::string> RenderChat(const std::vector<ChatMessage>& messages,
+                               const ChatOptions& options) {
   json j = json::array();
   for (const ChatMessage& m : messages) j.push_back(ToJson(m));
   return RenderChat(j, options);
@@ -135,8 +139,8 @@ Result<std::string> RenderChat(const json& messages, const ChatOptions& options)
   std::string out = options.bos_token;
 
   // System/tool definitions block.
-  const bool first_system = !messages.empty() && (*Role(messages[0]) == "system" ||
-                                                  *Role(messages[0]) == "developer");
+  const bool first_system =
+      !messages.empty() && (*Role(messages[0]) == "system" || *Role(messages[0]) == "developer");
   size_t begin = 0;
   if (thinking || tools || first_system) {
     out += "<|turn>system\n";
@@ -191,7 +195,8 @@ Result<std::string> RenderChat(const json& messages, const ChatOptions& options)
     const json* reasoning = Get(&m, "reasoning");
     if (!Truthy(reasoning)) reasoning = Get(&m, "reasoning_content");
     const json* tool_calls = Get(&m, "tool_calls");
-    const bool gate = static_cast<long>(i) > last_user || (options.preserve_thinking && Truthy(tool_calls));
+    const bool gate =
+        static_cast<long>(i) > last_user || (options.preserve_thinking && Truthy(tool_calls));
     if (Truthy(reasoning) && gate) {
       if (!reasoning->is_string()) return InvalidArgument(where + ": reasoning must be a string");
       out += "<|channel>thought\n" + reasoning->get<std::string>() + "\n<channel|>";
@@ -203,8 +208,10 @@ Result<std::string> RenderChat(const json& messages, const ChatOptions& options)
         const json& call = (*tool_calls)[c];
         const std::string cwhere = where + ".tool_calls[" + std::to_string(c) + "]";
         const json* name = Get(Get(&call, "function"), "name");
-        if (name == nullptr || !name->is_string()) return InvalidArgument(cwhere + " has no function name");
-        ASSIGN_OR_RETURN(std::string args, FormatCallArguments(Get(Get(&call, "function"), "arguments"), cwhere));
+        if (name == nullptr || !name->is_string())
+          return InvalidArgument(cwhere + " has no function name");
+        ASSIGN_OR_RETURN(std::string args,
+                         FormatCallArguments(Get(Get(&call, "function"), "arguments"), cwhere));
         out += "<|tool_call>call:" + name->get<std::string>() + "{" + args + "}<tool_call|>";
       }
       prev = Prev::kToolCall;
@@ -213,7 +220,8 @@ Result<std::string> RenderChat(const json& messages, const ChatOptions& options)
     bool responded = false;  // ns_tr_out.flag
     const json* tool_responses = Get(&m, "tool_responses");
     if (Truthy(tool_responses)) {  // legacy: responses embedded in the assistant message
-      if (!tool_responses->is_array()) return InvalidArgument(where + ": tool_responses must be a list");
+      if (!tool_responses->is_array())
+        return InvalidArgument(where + ": tool_responses must be a list");
       for (const json& r : *tool_responses) {
         const json* name = Get(&r, "name");
         out += ToolResponseBlock(Truthy(name) ? PyStr(*name) : "unknown", Get(&r, "response"));
@@ -256,7 +264,8 @@ Result<std::string> RenderChat(const json& messages, const ChatOptions& options)
       }
     }
 
-    ASSIGN_OR_RETURN(std::string content, RenderContent(Get(&m, "content"), role == "model", where));
+    ASSIGN_OR_RETURN(std::string content,
+                     RenderContent(Get(&m, "content"), role == "model", where));
     out += content;
     const bool has_content = !Trim(content).empty();
 

@@ -22,10 +22,9 @@
 // a tool call without a function name, non-object arguments, and the like.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "base/status.h"
 
@@ -54,10 +53,10 @@ struct ChatToolCall {
 struct ChatMessage {
   std::string role = {};  // "system", "developer", "user", "assistant" or "tool"
   std::string content = {};
-  std::string reasoning = {};                // assistant: its thinking (shown after the last user turn)
+  std::string reasoning = {};  // assistant: its thinking (shown after the last user turn)
   std::vector<ChatToolCall> tool_calls = {};  // assistant
-  std::string tool_call_id = {};             // tool: the call it answers
-  std::string name = {};                     // tool: the function name
+  std::string tool_call_id = {};              // tool: the call it answers
+  std::string name = {};                      // tool: the function name
 };
 
 // OpenAI-style message object.
@@ -67,6 +66,7 @@ Result<ChatMessage> ChatMessageFromJson(const nlohmann::json& message);
 // Renders OpenAI-style messages ([{"role": ..., "content": ...}, ...]) to the prompt text, which
 // is then tokenised with special-token matching and no extra <bos>.
 Result<std::string> RenderChat(const nlohmann::json& messages, const ChatOptions& options);
-Result<std::string> RenderChat(const std::vector<ChatMessage>& messages, const ChatOptions& options);
+Result<std::string> RenderChat(const std::vector<ChatMessage>& messages,
+                               const ChatOptions& options);
 
 }  // namespace gemlet

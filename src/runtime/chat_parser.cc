@@ -181,10 +181,18 @@ class ArgParser {
       if (c == '\\' && i_ < s_.size()) {
         const char e = s_[i_++];
         switch (e) {
-          case 'n': out += '\n'; break;
-          case 't': out += '\t'; break;
-          case 'r': out += '\r'; break;
-          default: out += e; break;  // \" \\ \/ and anything else literally
+          case 'n':
+            out += '\n';
+            break;
+          case 't':
+            out += '\t';
+            break;
+          case 'r':
+            out += '\r';
+            break;
+          default:
+            out += e;
+            break;  // \" \\ \/ and anything else literally
         }
         continue;
       }
@@ -277,7 +285,8 @@ void ChatParser::Run(bool final, Delta* d) {
         if (PartialAt(buf_, 0, kThoughtHeader) && !final) return;  // wait for more
         if (StartsWith(buf_, 0, kThoughtHeader)) {
           buf_.erase(0, kThoughtHeader.size());
-        } else if (StartsWith(buf_, 0, "thought") || (final && PartialAt(buf_, 0, kThoughtHeader))) {
+        } else if (StartsWith(buf_, 0, "thought") ||
+                   (final && PartialAt(buf_, 0, kThoughtHeader))) {
           buf_.erase(0, std::min(buf_.size(), std::string_view("thought").size()));
         }
         state_ = State::kReasoning;
@@ -315,7 +324,8 @@ void ChatParser::Run(bool final, Delta* d) {
         bool end = false;
         for (std::string_view e : kEnds) end = end || StartsWith(buf_, i, e);
         if (!end && !final) return;  // the call is still arriving
-        ParsedToolCall call = ParseCall(std::string_view(buf_).substr(0, end ? i : buf_.size()), false);
+        ParsedToolCall call =
+            ParseCall(std::string_view(buf_).substr(0, end ? i : buf_.size()), false);
         result_.tool_calls.push_back(call);
         d->tool_calls.push_back(std::move(call));
         if (end) result_.ended = true;
@@ -331,12 +341,14 @@ void ChatParser::Run(bool final, Delta* d) {
         size_t pos = buf_.find('<');
         std::string_view marker;
         for (; pos != std::string::npos; pos = buf_.find('<', pos + 1)) {
-          for (std::string_view m : {kOpenChannel, kCloseChannel, kCallOpen, kEnds[0], kEnds[1], kEnds[2]}) {
+          for (std::string_view m :
+               {kOpenChannel, kCloseChannel, kCallOpen, kEnds[0], kEnds[1], kEnds[2]}) {
             if (StartsWith(buf_, pos, m)) marker = m;
           }
           if (!marker.empty()) break;
           if (!final && hold == buf_.size()) {
-            for (std::string_view m : {kOpenChannel, kCloseChannel, kCallOpen, kEnds[0], kEnds[1], kEnds[2]}) {
+            for (std::string_view m :
+                 {kOpenChannel, kCloseChannel, kCallOpen, kEnds[0], kEnds[1], kEnds[2]}) {
               if (PartialAt(buf_, pos, m)) hold = pos;
             }
           }

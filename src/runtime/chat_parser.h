@@ -11,11 +11,10 @@
 // The parser works on text, so a marker the model writes as plain characters is a marker too.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 namespace gemlet {
 

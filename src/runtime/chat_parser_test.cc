@@ -141,9 +141,10 @@ TEST(ChatParser, RendererOutputRoundTrips) {
   const json args = json::parse(
       R"({"city": "São Paulo", "days": 7, "temp": -1.5, "flags": [true, false, null],
           "opts": {"unit": "C", "deep": {"x": "a:b,c"}}, "empty": {}, "list": []})");
-  const json msgs = {{{"role", "user"}, {"content", "q"}},
-                     {{"role", "assistant"},
-                      {"tool_calls", {{{"function", {{"name", "get_weather"}, {"arguments", args}}}}}}}};
+  const json msgs = {
+      {{"role", "user"}, {"content", "q"}},
+      {{"role", "assistant"},
+       {"tool_calls", {{{"function", {{"name", "get_weather"}, {"arguments", args}}}}}}}};
   auto prompt = RenderChat(msgs, ChatOptions{});
   ASSERT_TRUE(prompt.ok());
   const size_t at = prompt->find("<|tool_call>");

@@ -36,9 +36,12 @@ bool Truthy(const json* v) {
 // Python str() of a JSON value, as {{ value }} prints it.
 std::string PyStr(const json& v) {
   switch (v.type()) {
-    case json::value_t::string: return v.get<std::string>();
-    case json::value_t::null: return "None";
-    case json::value_t::boolean: return v.get<bool>() ? "True" : "False";
+    case json::value_t::string:
+      return v.get<std::string>();
+    case json::value_t::null:
+      return "None";
+    case json::value_t::boolean:
+      return v.get<bool>() ? "True" : "False";
     case json::value_t::array: {
       std::string s = "[";
       for (size_t i = 0; i < v.size(); ++i) s += (i ? ", " : "") + PyRepr(v[i]);
@@ -53,7 +56,8 @@ std::string PyStr(const json& v) {
       }
       return s + "}";
     }
-    default: return v.dump();  // numbers
+    default:
+      return v.dump();  // numbers
   }
 }
 
@@ -62,7 +66,8 @@ namespace {
 std::string PyRepr(const json& v) {
   if (!v.is_string()) return PyStr(v);
   const std::string& s = v.get_ref<const std::string&>();
-  const char q = (s.find('\'') != std::string::npos && s.find('"') == std::string::npos) ? '"' : '\'';
+  const char q =
+      (s.find('\'') != std::string::npos && s.find('"') == std::string::npos) ? '"' : '\'';
   std::string out(1, q);
   for (char c : s) {
     const auto u = static_cast<uint8_t>(c);
@@ -315,7 +320,8 @@ Result<std::string> FormatParameters(const json& properties, bool filter_keys, i
 // macro format_function_declaration
 Result<std::string> FormatDeclaration(const json& tool, const std::string& where) {
   const json* fn = Get(&tool, "function");
-  if (fn == nullptr || !fn->is_object()) return InvalidArgument(where + " has no \"function\" object");
+  if (fn == nullptr || !fn->is_object())
+    return InvalidArgument(where + " has no \"function\" object");
   std::string out = "declaration:" + Print(Get(fn, "name")) + "{description:" + kQuote +
                     Print(Get(fn, "description")) + kQuote;
   const json* params = Get(fn, "parameters");
@@ -323,7 +329,8 @@ Result<std::string> FormatDeclaration(const json& tool, const std::string& where
     out += ",parameters:{";
     const json* props = Get(params, "properties");
     if (Truthy(props)) {
-      if (!props->is_object()) return InvalidArgument(where + ": parameters.properties is not an object");
+      if (!props->is_object())
+        return InvalidArgument(where + ": parameters.properties is not an object");
       ASSIGN_OR_RETURN(std::string inner, FormatParameters(*props, false, 0));
       out += "properties:{" + inner + "},";
     }
@@ -353,7 +360,8 @@ std::string StripThinking(const std::string& text) {
   size_t pos = 0;
   while (true) {
     const size_t end = text.find(kClose, pos);
-    const std::string part = text.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
+    const std::string part =
+        text.substr(pos, end == std::string::npos ? std::string::npos : end - pos);
     const size_t open = part.find(kOpen);
     result += open == std::string::npos ? part : part.substr(0, open);
     if (end == std::string::npos) break;
@@ -411,7 +419,8 @@ Result<std::string> RenderContent(const json* content, bool model, const std::st
   if (content->is_string()) {
     return model ? StripThinking(content->get<std::string>()) : Trim(content->get<std::string>());
   }
-  if (!content->is_array()) return InvalidArgument(where + ": content must be a string or a list of parts");
+  if (!content->is_array())
+    return InvalidArgument(where + ": content must be a string or a list of parts");
   for (const json& item : *content) {
     const std::string type = Print(Get(&item, "type"));
     if (type == "text") {

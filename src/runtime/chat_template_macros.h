@@ -3,12 +3,11 @@
 // on. A `const json*` that is nullptr stands for Jinja's Undefined (a missing key). Internal.
 #pragma once
 
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "base/status.h"
 

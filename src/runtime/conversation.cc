@@ -293,16 +293,22 @@ nlohmann::json Conversation::ToJson() const {
 Status Conversation::Save(const std::string& path) const { return SaveSessionFile(path, session_, ToJson()); }
 
 Status Conversation::Load(const std::string& path) {
-  ASSIGN_OR_RETURN(nlohmann::json j, LoadSessionFile(path, &session_, [&](const nlohmann::json& extra) -> Status {
-                     Status st = CheckConversationJson(extra);
-                     if (st.ok()) {
-                       for (const auto& t : extra["tail"]) {
-                         const int64_t id = t.get<int64_t>();
-                         if (id < 0 || id >= tok_.size()) st = Corrupt("the saved conversation's tail token is invalid");
-                       }
-                     }
-                     return st.WithContext(path);
-                   }));
+  auto check = [&](const nlohmann::json& extra) -> Status {
+    RETURN_IF_ERROR(CheckConversationJson(extra).WithContext(path));
+    for (const auto& t : extra["tail"]) {
+      const int64_t id = t.get<int64_t>();
+      if (id < 0 || id >= tok_.size()) return Corrupt(path + ": the saved conversation's pending token is invalid");
+    }
+    return Status::Ok();
+  };
+  auto loaded = LoadSessionFile(path, &session_, check);
+  if (!loaded.ok()) {
+    // Only a failure while restoring (after every check) touches the session: it is left
+    // empty, and the next turn prefills the messages again.
+    if (session_.position() == 0 && !messages_.empty()) stale_ = true;
+    return loaded.status();
+  }
+  const nlohmann::json& j = *loaded;
   messages_.clear();
   for (const auto& m : j["messages"]) messages_.push_back(*ChatMessageFromJson(m));  // checked above
   options_.system = j["system"];

@@ -128,8 +128,8 @@ class Conversation {
 
   // /save and /load: the messages and the session's KV state (runtime/session_file.h).
   Status Save(const std::string& path) const;
-  // On error the conversation is left as it was (except for a damaged file found only while
-  // restoring, which leaves it empty).
+  // On error the conversation is left as it was (if restoring the cache itself fails, after
+  // every check passed, the cache is empty and the next turn prefills the messages again).
   Status Load(const std::string& path);
 
   const std::vector<ChatMessage>& messages() const { return messages_; }

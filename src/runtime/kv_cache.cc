@@ -19,8 +19,8 @@ void KvLayer::Grow(int64_t rows, int64_t limit) {
   while (cap < rows) cap *= 2;
   cap = std::min(cap, std::max(limit, rows));
   std::vector<float> k(cap * row_), v(cap * row_);
-  std::memcpy(k.data(), k_.data(), cap_ * row_ * sizeof(float));
-  std::memcpy(v.data(), v_.data(), cap_ * row_ * sizeof(float));
+  std::copy(k_.begin(), k_.end(), k.begin());
+  std::copy(v_.begin(), v_.end(), v.begin());
   k_.swap(k);
   v_.swap(v);
   cap_ = cap;

@@ -96,8 +96,8 @@ class Reader {
 struct LayerRows {
   uint32_t layer;
   uint64_t pos0, count, row;
-  const float* k;  // unaligned data is copied out before use
-  const float* v;
+  const uint8_t* k;  // f32 rows in the file (possibly unaligned: copied out with memcpy)
+  const uint8_t* v;
 };
 
 }  // namespace
@@ -182,15 +182,19 @@ Status SaveSessionFile(const std::string& path, const Session& session, const nl
 Result<nlohmann::json> LoadSessionFile(const std::string& path, Session* session,
                                        const std::function<Status(const nlohmann::json&)>& check_extra) {
   ASSIGN_OR_RETURN(std::string data, ReadFileToString(path));
-  const auto* p = reinterpret_cast<const uint8_t*>(data.data());
-  if (data.size() < 8 + 8 || std::memcmp(p, kMagic, 8) != 0) {
+  return LoadSessionBytes(reinterpret_cast<const uint8_t*>(data.data()), data.size(), path, session, check_extra);
+}
+
+Result<nlohmann::json> LoadSessionBytes(const uint8_t* p, size_t size, const std::string& path, Session* session,
+                                        const std::function<Status(const nlohmann::json&)>& check_extra) {
+  if (size < 8 + 8 || std::memcmp(p, kMagic, 8) != 0) {
     return Corrupt(path + ": not a gemlet session file (made by /save in gemlet chat)");
   }
   Fnv sum;
-  sum.Add(p, data.size() - 8);
+  sum.Add(p, size - 8);
   uint64_t stored_sum;
-  std::memcpy(&stored_sum, p + data.size() - 8, 8);
-  Reader r(path, p, data.size() - 8);
+  std::memcpy(&stored_sum, p + size - 8, 8);
+  Reader r(path, p, size - 8);
   RETURN_IF_ERROR(r.Take(8, "magic").status());
   uint32_t version, reserved;
   RETURN_IF_ERROR(r.Get(&version, "version"));
@@ -222,7 +226,7 @@ Result<nlohmann::json> LoadSessionFile(const std::string& path, Session* session
 
   uint64_t n;
   RETURN_IF_ERROR(r.Get(&n, "token count"));
-  if (n > data.size() / sizeof(int32_t)) return Corrupt(path + ": token count " + std::to_string(n) + " exceeds the file");
+  if (n > size / sizeof(int32_t)) return Corrupt(path + ": token count " + std::to_string(n) + " exceeds the file");
   std::vector<int32_t> tokens(n);
   ASSIGN_OR_RETURN(const uint8_t* tok_p, r.Take(n * sizeof(int32_t), "tokens"));
   std::memcpy(tokens.data(), tok_p, n * sizeof(int32_t));
@@ -264,13 +268,11 @@ Result<nlohmann::json> LoadSessionFile(const std::string& path, Session* session
                      std::to_string(keep) + " rows of " + std::to_string(cfg.kv_dim(l)) + ")");
     }
     const uint64_t bytes = lr.count * lr.row * sizeof(float);
-    ASSIGN_OR_RETURN(const uint8_t* kp, r.Take(bytes, "K rows"));
-    ASSIGN_OR_RETURN(const uint8_t* vp, r.Take(bytes, "V rows"));
-    lr.k = reinterpret_cast<const float*>(kp);
-    lr.v = reinterpret_cast<const float*>(vp);
+    ASSIGN_OR_RETURN(lr.k, r.Take(bytes, "K rows"));
+    ASSIGN_OR_RETURN(lr.v, r.Take(bytes, "V rows"));
     layers.push_back(lr);
   }
-  if (r.offset() != data.size() - 8) return Corrupt(path + ": unexpected bytes after the KV rows");
+  if (r.offset() != size - 8) return Corrupt(path + ": unexpected bytes after the KV rows");
 
   // Everything is checked: store. Rows before pos0 are not kept by any layer that reads them.
   RETURN_IF_ERROR(session->Restore(tokens, [&](KvCache& kv) -> Status {

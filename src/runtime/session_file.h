@@ -47,5 +47,8 @@ Status SaveSessionFile(const std::string& path, const Session& session, const nl
 // model or a too-small context limit).
 Result<nlohmann::json> LoadSessionFile(const std::string& path, Session* session,
                                        const std::function<Status(const nlohmann::json&)>& check_extra = nullptr);
+// The same from the file's bytes; `name` stands for the file in errors (fuzzing, tests).
+Result<nlohmann::json> LoadSessionBytes(const uint8_t* data, size_t size, const std::string& name, Session* session,
+                                        const std::function<Status(const nlohmann::json&)>& check_extra = nullptr);
 
 }  // namespace gemlet::runtime

@@ -249,9 +249,8 @@ Result<Tokenizer> Tokenizer::Create(const Vocab& vocab, const nlohmann::json& sp
       specials.push_back(i);
     }
   }
-  std::stable_sort(specials.begin(), specials.end(), [&](int32_t a, int32_t b) {
-    return d->Piece(a).size() > d->Piece(b).size();
-  });
+  std::stable_sort(specials.begin(), specials.end(),
+                   [&](int32_t a, int32_t b) { return d->Piece(a).size() > d->Piece(b).size(); });
   for (int32_t id : specials) {
     const uint8_t first = static_cast<uint8_t>(d->Piece(id)[0]);
     d->special_by_first[first].push_back(id);

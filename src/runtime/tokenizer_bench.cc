@@ -128,8 +128,8 @@ void BM_LoadVocabFromGemlet(benchmark::State& state) {
     }
     (*w)->SetVocab(Info().vocab);
     (*w)->SetMetadata({{"config", nlohmann::json::object()},
-                        {"tokenizer", Info().special},
-                        {"chat_template", Info().chat_template}});
+                       {"tokenizer", Info().special},
+                       {"chat_template", Info().chat_template}});
     const Status st = (*w)->Finish();
     if (!st.ok()) {
       state.SkipWithError(st.ToString().c_str());

@@ -80,8 +80,8 @@ constexpr int32_t kInvalid = -2;     // the concatenation is not a piece
 
 struct Tokenizer::Data {
   int32_t n = 0;
-  std::string blob;            // every piece, concatenated
-  std::vector<uint32_t> offs;  // [n + 1] piece i is blob[offs[i], offs[i+1])
+  std::string blob;                 // every piece, concatenated
+  std::vector<uint32_t> offs;       // [n + 1] piece i is blob[offs[i], offs[i+1])
   std::vector<uint8_t> special;     // [n] 1 for kControl / kUserDefined
   std::vector<int16_t> byte_value;  // [n] the byte of a <0xNN> piece, or -1
 

@@ -67,8 +67,8 @@ TEST(TokenizerVectors, EveryEncodeCaseDecodes) {
   const Tokenizer& tok = RealTokenizer();
   for (const json& c : Vectors()["cases"]) {
     const std::string name = c["name"];
-    const std::string want =
-        c["decoded_roundtrip"].get<bool>() ? c["text"].get<std::string>() : c["decoded"].get<std::string>();
+    const std::string want = c["decoded_roundtrip"].get<bool>() ? c["text"].get<std::string>()
+                                                                : c["decoded"].get<std::string>();
     EXPECT_EQ(MustDecode(tok, ToIds(c["ids"])), want) << "decode of encode case " << name;
     if (c.contains("tokens")) {
       const auto ids = ToIds(c["ids"]);
@@ -117,11 +117,14 @@ TEST(TokenizerVectors, LlamaCppExternalCases) {
     ++checked;
   };
   int i = 0;
-  for (const json& c : x["token_cases"]) check("token case " + std::to_string(i++), c["text"], c["ids"]);
+  for (const json& c : x["token_cases"])
+    check("token case " + std::to_string(i++), c["text"], c["ids"]);
   for (const char* group : {"prompt_cases_e_series", "prompt_cases_12b_template"}) {
-    for (const json& c : x[group]) check(std::string(group) + " " + c["name"].get<std::string>(), c["prompt"], c["ids"]);
+    for (const json& c : x[group])
+      check(std::string(group) + " " + c["name"].get<std::string>(), c["prompt"], c["ids"]);
   }
-  check("llama_cpp_issue_23252", x["llama_cpp_issue_23252"]["text"], x["llama_cpp_issue_23252"]["ids"]);
+  check("llama_cpp_issue_23252", x["llama_cpp_issue_23252"]["text"],
+        x["llama_cpp_issue_23252"]["ids"]);
   EXPECT_EQ(checked, 20);
 }
 
@@ -166,7 +169,10 @@ TEST(Tokenizer, InvalidUtf8BecomesByteTokens) {
   EXPECT_EQ(MustEncode(tok, "a\xC3"), (std::vector<int32_t>{236746, byte(0xC3)}));
   // A truncated "▁" and a lone continuation byte.
   EXPECT_EQ(MustEncode(tok, "\xE2\x96"), (std::vector<int32_t>{byte(0xE2), byte(0x96)}));
-  EXPECT_EQ(MustEncode(tok, "\x80" "a"), (std::vector<int32_t>{byte(0x80), 236746}));
+  EXPECT_EQ(MustEncode(tok,
+                       "\x80"
+                       "a"),
+            (std::vector<int32_t>{byte(0x80), 236746}));
   // Overlong and surrogate encodings are not characters.
   EXPECT_EQ(MustEncode(tok, "\xC0\xAF"), (std::vector<int32_t>{byte(0xC0), byte(0xAF)}));
   EXPECT_EQ(MustEncode(tok, "\xED\xA0\x80"),
@@ -180,7 +186,10 @@ TEST(Tokenizer, ControlCharactersRoundTrip) {
   std::string all;
   for (int c = 0; c < 0x20; ++c) all.push_back(static_cast<char>(c));
   all += "\x7f";
-  all += std::string("text\0with\x1b" "nul", 13);
+  all += std::string(
+      "text\0with\x1b"
+      "nul",
+      13);
   const auto ids = MustEncode(tok, all);
   EXPECT_EQ(MustDecode(tok, ids), all);
   // NUL is the byte token <0x00>; tab and newline have pieces of their own.
@@ -254,7 +263,16 @@ TEST(Tokenizer, EncodeStrategiesAgree) {
 // A tiny hand-made vocabulary: rank order, leftmost tie-break, missing byte pieces.
 TEST(Tokenizer, MergesApplyByRankThenLeftmost) {
   Vocab v;
-  v.pieces = {"<unk>", "a", "b", "ab", "ba", "aba", "<s>", "\xE2\x96\x81", "\xE2\x96\x81" "a"};
+  v.pieces = {"<unk>",
+              "a",
+              "b",
+              "ab",
+              "ba",
+              "aba",
+              "<s>",
+              "\xE2\x96\x81",
+              "\xE2\x96\x81"
+              "a"};
   v.types.assign(v.pieces.size(), TokenType::kNormal);
   v.types[0] = v.types[6] = TokenType::kControl;
   v.merges = {{2, 1}, {1, 2}, {3, 1}, {7, 1}};  // ba < ab < aba < ▁a

@@ -8,10 +8,9 @@
 #include <cstdlib>
 #include <map>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "base/mapped_file.h"
 #include "format/tokenizer_json.h"
@@ -28,7 +27,8 @@ inline const TokenizerInfo& RealTokenizerInfo() {
   static const TokenizerInfo* info = [] {
     auto r = LoadHfTokenizer(SharedPath("tokenizer/gemma4"));
     if (!r.ok()) {
-      std::fprintf(stderr, "cannot load the Gemma 4 tokenizer: %s\n", r.status().ToString().c_str());
+      std::fprintf(stderr, "cannot load the Gemma 4 tokenizer: %s\n",
+                   r.status().ToString().c_str());
       std::abort();
     }
     return new TokenizerInfo(std::move(r).value());
@@ -41,7 +41,8 @@ inline const Tokenizer& RealTokenizer() {
     const TokenizerInfo& info = RealTokenizerInfo();
     auto r = Tokenizer::Create(info.vocab, info.special);
     if (!r.ok()) {
-      std::fprintf(stderr, "cannot build the Gemma 4 tokenizer: %s\n", r.status().ToString().c_str());
+      std::fprintf(stderr, "cannot build the Gemma 4 tokenizer: %s\n",
+                   r.status().ToString().c_str());
       std::abort();
     }
     return new Tokenizer(std::move(r).value());

@@ -28,10 +28,15 @@ TEST(Utf8, DecodeCharAcceptsExactlyTheValidForms) {
 TEST(Utf8, IsValidAndSanitize) {
   EXPECT_TRUE(IsValid(""));
   EXPECT_TRUE(IsValid("plain ascii that is longer than eight bytes"));
-  EXPECT_TRUE(IsValid("Gr\xC3\xBC\xC3\x9F" "e \xE4\xB8\x96 \xF0\x9F\x99\x82"));
+  EXPECT_TRUE(
+      IsValid("Gr\xC3\xBC\xC3\x9F"
+              "e \xE4\xB8\x96 \xF0\x9F\x99\x82"));
   EXPECT_FALSE(IsValid("long ascii prefix then \xC3"));
   EXPECT_FALSE(IsValid("\xED\xBF\xBF"));
-  EXPECT_EQ(Sanitize("a\xFF" "b\xC3"), "a\xEF\xBF\xBD" "b\xEF\xBF\xBD");
+  EXPECT_EQ(Sanitize("a\xFF"
+                     "b\xC3"),
+            "a\xEF\xBF\xBD"
+            "b\xEF\xBF\xBD");
   EXPECT_EQ(Sanitize("\xE2\x96\x81"), "\xE2\x96\x81");
 }
 

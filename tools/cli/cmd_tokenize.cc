@@ -4,10 +4,9 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "base/mapped_file.h"
 #include "format/gemlet_file.h"
@@ -21,7 +20,8 @@
 namespace gemlet::cli {
 namespace {
 
-constexpr char kTokenizeUsage[] = R"(usage: gemlet tokenize (-m MODEL.gemlet | --tokenizer PATH) [--json | --ids] (TEXT | -f FILE)
+constexpr char kTokenizeUsage[] =
+    R"(usage: gemlet tokenize (-m MODEL.gemlet | --tokenizer PATH) [--json | --ids] (TEXT | -f FILE)
        gemlet tokenize (-m MODEL.gemlet | --tokenizer PATH) --chat CASE.json
 
 Prints the token ids of TEXT, one "ID<TAB>PIECE" line per token (control characters in the
@@ -49,7 +49,8 @@ examples:
   gemlet tokenize -m e2b.gemlet --chat case.json
 )";
 
-constexpr char kDetokenizeUsage[] = R"(usage: gemlet detokenize (-m MODEL.gemlet | --tokenizer PATH) [--skip-special] [--json] IDS...
+constexpr char kDetokenizeUsage[] =
+    R"(usage: gemlet detokenize (-m MODEL.gemlet | --tokenizer PATH) [--skip-special] [--json] IDS...
 
 Prints the text of the token ids exactly (no newline is added): "▁" becomes a space, runs of
 <0xNN> byte tokens become their UTF-8 text (U+FFFD per byte if a run is not valid UTF-8), and
@@ -142,7 +143,8 @@ int RunChatCase(const Tokenizer& tok, const std::string& case_path) {
   if (!text.ok()) return ReportError("tokenize", text.status());
   const nlohmann::json c = nlohmann::json::parse(*text, nullptr, false);
   if (c.is_discarded() || !c.is_object() || !c.contains("messages")) {
-    return ReportError("tokenize", InvalidArgument(case_path + ": not a JSON object with \"messages\""));
+    return ReportError("tokenize",
+                       InvalidArgument(case_path + ": not a JSON object with \"messages\""));
   }
   auto options = ChatOptionsFromJson(c.contains("options") ? c["options"] : nlohmann::json());
   if (!options.ok()) return ReportError("tokenize", options.status().WithContext(case_path));
@@ -165,7 +167,8 @@ int RunTokenize(Flags& flags) {
   if (!have_source) return UsageError("tokenize", error);
   const std::vector<std::string> pos = flags.Positional();
   const int inputs = (file ? 1 : 0) + (chat ? 1 : 0) + (pos.empty() ? 0 : 1);
-  if (inputs != 1) return UsageError("tokenize", "give exactly one of TEXT, -f FILE or --chat CASE.json");
+  if (inputs != 1)
+    return UsageError("tokenize", "give exactly one of TEXT, -f FILE or --chat CASE.json");
   if (pos.size() > 1) return UsageError("tokenize", "give TEXT as one argument (quote it)");
   if (json && ids_only) return UsageError("tokenize", "--json and --ids exclude each other");
   if ((file && file->empty()) || (chat && chat->empty())) {
@@ -215,14 +218,16 @@ Result<std::vector<int32_t>> ParseIds(const std::vector<std::string>& args) {
       if (a[j] == '-') ++j;
       while (j < a.size() && a[j] >= '0' && a[j] <= '9') ++j;
       const std::string item = a.substr(i, j - i);
-      const bool bad_end = j < a.size() && a[j] != ',' && a[j] != ' ' && a[j] != '\t' && a[j] != '\n';
+      const bool bad_end =
+          j < a.size() && a[j] != ',' && a[j] != ' ' && a[j] != '\t' && a[j] != '\n';
       if (item.empty() || item == "-" || bad_end || item.size() > 11) {
         size_t k = j;
         while (k < a.size() && a[k] != ',' && a[k] != ' ') ++k;
         return InvalidArgument("'" + a.substr(i, k - i) + "' is not a token id");
       }
       const long long v = std::stoll(item);
-      if (v < INT32_MIN || v > INT32_MAX) return InvalidArgument("'" + item + "' is not a token id");
+      if (v < INT32_MIN || v > INT32_MAX)
+        return InvalidArgument("'" + item + "' is not a token id");
       ids.push_back(static_cast<int32_t>(v));
       i = j;
     }

@@ -8,10 +8,9 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "base/mapped_file.h"
 #include "format/gemlet_writer.h"
@@ -78,7 +77,8 @@ const Tokenizer& Lib() {
 }
 
 const json& Vectors() {
-  static const json* v = new json(json::parse(*ReadFileToString(kShared + "/tokenizer/vectors.json")));
+  static const json* v =
+      new json(json::parse(*ReadFileToString(kShared + "/tokenizer/vectors.json")));
   return *v;
 }
 
@@ -117,7 +117,8 @@ TEST(TokenizeCli, IdsTableAndJson) {
   EXPECT_EQ(r.out, "1257\tline\n236770\t1\n107\t\\n\n1257\tline\n236778\t2\n");
   r = Gemlet({"tokenize", "-m", Model(), "--json", " hello<turn|>"});
   EXPECT_EQ(r.code, 0);
-  EXPECT_EQ(json::parse(r.out), json::parse(R"({"ids":[29104,106],"pieces":["▁hello","<turn|>"]})"));
+  EXPECT_EQ(json::parse(r.out),
+            json::parse(R"({"ids":[29104,106],"pieces":["▁hello","<turn|>"]})"));
 }
 
 TEST(TokenizeCli, FileBytesIncludingNulsAndTrailingNewlines) {
@@ -131,7 +132,8 @@ TEST(TokenizeCli, FileBytesIncludingNulsAndTrailingNewlines) {
   ASSERT_TRUE(WriteStringToFile(path, bytes).ok());
   CliRun r = Gemlet({"tokenize", "-m", Model(), "--ids", "-f", path});
   EXPECT_EQ(r.code, 0);
-  const std::vector<int32_t> want = {236746, 238, 236763, 249732, 236755, 253998, 236753, 251541, 236744, 108};
+  const std::vector<int32_t> want = {236746, 238,    236763, 249732, 236755,
+                                     253998, 236753, 251541, 236744, 108};
   EXPECT_EQ(r.out, IdsLine(want));
   EXPECT_EQ(r.out, IdsLine(*Lib().Encode(bytes)));
   // And back: detokenize prints exactly the bytes (no newline added).

@@ -3,10 +3,7 @@
 #include <filesystem>
 #include <unordered_set>
 
-#if __has_include("format/tokenizer_json.h")
 #include "format/tokenizer_json.h"
-#define GEMLET_HAVE_HF_TOKENIZER 1
-#endif
 
 namespace gemlet::convert {
 
@@ -26,35 +23,6 @@ Result<nlohmann::json> HfTextConfig(const nlohmann::json& j, const std::string& 
   }
   return j;
 }
-
-namespace {
-
-// chat_template.jinja, else tokenizer_config.json's "chat_template" (a string, or a list of
-// {"name", "template"} from which "default" is taken).
-Result<std::string> LoadChatTemplate(const fs::path& dir) {
-  std::error_code ec;
-  const fs::path jinja = dir / "chat_template.jinja";
-  if (fs::exists(jinja, ec)) return ReadFileToString(jinja.string());
-  const fs::path tc = dir / "tokenizer_config.json";
-  if (!fs::exists(tc, ec)) return std::string();
-  ASSIGN_OR_RETURN(std::string text, ReadFileToString(tc.string()));
-  nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-  if (j.is_discarded() || !j.is_object()) return Corrupt(tc.string() + ": not a JSON object");
-  auto it = j.find("chat_template");
-  if (it == j.end() || it->is_null()) return std::string();
-  if (it->is_string()) return it->get<std::string>();
-  if (it->is_array()) {
-    for (const auto& e : *it) {
-      if (e.is_object() && e.value("name", "") == "default" && e.contains("template") &&
-          e["template"].is_string()) {
-        return e["template"].get<std::string>();
-      }
-    }
-  }
-  return Corrupt(tc.string() + ": \"chat_template\" is neither a string nor a list holding a default template");
-}
-
-}  // namespace
 
 Result<Checkpoint> LoadHfCheckpoint(const std::string& folder) {
   Checkpoint ck;
@@ -101,24 +69,10 @@ Result<Checkpoint> LoadHfCheckpoint(const std::string& folder) {
     }
   }
 
-#ifdef GEMLET_HAVE_HF_TOKENIZER
   ASSIGN_OR_RETURN(ck.tokenizer, LoadHfTokenizer(folder));
-#else
-  // Temporary until format/tokenizer_json.h lands: no vocabulary, special ids from the config.
-  ck.tokenizer.special = {{"model", "gemma4"},
-                          {"bos_id", ck.config.bos_token_id},
-                          {"eos_id", ck.config.eos_token_id},
-                          {"pad_id", ck.config.pad_token_id},
-                          {"unk_id", 3},
-                          {"eog_ids", nlohmann::json::array({ck.config.eos_token_id, 106, 50})},
-                          {"add_bos", false}};
-#endif
   if (ck.tokenizer.vocab.size() > static_cast<size_t>(ck.config.vocab_size)) {
     return InvalidArgument(folder + ": the tokenizer has " + std::to_string(ck.tokenizer.vocab.size()) +
                            " pieces but the model's vocab_size is " + std::to_string(ck.config.vocab_size));
-  }
-  if (ck.tokenizer.chat_template.empty()) {
-    ASSIGN_OR_RETURN(ck.tokenizer.chat_template, LoadChatTemplate(dir));
   }
   return ck;
 }

@@ -1,7 +1,8 @@
 // Opens a Hugging Face Gemma 4 checkpoint folder for conversion: config.json (a nested
 // "text_config" or a flat text config), the safetensors weights (one file or index + shards),
-// the tokenizer (tokenizer.json via format/tokenizer_json.h) and the chat template
-// (chat_template.jinja, else tokenizer_config.json's "chat_template").
+// and, through format/tokenizer_json.h, the tokenizer (tokenizer.json, tokenizer_config.json,
+// generation_config.json) and the chat template (chat_template.jinja, else
+// tokenizer_config.json's "chat_template").
 #pragma once
 
 #include <string>

@@ -22,7 +22,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   const gemlet::Vocab& v = g.vocab();
   for (size_t i = 0; i < v.size(); ++i) sink = sink ^ static_cast<uint8_t>(v.pieces[i].size());
-  for (const auto& m : v.merges) sink = sink ^ static_cast<uint8_t>(v.pieces.at(m.first).size() + v.pieces.at(m.second).size());
+  for (const auto& m : v.merges)
+    sink = sink ^ static_cast<uint8_t>(v.pieces.at(m.first).size() + v.pieces.at(m.second).size());
   (void)g.metadata().dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   return 0;
 }

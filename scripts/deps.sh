@@ -19,6 +19,11 @@ GEMLET_APT_PACKAGES=(
   tmux
   # ---- server issue: packages for the web UI / browser tests go here (e.g. chromium,
   # ---- chromium-driver, nodejs, npm). Keep them in this list so CI and the demo agree.
+  # Headless Chromium for tests/server/chat_page.test.mjs (driven by npm playwright-core).
+  # Not nodejs/npm: the e2e tests need Node >= 20 (playwright-core's minimum) and Debian 12
+  # ships 18; CI machines have NodeSource's nodejs 20, which bundles npm and conflicts with
+  # Debian's npm package. tests/server/run.sh checks the Node version and runs `npm ci`.
+  chromium
 )
 
 # Prints the packages of GEMLET_APT_PACKAGES that are not installed.

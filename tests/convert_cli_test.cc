@@ -1,14 +1,13 @@
 // `gemlet convert` and `gemlet info` run as a user runs them: exit codes, one-line errors on
 // stderr, the summary, the progress lines, and what info prints about the file.
+#include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdio>
 #include <filesystem>
-#include <string>
-
-#include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "base/mapped_file.h"
 
@@ -27,7 +26,8 @@ struct CmdResult {
 
 CmdResult Exec(const std::string& args) {
   static int n = 0;
-  const std::string err_file = ::testing::TempDir() + "/convert_cli_err." + std::to_string(::getpid()) + "." + std::to_string(n++);
+  const std::string err_file =
+      ::testing::TempDir() + "/convert_cli_err." + std::to_string(::getpid()) + "." + std::to_string(n++);
   CmdResult r;
   FILE* p = ::popen((kGemlet + " " + args + " 2>" + err_file).c_str(), "r");
   if (!p) return r;
@@ -70,7 +70,8 @@ TEST(ConvertCli, ConvertThenInfo) {
   EXPECT_NE(i.out.find("7 layers (2 full, 5 sliding, window 16)"), std::string::npos) << i.out;
   EXPECT_NE(i.out.find("tokenizer: 512 pieces, 872 merges"), std::string::npos) << i.out;
   EXPECT_NE(i.out.find("source_format  safetensors"), std::string::npos) << i.out;
-  EXPECT_NE(i.out.find("8e2abf085ac29a28d3967e61cdfdfde96ea28f0b5f1193a91f353efa9cd8ca87"), std::string::npos);
+  EXPECT_NE(i.out.find("8e2abf085ac29a28d3967e61cdfdfde96ea28f0b5f1193a91f353efa9cd8ca87"),
+            std::string::npos);
   EXPECT_NE(i.out.find("ple_table"), std::string::npos);
   EXPECT_EQ(i.out.find("blk.6.ffn_down "), std::string::npos);  // no table without --tensors
   CmdResult t = Exec("info " + out + " --tensors");
@@ -96,15 +97,19 @@ TEST(ConvertCli, ConvertThenInfo) {
 
 TEST(ConvertCli, OverridesAndRequantizationSummary) {
   const std::string out = Dir() + "/q.gemlet";
-  CmdResult c = Exec("convert " + kOracle + "tiny-e4b/model-q4_0.gguf -o " + out + " --type attn=q8 --type=ffn=bf16 -q");
+  CmdResult c = Exec("convert " + kOracle + "tiny-e4b/model-q4_0.gguf -o " + out +
+                     " --type attn=q8 --type=ffn=bf16 -q");
   ASSERT_EQ(c.rc, 0) << c.err;
   EXPECT_EQ(c.err, "");  // -q: no progress
-  EXPECT_NE(c.out.find("dequantized from a quantized source and quantized again (Q4_0 -> bf16: 30, Q4_0 -> q8: 18)"),
-            std::string::npos) << c.out;
+  EXPECT_NE(c.out.find(
+                "dequantized from a quantized source and quantized again (Q4_0 -> bf16: 30, Q4_0 -> q8: 18)"),
+            std::string::npos)
+      << c.out;
   CmdResult j = Exec("info " + out + " --json");
   ASSERT_EQ(j.rc, 0);
   const auto js = nlohmann::json::parse(j.out);
-  EXPECT_EQ(js["metadata"]["quant_plan"]["overrides"], nlohmann::json::parse(R"({"attn": "q8", "ffn": "bf16"})"));
+  EXPECT_EQ(js["metadata"]["quant_plan"]["overrides"],
+            nlohmann::json::parse(R"({"attn": "q8", "ffn": "bf16"})"));
   EXPECT_EQ(js["totals"]["ffn"]["types"], nlohmann::json::array({"bf16"}));
   EXPECT_EQ(js["metadata"]["provenance"]["source_format"], "gguf");
 }
@@ -129,14 +134,18 @@ TEST(ConvertCli, ErrorsAndExitCodes) {
   const std::string d = Dir();
   ExpectFailure("convert", 2, "SRC (a checkpoint folder or .gguf file) is required");
   ExpectFailure("convert " + kOracle + "tiny-e2b", 2, "-o OUT.gemlet is required");
-  ExpectFailure("convert " + kOracle + "tiny-e2b -o " + d + "/x.gemlet --plan q5", 2, "unknown quantization plan 'q5'");
-  ExpectFailure("convert " + kOracle + "tiny-e2b -o " + d + "/x.gemlet --type attn", 2, "--type expects CLASS=TYPE");
-  ExpectFailure("convert " + kOracle + "tiny-e2b -o " + d + "/x.gemlet --type mlp=q8", 2, "unknown tensor class 'mlp'");
+  ExpectFailure("convert " + kOracle + "tiny-e2b -o " + d + "/x.gemlet --plan q5", 2,
+                "unknown quantization plan 'q5'");
+  ExpectFailure("convert " + kOracle + "tiny-e2b -o " + d + "/x.gemlet --type attn", 2,
+                "--type expects CLASS=TYPE");
+  ExpectFailure("convert " + kOracle + "tiny-e2b -o " + d + "/x.gemlet --type mlp=q8", 2,
+                "unknown tensor class 'mlp'");
   ExpectFailure("convert " + kOracle + "tiny-e2b -o " + d + "/x.gemlet --bogus", 2, "unknown flag --bogus");
   ExpectFailure("convert " + kOracle + "tiny-e2b -o " + d + "/x.gemlet --threads -1", 2, "--threads");
   ExpectFailure("convert " + d + "/missing -o " + d + "/x.gemlet", 1, d + "/missing: no such file or folder");
-  ExpectFailure("convert " + kOracle + "tiny-e2b/model-q8_0.gguf -o " + d + "/x.gemlet --multimodal " + d + "/mm.gemlet", 1,
-                "mmproj");
+  ExpectFailure("convert " + kOracle + "tiny-e2b/model-q8_0.gguf -o " + d + "/x.gemlet --multimodal " + d +
+                    "/mm.gemlet",
+                1, "mmproj");
   ExpectFailure("info", 2, "FILE is required");
   ExpectFailure("info " + d + "/missing.gemlet", 1, d + "/missing.gemlet");
   ExpectFailure("info " + kOracle + "tiny-e2b/config.json", 1, "not a valid .gemlet file");

@@ -7,10 +7,9 @@
 #include <cstring>
 #include <filesystem>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "base/mapped_file.h"
 #include "format/gemlet_file.h"
@@ -38,7 +37,8 @@ std::vector<StEntry> ReadEntries(const std::string& path) {
   EXPECT_TRUE(f.ok());
   std::vector<StEntry> out;
   for (const auto& t : (*f)->tensors()) {
-    out.push_back({t.name, t.dtype, t.shape, std::string(reinterpret_cast<const char*>(t.data), t.nbytes), nullptr});
+    out.push_back(
+        {t.name, t.dtype, t.shape, std::string(reinterpret_cast<const char*>(t.data), t.nbytes), nullptr});
   }
   return out;
 }
@@ -49,7 +49,8 @@ std::string WriteSafetensors(const std::vector<StEntry>& entries) {
   for (const auto& e : entries) {
     const uint64_t b = data.size();
     data += e.bytes;
-    h[e.name] = {{"dtype", e.dtype}, {"shape", e.shape},
+    h[e.name] = {{"dtype", e.dtype},
+                 {"shape", e.shape},
                  {"data_offsets", e.offsets.is_null() ? nlohmann::json::array({b, data.size()}) : e.offsets}};
   }
   const std::string header = h.dump();
@@ -66,7 +67,8 @@ class ConvertErrors : public ::testing::Test {
            ::testing::UnitTest::GetInstance()->current_test_info()->name();
     fs::remove_all(dir_);
     fs::create_directories(dir_ + "/ckpt");
-    for (const char* f : {"config.json", "tokenizer.json", "tokenizer_config.json", "generation_config.json"}) {
+    for (const char* f :
+         {"config.json", "tokenizer.json", "tokenizer_config.json", "generation_config.json"}) {
       fs::copy_file(kOracle + "tiny-e2b/" + f, dir_ + "/ckpt/" + f);
     }
   }
@@ -131,7 +133,8 @@ TEST_F(ConvertErrors, HeaderLiesAboutSize) {
     StEntry* t = Find(e, kPre + "layers.1.mlp.up_proj.weight");
     t->shape = {32, 65};  // 2080 elements, but the offsets span 2048 values
   });
-  ExpectError(dir_ + "/ckpt", {"model.safetensors", "layers.1.mlp.up_proj.weight", "span 4096 bytes but BF16 × 2080 elements need 4160"});
+  ExpectError(dir_ + "/ckpt", {"model.safetensors", "layers.1.mlp.up_proj.weight",
+                               "span 4096 bytes but BF16 × 2080 elements need 4160"});
 }
 
 TEST_F(ConvertErrors, HeaderOffsetsOverlap) {
@@ -161,7 +164,8 @@ TEST_F(ConvertErrors, OffsetsPastTheData) {
 
 TEST_F(ConvertErrors, UnknownDtypeOfANeededTensor) {
   WriteModel([](auto& e) { Find(e, kPre + "layers.0.self_attn.q_proj.weight")->dtype = "I16"; });
-  ExpectError(dir_ + "/ckpt", {"model.safetensors", "layers.0.self_attn.q_proj.weight", "dtype I16", "F32, F16 and BF16"});
+  ExpectError(dir_ + "/ckpt",
+              {"model.safetensors", "layers.0.self_attn.q_proj.weight", "dtype I16", "F32, F16 and BF16"});
   WriteModel([](auto& e) { Find(e, kPre + "embed_tokens.weight")->dtype = "Q9_WEIRD"; });
   ExpectError(dir_ + "/ckpt", {"model.safetensors", "embed_tokens.weight", "dtype Q9_WEIRD"});
 }
@@ -183,17 +187,27 @@ TEST_F(ConvertErrors, UnknownDtypeOfASkippedTensor) {
 
 TEST_F(ConvertErrors, MissingTensor) {
   WriteModel([](auto& e) {
-    e.erase(std::remove_if(e.begin(), e.end(), [](const StEntry& x) { return x.name == kPre + "layers.2.mlp.up_proj.weight"; }),
+    e.erase(std::remove_if(e.begin(), e.end(),
+                           [](const StEntry& x) { return x.name == kPre + "layers.2.mlp.up_proj.weight"; }),
             e.end());
   });
-  ExpectError(dir_ + "/ckpt", {dir_ + "/ckpt", "model.language_model.layers.2.mlp.up_proj.weight is missing"});
+  ExpectError(dir_ + "/ckpt",
+              {dir_ + "/ckpt", "model.language_model.layers.2.mlp.up_proj.weight is missing"});
 }
 
 TEST_F(ConvertErrors, ExtraTensor) {
-  WriteModel([](auto& e) { e.push_back({kPre + "layers.0.self_attn.extra.weight", "BF16", {4}, std::string(8, '\0'), nullptr}); });
-  ExpectError(dir_ + "/ckpt", {"model.safetensors", "unexpected text tensor model.language_model.layers.0.self_attn.extra.weight"});
-  WriteModel([](auto& e) { e.push_back({kPre + "layers.7.input_layernorm.weight", "BF16", {64}, std::string(128, '\0'), nullptr}); });
-  ExpectError(dir_ + "/ckpt", {"model.safetensors", "unexpected text tensor model.language_model.layers.7.input_layernorm.weight"});
+  WriteModel([](auto& e) {
+    e.push_back({kPre + "layers.0.self_attn.extra.weight", "BF16", {4}, std::string(8, '\0'), nullptr});
+  });
+  ExpectError(
+      dir_ + "/ckpt",
+      {"model.safetensors", "unexpected text tensor model.language_model.layers.0.self_attn.extra.weight"});
+  WriteModel([](auto& e) {
+    e.push_back({kPre + "layers.7.input_layernorm.weight", "BF16", {64}, std::string(128, '\0'), nullptr});
+  });
+  ExpectError(
+      dir_ + "/ckpt",
+      {"model.safetensors", "unexpected text tensor model.language_model.layers.7.input_layernorm.weight"});
 }
 
 TEST_F(ConvertErrors, ShapeContradictsConfig) {
@@ -203,19 +217,23 @@ TEST_F(ConvertErrors, ShapeContradictsConfig) {
   auto j = nlohmann::json::parse(*text);
   j["text_config"]["intermediate_size"] = 48;
   ASSERT_TRUE(WriteStringToFile(dir_ + "/ckpt/config.json", j.dump()).ok());
-  ExpectError(dir_ + "/ckpt", {"model.safetensors", "layers.0.mlp.gate_proj.weight has shape [32, 64] but the config needs [48, 64]"});
+  ExpectError(dir_ + "/ckpt",
+              {"model.safetensors",
+               "layers.0.mlp.gate_proj.weight has shape [32, 64] but the config needs [48, 64]"});
 }
 
 TEST_F(ConvertErrors, BadConfig) {
   WriteModel([](std::vector<StEntry>&) {});
-  ASSERT_TRUE(WriteStringToFile(dir_ + "/ckpt/config.json", R"({"model_type": "llama", "hidden_size": 8})").ok());
+  ASSERT_TRUE(
+      WriteStringToFile(dir_ + "/ckpt/config.json", R"({"model_type": "llama", "hidden_size": 8})").ok());
   ExpectError(dir_ + "/ckpt", {dir_ + "/ckpt/config.json", "model_type 'llama' is not gemma4"});
   ASSERT_TRUE(WriteStringToFile(dir_ + "/ckpt/config.json", R"({"text_config": {"hidden_size": 8}})").ok());
   ExpectError(dir_ + "/ckpt", {dir_ + "/ckpt/config.json", "vocab_size"});
 }
 
 // Replaces the bytes `from` (which must occur once after `after`) in a copy of a GGUF file.
-std::string PatchGguf(const std::string& src, const std::string& after, const std::string& from, const std::string& to) {
+std::string PatchGguf(const std::string& src, const std::string& after, const std::string& from,
+                      const std::string& to) {
   std::string s = ReadFileToString(src).value();
   const size_t a = s.find(after);
   EXPECT_NE(a, std::string::npos);
@@ -228,13 +246,17 @@ std::string PatchGguf(const std::string& src, const std::string& after, const st
 
 TEST_F(ConvertErrors, GgufOfAnotherArchitecture) {
   const std::string path = dir_ + "/llama.gguf";
-  ASSERT_TRUE(WriteStringToFile(path, PatchGguf(kOracle + "tiny-e2b/model-q8_0.gguf", "general.architecture", "gemma4", "llama3")).ok());
+  ASSERT_TRUE(WriteStringToFile(path, PatchGguf(kOracle + "tiny-e2b/model-q8_0.gguf", "general.architecture",
+                                                "gemma4", "llama3"))
+                  .ok());
   ExpectError(path, {path, "general.architecture is 'llama3', not gemma4"});
 }
 
 TEST_F(ConvertErrors, GgufMissingTensor) {
   const std::string path = dir_ + "/renamed.gguf";
-  ASSERT_TRUE(WriteStringToFile(path, PatchGguf(kOracle + "tiny-e2b/model-bf16.gguf", "blk.5.ffn_gate", "blk.5.ffn_gate", "blk.5.ffn_xxxx")).ok());
+  ASSERT_TRUE(WriteStringToFile(path, PatchGguf(kOracle + "tiny-e2b/model-bf16.gguf", "blk.5.ffn_gate",
+                                                "blk.5.ffn_gate", "blk.5.ffn_xxxx"))
+                  .ok());
   ExpectError(path, {path, "blk.5.ffn_gate.weight is missing"});
 }
 
@@ -257,9 +279,13 @@ std::string RebuildGguf(const std::string& src, const std::function<void(testing
 
 TEST_F(ConvertErrors, GgufRebuiltConvertsWithItsChatTemplate) {
   const std::string path = dir_ + "/rebuilt.gguf";
-  ASSERT_TRUE(WriteStringToFile(path, RebuildGguf(kOracle + "tiny-e2b/model-q8_0.gguf", [](auto& b) {
-                                  b.Str("tokenizer.chat_template", "{{ bos_token }}{% for m in messages %}{% endfor %}");
-                                })).ok());
+  ASSERT_TRUE(WriteStringToFile(path, RebuildGguf(kOracle + "tiny-e2b/model-q8_0.gguf",
+                                                  [](auto& b) {
+                                                    b.Str(
+                                                        "tokenizer.chat_template",
+                                                        "{{ bos_token }}{% for m in messages %}{% endfor %}");
+                                                  }))
+                  .ok());
   convert::ConvertOptions o;
   o.src = path;
   o.out = dir_ + "/rebuilt.gemlet";
@@ -272,17 +298,21 @@ TEST_F(ConvertErrors, GgufRebuiltConvertsWithItsChatTemplate) {
 
 TEST_F(ConvertErrors, GgufChatTemplateNotUtf8) {
   const std::string path = dir_ + "/bad_utf8.gguf";
-  ASSERT_TRUE(WriteStringToFile(path, RebuildGguf(kOracle + "tiny-e2b/model-q8_0.gguf", [](auto& b) {
-                                  b.Str("tokenizer.chat_template", "ok \xff\xfe bad");
-                                })).ok());
+  ASSERT_TRUE(WriteStringToFile(
+                  path, RebuildGguf(kOracle + "tiny-e2b/model-q8_0.gguf",
+                                    [](auto& b) { b.Str("tokenizer.chat_template", "ok \xff\xfe bad"); }))
+                  .ok());
   ExpectError(path, {path, "not valid UTF-8"});
 }
 
 TEST_F(ConvertErrors, GgufExtraTensor) {
   const std::string path = dir_ + "/extra.gguf";
-  ASSERT_TRUE(WriteStringToFile(path, RebuildGguf(kOracle + "tiny-e2b/model-bf16.gguf", [](auto& b) {
-                                  b.Tensor("blk.0.attn_extra.weight", {4}, 0, std::string(16, '\0'));
-                                })).ok());
+  ASSERT_TRUE(WriteStringToFile(path, RebuildGguf(kOracle + "tiny-e2b/model-bf16.gguf",
+                                                  [](auto& b) {
+                                                    b.Tensor("blk.0.attn_extra.weight", {4}, 0,
+                                                             std::string(16, '\0'));
+                                                  }))
+                  .ok());
   ExpectError(path, {path, "unexpected tensor blk.0.attn_extra.weight [4]"});
 }
 

@@ -17,6 +17,7 @@
 #include "format/gguf_kquants.h"
 #include "format/gguf_test_util.h"
 #include "kernels/ref/quant.h"
+#include "kernels/repack.h"
 #include "model/gemma4_config.h"
 #include "model/gemma4_tensors.h"
 #include "tools/convert/convert.h"
@@ -115,7 +116,8 @@ std::string WriteGguf(const std::string& path) {
       if (spec.cls == model::TensorClass::kAttention) type = 12;       // Q4_K
       if (spec.cls == model::TensorClass::kFeedForward) type = 13;     // Q5_K
     }
-    b.Tensor(spec.gguf_name, ne, type, type ? KBlocks(type, rows * cols / 256, seed++) : F32s(rows * cols, seed++));
+    b.Tensor(spec.gguf_name, ne, type,
+             type ? KBlocks(type, rows * cols / 256, seed++) : F32s(rows * cols, seed++));
   }
   EXPECT_TRUE(WriteStringToFile(path, b.Build()).ok());
   return path;
@@ -124,10 +126,17 @@ std::string WriteGguf(const std::string& path) {
 std::vector<float> Dequant(const GgufTensorInfo& t) {
   std::vector<float> x(static_cast<size_t>(t.numel()));
   switch (t.ggml_type) {
-    case 12: DequantizeRowQ4K(reinterpret_cast<const BlockQ4K*>(t.data), x.data(), t.numel()); break;
-    case 13: DequantizeRowQ5K(reinterpret_cast<const BlockQ5K*>(t.data), x.data(), t.numel()); break;
-    case 14: DequantizeRowQ6K(reinterpret_cast<const BlockQ6K*>(t.data), x.data(), t.numel()); break;
-    default: std::memcpy(x.data(), t.data, x.size() * 4);
+    case 12:
+      DequantizeRowQ4K(reinterpret_cast<const BlockQ4K*>(t.data), x.data(), t.numel());
+      break;
+    case 13:
+      DequantizeRowQ5K(reinterpret_cast<const BlockQ5K*>(t.data), x.data(), t.numel());
+      break;
+    case 14:
+      DequantizeRowQ6K(reinterpret_cast<const BlockQ6K*>(t.data), x.data(), t.numel());
+      break;
+    default:
+      std::memcpy(x.data(), t.data, x.size() * 4);
   }
   return x;
 }
@@ -154,7 +163,8 @@ TEST(ConvertKQuant, RequantizedUnderThePlan) {
       const GgufTensorInfo* s = (*gguf)->FindTensor(spec.gguf_name);
       const TensorView* t = (*g)->Find(spec.name);
       ASSERT_TRUE(s && t) << spec.name;
-      const auto it = std::find_if(r->tensors.begin(), r->tensors.end(), [&](const auto& ct) { return ct.name == spec.name; });
+      const auto it = std::find_if(r->tensors.begin(), r->tensors.end(),
+                                   [&](const auto& ct) { return ct.name == spec.name; });
       ASSERT_NE(it, r->tensors.end());
       const bool is_k = s->ggml_type >= 12 && s->ggml_type <= 14;
       EXPECT_EQ(it->requantized, is_k) << spec.name;
@@ -168,11 +178,17 @@ TEST(ConvertKQuant, RequantizedUnderThePlan) {
       if (t->type == TensorType::kQ4 || t->type == TensorType::kQ8) {
         std::vector<uint8_t> want(t->nbytes);
         if (t->type == TensorType::kQ4) {
-          kernels::QuantizeRowQ4Ref(x.data(), reinterpret_cast<BlockQ4*>(want.data()), static_cast<int64_t>(x.size()));
+          kernels::QuantizeRowQ4Ref(x.data(), reinterpret_cast<BlockQ4*>(want.data()),
+                                    static_cast<int64_t>(x.size()));
         } else {
-          kernels::QuantizeRowQ8Ref(x.data(), reinterpret_cast<BlockQ8*>(want.data()), static_cast<int64_t>(x.size()));
+          kernels::QuantizeRowQ8Ref(x.data(), reinterpret_cast<BlockQ8*>(want.data()),
+                                    static_cast<int64_t>(x.size()));
         }
-        EXPECT_EQ(std::memcmp(t->data, want.data(), want.size()), 0) << spec.name;
+        std::vector<uint8_t> buf;  // q4 matrices may be stored interleaved (kQ4x8)
+        EXPECT_EQ(std::memcmp(kernels::RowMajorBytes(t->data, t->type, t->layout, t->rows(), t->cols(), &buf),
+                              want.data(), want.size()),
+                  0)
+            << spec.name;
       }
       if (is_k) {
         ++k_quants;

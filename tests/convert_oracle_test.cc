@@ -7,16 +7,16 @@
 
 #include <cstring>
 #include <filesystem>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "base/half.h"
 #include "format/gemlet_file.h"
 #include "format/gguf.h"
 #include "format/safetensors.h"
 #include "kernels/ref/quant.h"
+#include "kernels/repack.h"
 #include "model/gemma4_config.h"
 #include "model/gemma4_tensors.h"
 #include "tools/convert/convert.h"
@@ -52,6 +52,12 @@ std::unique_ptr<GemletFile> ConvertAndOpen(const std::string& src, const std::st
   return f.ok() ? std::move(*f) : nullptr;
 }
 
+// A stored tensor's bytes in row-major order (q4 matrices are stored interleaved as kQ4x8:
+// same values, other byte order; docs/file-format.md §6).
+const uint8_t* RowMajor(const TensorView* t, std::vector<uint8_t>* buf) {
+  return kernels::RowMajorBytes(t->data, t->type, t->layout, t->rows(), t->cols(), buf);
+}
+
 std::vector<float> ToF32(TensorType type, const uint8_t* data, int64_t n) {
   std::vector<float> out(static_cast<size_t>(n));
   kernels::DequantizeRowRef(type, data, out.data(), n);
@@ -60,7 +66,7 @@ std::vector<float> ToF32(TensorType type, const uint8_t* data, int64_t n) {
 
 struct Source {
   const char* variant;
-  const char* file;     // "" = the folder (model.safetensors)
+  const char* file;       // "" = the folder (model.safetensors)
   const char* gguf_type;  // expected stored type of 2-D weights in keep: "bf16", "f32", "q8", "q4"
 };
 
@@ -73,7 +79,8 @@ TEST_P(ConvertKeep, BitExact) {
   const bool gguf = std::strlen(s.file) > 0;
   const std::string src = gguf ? folder + "/" + s.file : folder;
   convert::ConvertReport report;
-  auto g = ConvertAndOpen(src, "keep", std::string(s.variant) + "-" + (gguf ? s.file : "st") + ".gemlet", &report);
+  auto g =
+      ConvertAndOpen(src, "keep", std::string(s.variant) + "-" + (gguf ? s.file : "st") + ".gemlet", &report);
   ASSERT_NE(g, nullptr);
   auto cfg = model::Gemma4Config::FromJson(g->metadata()["config"]);
   ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
@@ -106,8 +113,11 @@ TEST_P(ConvertKeep, BitExact) {
       ASSERT_NE(gt, nullptr);
       want = gt->data;
       want_bytes = gt->nbytes;
-      want_type = gt->type_name() == "Q8_0" ? "q8" : gt->type_name() == "Q4_0" ? "q4"
-                : gt->type_name() == "BF16" ? "bf16" : gt->type_name() == "F32" ? "f32" : "?";
+      want_type = gt->type_name() == "Q8_0"   ? "q8"
+                  : gt->type_name() == "Q4_0" ? "q4"
+                  : gt->type_name() == "BF16" ? "bf16"
+                  : gt->type_name() == "F32"  ? "f32"
+                                              : "?";
     } else {
       const SafetensorsTensor* tt = st->Find(spec.hf_name);
       ASSERT_NE(tt, nullptr);
@@ -117,7 +127,13 @@ TEST_P(ConvertKeep, BitExact) {
     }
     EXPECT_EQ(TensorTypeName(t->type), want_type);
     ASSERT_EQ(t->nbytes, want_bytes);
-    EXPECT_EQ(std::memcmp(t->data, want, want_bytes), 0);
+    std::vector<uint8_t> buf;
+    EXPECT_EQ(std::memcmp(RowMajor(t, &buf), want, want_bytes), 0);
+    // q4 matrices are interleaved for the kernels, except the gathered-only PLE table.
+    EXPECT_EQ(t->layout, t->type == TensorType::kQ4 && t->rows() % 8 == 0 && t->shape.size() >= 2 &&
+                                 spec.cls != model::TensorClass::kPleTable
+                             ? TensorLayout::kQ4x8
+                             : TensorLayout::kRowMajor);
     quantized += IsQuantized(t->type);
   }
   if (std::string(s.gguf_type) == "q8" || std::string(s.gguf_type) == "q4") {
@@ -131,20 +147,24 @@ TEST_P(ConvertKeep, BitExact) {
   EXPECT_EQ(g->metadata()["quant_plan"]["name"], "keep");
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Oracle, ConvertKeep,
-    ::testing::Values(Source{"tiny-e2b", "", "bf16"}, Source{"tiny-e2b", "model-bf16.gguf", "bf16"},
-                      Source{"tiny-e2b", "model-f32.gguf", "f32"}, Source{"tiny-e2b", "model-q8_0.gguf", "q8"},
-                      Source{"tiny-e2b", "model-q4_0.gguf", "q4"}, Source{"tiny-e4b", "", "bf16"},
-                      Source{"tiny-e4b", "model-bf16.gguf", "bf16"}, Source{"tiny-e4b", "model-q8_0.gguf", "q8"},
-                      Source{"tiny-e4b", "model-q4_0.gguf", "q4"}),
-    [](const ::testing::TestParamInfo<Source>& info) {
-      std::string n = std::string(info.param.variant) + "_" + (std::strlen(info.param.file) ? info.param.file : "safetensors");
-      for (char& c : n) {
-        if (!isalnum(static_cast<unsigned char>(c))) c = '_';
-      }
-      return n;
-    });
+INSTANTIATE_TEST_SUITE_P(Oracle, ConvertKeep,
+                         ::testing::Values(Source{"tiny-e2b", "", "bf16"},
+                                           Source{"tiny-e2b", "model-bf16.gguf", "bf16"},
+                                           Source{"tiny-e2b", "model-f32.gguf", "f32"},
+                                           Source{"tiny-e2b", "model-q8_0.gguf", "q8"},
+                                           Source{"tiny-e2b", "model-q4_0.gguf", "q4"},
+                                           Source{"tiny-e4b", "", "bf16"},
+                                           Source{"tiny-e4b", "model-bf16.gguf", "bf16"},
+                                           Source{"tiny-e4b", "model-q8_0.gguf", "q8"},
+                                           Source{"tiny-e4b", "model-q4_0.gguf", "q4"}),
+                         [](const ::testing::TestParamInfo<Source>& info) {
+                           std::string n = std::string(info.param.variant) + "_" +
+                                           (std::strlen(info.param.file) ? info.param.file : "safetensors");
+                           for (char& c : n) {
+                             if (!isalnum(static_cast<unsigned char>(c))) c = '_';
+                           }
+                           return n;
+                         });
 
 // The provenance hash is the sha256 that cases.json lists for the source file.
 TEST(ConvertOracle, ProvenanceHashMatchesCasesJson) {
@@ -164,7 +184,8 @@ TEST(ConvertOracle, SafetensorsAndGgufAgree) {
     SCOPED_TRACE(variant);
     const std::string folder = kOracle + variant;
     auto st = ConvertAndOpen(folder, "keep", std::string(variant) + "-agree-st.gemlet");
-    auto gg = ConvertAndOpen(folder + "/model-bf16.gguf", "keep", std::string(variant) + "-agree-gguf.gemlet");
+    auto gg =
+        ConvertAndOpen(folder + "/model-bf16.gguf", "keep", std::string(variant) + "-agree-gguf.gemlet");
     ASSERT_NE(st, nullptr);
     ASSERT_NE(gg, nullptr);
     EXPECT_EQ(st->metadata()["config"], gg->metadata()["config"]);
@@ -257,7 +278,8 @@ TEST(ConvertOracle, DefaultPlanQ4MatchesReference) {
           std::vector<BlockQ4> want(x.size() / kQBlock);
           kernels::QuantizeRowQ4Ref(x.data(), want.data(), static_cast<int64_t>(x.size()));
           ASSERT_EQ(d->nbytes, want.size() * sizeof(BlockQ4));
-          EXPECT_EQ(std::memcmp(d->data, want.data(), d->nbytes), 0);
+          std::vector<uint8_t> buf;
+          EXPECT_EQ(std::memcmp(RowMajor(d, &buf), want.data(), d->nbytes), 0);
           ++q4;
           break;
         }
@@ -299,7 +321,8 @@ TEST(ConvertOracle, Q8PlanFromQ4Gguf) {
       EXPECT_EQ(t.shape.size() == 1 ? TensorType::kF32 : t.type, t.type) << t.name;
       continue;
     }
-    const std::vector<float> x = ToF32(k->type, k->data, k->numel());
+    std::vector<uint8_t> buf;
+    const std::vector<float> x = ToF32(k->type, RowMajor(k, &buf), k->numel());
     std::vector<BlockQ8> want(x.size() / kQBlock);
     kernels::QuantizeRowQ8Ref(x.data(), want.data(), static_cast<int64_t>(x.size()));
     EXPECT_EQ(std::memcmp(t.data, want.data(), t.nbytes), 0) << t.name;

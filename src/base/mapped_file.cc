@@ -60,6 +60,9 @@ static void Advise(const uint8_t* base, size_t size, size_t offset, size_t len, 
 
 void MappedFile::AdviseRandom(size_t offset, size_t len) const {
   Advise(data_, size_, offset, len, MADV_RANDOM);
+  // Nor whole 2 MiB folios of the page cache mapped at once (FilePmdMapped): one touched row
+  // would put 2 MiB in the resident set.
+  Advise(data_, size_, offset, len, MADV_NOHUGEPAGE);
 }
 void MappedFile::AdviseWillNeed(size_t offset, size_t len) const {
   Advise(data_, size_, offset, len, MADV_WILLNEED);

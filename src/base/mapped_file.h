@@ -22,8 +22,8 @@ class MappedFile {
   size_t size() const { return size_; }
   const std::string& path() const { return path_; }
 
-  // Hints the kernel about access to [offset, offset+len): random (no read-ahead) or
-  // sequential/will-need. Out-of-range ranges are clipped. Advisory only.
+  // Hints the kernel about access to [offset, offset+len): random (no read-ahead, no huge-page
+  // mappings) or sequential/will-need. Out-of-range ranges are clipped. Advisory only.
   void AdviseRandom(size_t offset, size_t len) const;
   void AdviseWillNeed(size_t offset, size_t len) const;
 

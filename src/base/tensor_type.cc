@@ -29,6 +29,10 @@ const TypeTraits& GetTypeTraits(TensorType type) {
 
 const char* TensorTypeName(TensorType type) { return GetTypeTraits(type).name; }
 
+const char* TensorLayoutName(TensorLayout layout) {
+  return layout == TensorLayout::kQ4x8 ? "q4x8" : "row-major";
+}
+
 Result<TensorType> ParseTensorType(const std::string& name) {
   for (TensorType t : {TensorType::kF32, TensorType::kF16, TensorType::kBF16, TensorType::kQ8,
                        TensorType::kQ4}) {

@@ -42,6 +42,8 @@ enum class TensorLayout : uint32_t {
   // one row per vector lane; kernels/repack.h converts.
   kQ4x8 = 1,
 };
+// "row-major" or "q4x8" (docs/file-format.md §6).
+const char* TensorLayoutName(TensorLayout layout);
 
 // The blocks of 8 consecutive rows in one block column: d[i] is row i's scale and
 // qs[c * 32 + i * 4 + k] = row i's qs[4c + k] (c < 4 chunks of 4 bytes, i < 8 rows), so

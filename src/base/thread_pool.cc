@@ -17,6 +17,9 @@ namespace {
 // Iterations a thread spins before it sleeps on a condition variable. Decode issues many
 // short jobs back to back; spinning a few tens of microseconds avoids a futex wake-up each.
 constexpr int kSpinIterations = 1 << 14;
+// Chunks per thread in a ParallelFor: enough that the others can take over a descheduled
+// thread's share, few enough that the per-chunk overhead stays negligible.
+constexpr int kChunksPerThread = 4;
 thread_local bool t_in_job = false;
 
 // One spin step; every 64th gives the core away, so an oversubscribed machine (more pool
@@ -38,7 +41,7 @@ int ThreadPool::HardwareThreads() {
 ThreadPool::ThreadPool(int num_threads) {
   num_threads_ = num_threads <= 0 ? HardwareThreads() : num_threads;
   workers_.reserve(num_threads_ - 1);
-  for (int i = 1; i < num_threads_; ++i) workers_.emplace_back([this, i] { WorkerLoop(i); });
+  for (int i = 1; i < num_threads_; ++i) workers_.emplace_back([this] { WorkerLoop(); });
 }
 
 ThreadPool::~ThreadPool() {
@@ -50,21 +53,40 @@ ThreadPool::~ThreadPool() {
   for (auto& t : workers_) t.join();
 }
 
-void ThreadPool::RunShare(int index) {
-  if (index >= parts_) return;
-  const int64_t begin = n_ * index / parts_;
-  const int64_t end = n_ * (index + 1) / parts_;
-  if (begin < end) {
-    t_in_job = true;
-    (*fn_)(begin, end);
-    t_in_job = false;
+void ThreadPool::RunChunks(uint32_t generation) {
+  for (;;) {
+    // claim_ = generation (32 bits) | chunks (16 bits) | next chunk (16 bits): the bound is
+    // read together with the generation, so a late worker can never claim a later job's
+    // chunk against an earlier job's fields.
+    uint64_t c = claim_.load(std::memory_order_acquire);
+    int chunk = -1, chunks = 0;
+    while ((c >> 32) == generation && (c & 0xffff) < ((c >> 16) & 0xffff)) {
+      if (claim_.compare_exchange_weak(c, c + 1, std::memory_order_acq_rel)) {
+        chunk = static_cast<int>(c & 0xffff);
+        chunks = static_cast<int>((c >> 16) & 0xffff);
+        break;
+      }
+    }
+    if (chunk < 0) return;
+    // The claimed chunk keeps the job alive: fn_ and n_ are this job's until it is done.
+    const int64_t begin = n_ * chunk / chunks;
+    const int64_t end = n_ * (chunk + 1) / chunks;
+    if (begin < end) {
+      t_in_job = true;
+      (*fn_)(begin, end);
+      t_in_job = false;
+    }
+    if (done_.fetch_add(1, std::memory_order_acq_rel) + 1 == chunks) {
+      std::lock_guard<std::mutex> lk(mu_);
+      done_cv_.notify_one();
+    }
   }
 }
 
-void ThreadPool::WorkerLoop(int index) {
-  uint64_t seen = 0;
+void ThreadPool::WorkerLoop() {
+  uint32_t seen = 0;
   for (;;) {
-    uint64_t g = generation_.load(std::memory_order_acquire);
+    uint32_t g = generation_.load(std::memory_order_acquire);
     for (int i = 0; g == seen && i < kSpinIterations; ++i) {
       Relax(i);
       g = generation_.load(std::memory_order_acquire);
@@ -76,11 +98,7 @@ void ThreadPool::WorkerLoop(int index) {
       g = generation_.load(std::memory_order_acquire);
     }
     seen = g;
-    RunShare(index);
-    if (pending_.fetch_sub(1, std::memory_order_acq_rel) == 1) {
-      std::lock_guard<std::mutex> lk(mu_);
-      done_cv_.notify_one();
-    }
+    RunChunks(g);
   }
 }
 
@@ -94,22 +112,27 @@ void ThreadPool::ParallelFor(int64_t n, const std::function<void(int64_t, int64_
     return;
   }
   std::lock_guard<std::mutex> call_lock(call_mu_);
+  // A few chunks per thread, each at least `grain` long (except the last).
+  const int chunks = static_cast<int>(
+      std::min<int64_t>({int64_t{num_threads_} * kChunksPerThread, max_parts, int64_t{0xffff}}));
   fn_ = &fn;
   n_ = n;
-  parts_ = parts;
-  pending_.store(num_threads_ - 1, std::memory_order_relaxed);
+  done_.store(0, std::memory_order_relaxed);
+  uint32_t g;
   {
     std::lock_guard<std::mutex> lk(mu_);
-    generation_.fetch_add(1, std::memory_order_release);
+    g = generation_.load(std::memory_order_relaxed) + 1;
+    claim_.store(uint64_t{g} << 32 | uint64_t(chunks) << 16, std::memory_order_release);
+    generation_.store(g, std::memory_order_release);
   }
   wake_cv_.notify_all();
-  RunShare(0);
-  for (int i = 0; pending_.load(std::memory_order_acquire) != 0 && i < kSpinIterations; ++i) {
+  RunChunks(g);
+  for (int i = 0; done_.load(std::memory_order_acquire) != chunks && i < kSpinIterations; ++i) {
     Relax(i);
   }
-  if (pending_.load(std::memory_order_acquire) != 0) {
+  if (done_.load(std::memory_order_acquire) != chunks) {
     std::unique_lock<std::mutex> lk(mu_);
-    done_cv_.wait(lk, [&] { return pending_.load(std::memory_order_acquire) == 0; });
+    done_cv_.wait(lk, [&] { return done_.load(std::memory_order_acquire) == chunks; });
   }
   fn_ = nullptr;
 }

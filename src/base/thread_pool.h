@@ -1,10 +1,12 @@
 // A persistent pool of worker threads for data-parallel loops (ParallelFor). Threads are
-// created once; a ParallelFor call wakes them, splits [0, n) into one contiguous range per
-// thread (the calling thread takes the first), and returns when every range is done.
+// created once; a ParallelFor call splits [0, n) into a few contiguous chunks per thread,
+// wakes the workers, and every thread (the caller included) claims chunks until none is
+// left; it returns when every chunk is done. Claiming (rather than one fixed range per
+// thread) keeps a loop going when a worker is descheduled on a busy machine: the others take
+// its chunks instead of waiting for it.
 //
-// The split is static and depends only on n and the thread count, so any computation whose
-// outputs are independent per index (matmul rows, attention heads) gives bit-identical
-// results for every thread count.
+// Any computation whose outputs are independent per index (matmul rows, attention heads)
+// gives bit-identical results for every thread count and every chunking.
 //
 // Thread safety: ParallelFor may be called from several threads at once (sessions sharing
 // an engine); calls are serialized. A ParallelFor issued from inside a running job (nested)
@@ -40,20 +42,24 @@ class ThreadPool {
   static int HardwareThreads();
 
  private:
-  void WorkerLoop(int index);
-  void RunShare(int index);
+  void WorkerLoop();
+  // Claims and runs chunks of job `generation` until none is left.
+  void RunChunks(uint32_t generation);
 
   int num_threads_ = 1;
   std::vector<std::thread> workers_;
 
   std::mutex call_mu_;  // serializes ParallelFor callers
 
-  // The current job, published by `generation_`.
+  // The current job, published by `generation_`. `claim_` holds the job's generation (high 32
+  // bits), its chunk count and the next unclaimed chunk (16 bits each), so a late worker
+  // cannot claim a chunk of a later job; fn_ and n_ stay valid while any chunk of the job is
+  // unfinished.
   const std::function<void(int64_t, int64_t)>* fn_ = nullptr;
   int64_t n_ = 0;
-  int parts_ = 0;  // ranges in this job (<= num_threads_)
-  std::atomic<uint64_t> generation_{0};
-  std::atomic<int> pending_{0};  // workers that have not finished the current job
+  std::atomic<uint32_t> generation_{0};
+  std::atomic<uint64_t> claim_{0};
+  std::atomic<int> done_{0};  // chunks of the current job finished
   bool stop_ = false;
 
   std::mutex mu_;

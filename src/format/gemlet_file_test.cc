@@ -150,6 +150,58 @@ TEST(GemletFile, HeaderLies) {
   }
 }
 
+// A q4 matrix stored interleaved (layout q4x8, docs/file-format.md §6): the reader accepts
+// it, reports the layout, and rejects every truncation of the file.
+std::string WriteQ4x8Sample(TensorType type, std::vector<int64_t> shape, uint64_t nbytes) {
+  const std::string path = TempPath("q4x8.gemlet");
+  auto w = GemletWriter::Create(path);
+  EXPECT_TRUE(w.ok()) << w.status().ToString();
+  std::vector<uint8_t> data(nbytes);
+  for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>(i * 7);
+  EXPECT_TRUE((*w)->AddTensor("m", type, shape, data.data(), data.size(), TensorLayout::kQ4x8).ok());
+  (*w)->SetMetadata({{"config", {{"hidden_size", 64}}}});
+  EXPECT_TRUE((*w)->Finish().ok());
+  return path;
+}
+
+TEST(GemletFile, AcceptsQ4x8Layout) {
+  const std::string path = WriteQ4x8Sample(TensorType::kQ4, {16, 64}, 16 * 2 * sizeof(BlockQ4));
+  auto f = GemletFile::Open(path);
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  const TensorView* m = (*f)->Find("m");
+  ASSERT_NE(m, nullptr);
+  EXPECT_EQ(m->layout, TensorLayout::kQ4x8);
+  EXPECT_STREQ(TensorLayoutName(m->layout), "q4x8");
+  EXPECT_EQ(m->rows(), 16);
+  EXPECT_EQ(m->nbytes, 32 * sizeof(BlockQ4));
+
+  const std::string bytes = ReadAll(path);
+  for (size_t n = 0; n < bytes.size(); ++n) {
+    auto g = GemletFile::FromMemory(reinterpret_cast<const uint8_t*>(bytes.data()), n, "cut.gemlet");
+    ASSERT_FALSE(g.ok()) << "accepted a q4x8 file cut to " << n << " bytes";
+  }
+}
+
+TEST(GemletFile, RejectsQ4x8OnWrongTensors) {
+  struct Case {
+    TensorType type;
+    std::vector<int64_t> shape;
+    uint64_t nbytes;
+  };
+  const Case cases[] = {
+      {TensorType::kQ4, {12, 64}, 12 * 2 * sizeof(BlockQ4)},  // rows not a multiple of 8
+      {TensorType::kQ8, {8, 32}, 8 * sizeof(BlockQ8)},        // not q4
+      {TensorType::kF32, {8, 4}, 8 * 4 * 4},                  // not q4
+      {TensorType::kQ4, {256}, 8 * sizeof(BlockQ4)},          // a vector
+  };
+  for (const Case& c : cases) {
+    auto f = GemletFile::Open(WriteQ4x8Sample(c.type, c.shape, c.nbytes));
+    ASSERT_FALSE(f.ok()) << TensorTypeName(c.type);
+    EXPECT_NE(f.status().message().find("q4x8"), std::string::npos) << f.status().ToString();
+    EXPECT_NE(f.status().message().find("'m'"), std::string::npos) << f.status().ToString();
+  }
+}
+
 TEST(GemletFile, MissingFile) {
   auto f = GemletFile::Open("/nonexistent/x.gemlet");
   ASSERT_FALSE(f.ok());

@@ -7,214 +7,17 @@
 
 namespace gemlet {
 
+using gguf_detail::DecodeInt;
+using gguf_detail::IntValue;
+using gguf_detail::IsInteger;
+using gguf_detail::Load;
+using gguf_detail::Reader;
+using gguf_detail::ScalarSize;
+using gguf_detail::SkipValue;
+
 namespace {
-
-constexpr int kMaxArrayDepth = 8;  // nested arrays deeper than this are rejected
-constexpr uint32_t kMaxDims = 4;   // GGML_MAX_DIMS
-
-struct GgmlTypeInfo {
-  uint32_t id;
-  const char* name;
-  int block_elems;
-  int block_bytes;
-};
-// ggml.h type numbering and ggml.c type_traits block sizes.
-constexpr GgmlTypeInfo kGgmlTypes[] = {
-    {0, "F32", 1, 4},         {1, "F16", 1, 2},         {2, "Q4_0", 32, 18},
-    {3, "Q4_1", 32, 20},      {6, "Q5_0", 32, 22},      {7, "Q5_1", 32, 24},
-    {8, "Q8_0", 32, 34},      {9, "Q8_1", 32, 36},      {10, "Q2_K", 256, 84},
-    {11, "Q3_K", 256, 110},   {12, "Q4_K", 256, 144},   {13, "Q5_K", 256, 176},
-    {14, "Q6_K", 256, 210},   {15, "Q8_K", 256, 292},   {16, "IQ2_XXS", 256, 66},
-    {17, "IQ2_XS", 256, 74},  {18, "IQ3_XXS", 256, 98}, {19, "IQ1_S", 256, 50},
-    {20, "IQ4_NL", 32, 18},   {21, "IQ3_S", 256, 110},  {22, "IQ2_S", 256, 82},
-    {23, "IQ4_XS", 256, 136}, {24, "I8", 1, 1},         {25, "I16", 1, 2},
-    {26, "I32", 1, 4},        {27, "I64", 1, 8},        {28, "F64", 1, 8},
-    {29, "IQ1_M", 256, 56},   {30, "BF16", 1, 2},       {34, "TQ1_0", 256, 54},
-    {35, "TQ2_0", 256, 66},
-};
-
-const GgmlTypeInfo* FindGgmlType(uint32_t id) {
-  for (const auto& t : kGgmlTypes) {
-    if (t.id == id) return &t;
-  }
-  return nullptr;
-}
-
-int ScalarSize(GgufValueType t) {
-  switch (t) {
-    case GgufValueType::kU8:
-    case GgufValueType::kI8:
-    case GgufValueType::kBool: return 1;
-    case GgufValueType::kU16:
-    case GgufValueType::kI16: return 2;
-    case GgufValueType::kU32:
-    case GgufValueType::kI32:
-    case GgufValueType::kF32: return 4;
-    case GgufValueType::kU64:
-    case GgufValueType::kI64:
-    case GgufValueType::kF64: return 8;
-    default: return 0;
-  }
-}
-
-bool IsInteger(GgufValueType t) {
-  switch (t) {
-    case GgufValueType::kU8:
-    case GgufValueType::kI8:
-    case GgufValueType::kU16:
-    case GgufValueType::kI16:
-    case GgufValueType::kU32:
-    case GgufValueType::kI32:
-    case GgufValueType::kU64:
-    case GgufValueType::kI64: return true;
-    default: return false;
-  }
-}
-
-template <typename T>
-T Load(const uint8_t* p) {
-  T v;
-  std::memcpy(&v, p, sizeof(T));
-  return v;
-}
-
-// An integer value as (negative?, magnitude) so every integer type compares exactly.
-struct IntValue {
-  bool negative;
-  uint64_t magnitude;
-};
-IntValue DecodeInt(GgufValueType t, const uint8_t* p) {
-  auto s = [](int64_t v) {
-    return v < 0 ? IntValue{true, static_cast<uint64_t>(-(v + 1)) + 1} : IntValue{false, static_cast<uint64_t>(v)};
-  };
-  switch (t) {
-    case GgufValueType::kU8: return {false, Load<uint8_t>(p)};
-    case GgufValueType::kI8: return s(Load<int8_t>(p));
-    case GgufValueType::kU16: return {false, Load<uint16_t>(p)};
-    case GgufValueType::kI16: return s(Load<int16_t>(p));
-    case GgufValueType::kU32: return {false, Load<uint32_t>(p)};
-    case GgufValueType::kI32: return s(Load<int32_t>(p));
-    case GgufValueType::kU64: return {false, Load<uint64_t>(p)};
-    case GgufValueType::kI64: return s(Load<int64_t>(p));
-    default: return {false, 0};
-  }
-}
-
-// Bounds-checked reader over [0, n).
-class Reader {
- public:
-  Reader(const uint8_t* p, uint64_t n, uint64_t pos = 0) : p_(p), n_(n), pos_(pos) {}
-  template <typename T>
-  bool Get(T* v) {
-    if (sizeof(T) > n_ - pos_) return false;
-    std::memcpy(v, p_ + pos_, sizeof(T));
-    pos_ += sizeof(T);
-    return true;
-  }
-  bool Skip(uint64_t k) {
-    if (k > n_ - pos_) return false;
-    pos_ += k;
-    return true;
-  }
-  // A u64-length-prefixed string.
-  bool String(std::string_view* s) {
-    uint64_t len = 0;
-    if (!Get(&len) || len > n_ - pos_) return false;
-    *s = std::string_view(reinterpret_cast<const char*>(p_ + pos_), len);
-    pos_ += len;
-    return true;
-  }
-  uint64_t pos() const { return pos_; }
-  uint64_t remaining() const { return n_ - pos_; }
-  const uint8_t* here() const { return p_ + pos_; }
-
- private:
-  const uint8_t* p_;
-  uint64_t n_;
-  uint64_t pos_;
-};
-
-// Skips one value of type `t` (the type tag already read); false with `why` set if malformed.
-bool SkipValue(Reader& r, GgufValueType t, int depth, std::string* why) {
-  if (const int sz = ScalarSize(t)) {
-    if (!r.Skip(sz)) return *why = "value runs past the end of the file", false;
-    return true;
-  }
-  if (t == GgufValueType::kString) {
-    std::string_view s;
-    if (!r.String(&s)) return *why = "string runs past the end of the file", false;
-    return true;
-  }
-  if (t != GgufValueType::kArray) {
-    return *why = "unknown value type " + std::to_string(static_cast<uint32_t>(t)), false;
-  }
-  if (depth >= kMaxArrayDepth) return *why = "arrays nested too deeply", false;
-  uint32_t et = 0;
-  uint64_t count = 0;
-  if (!r.Get(&et) || !r.Get(&count)) return *why = "array header runs past the end of the file", false;
-  const auto elem = static_cast<GgufValueType>(et);
-  if (const int sz = ScalarSize(elem)) {
-    if (count > r.remaining() / sz) return *why = "array of " + std::to_string(count) + " elements runs past the end of the file", false;
-    r.Skip(count * sz);
-    return true;
-  }
-  if (elem != GgufValueType::kString && elem != GgufValueType::kArray) {
-    return *why = "array of unknown value type " + std::to_string(et), false;
-  }
-  const uint64_t min_size = elem == GgufValueType::kString ? 8 : 12;
-  if (count > r.remaining() / min_size) {
-    return *why = "array of " + std::to_string(count) + " elements runs past the end of the file", false;
-  }
-  for (uint64_t i = 0; i < count; ++i) {
-    if (!SkipValue(r, elem, depth + 1, why)) return false;
-  }
-  return true;
-}
-
+constexpr uint32_t kMaxDims = 4;  // GGML_MAX_DIMS
 }  // namespace
-
-const char* GgufValueTypeName(GgufValueType t) {
-  switch (t) {
-    case GgufValueType::kU8: return "u8";
-    case GgufValueType::kI8: return "i8";
-    case GgufValueType::kU16: return "u16";
-    case GgufValueType::kI16: return "i16";
-    case GgufValueType::kU32: return "u32";
-    case GgufValueType::kI32: return "i32";
-    case GgufValueType::kF32: return "f32";
-    case GgufValueType::kBool: return "bool";
-    case GgufValueType::kString: return "string";
-    case GgufValueType::kArray: return "array";
-    case GgufValueType::kU64: return "u64";
-    case GgufValueType::kI64: return "i64";
-    case GgufValueType::kF64: return "f64";
-  }
-  return "?";
-}
-
-std::string GgmlTypeName(uint32_t id) {
-  const GgmlTypeInfo* t = FindGgmlType(id);
-  return t ? t->name : "type " + std::to_string(id);
-}
-
-bool GgmlTypeSize(uint32_t id, int* block_elems, int* block_bytes) {
-  const GgmlTypeInfo* t = FindGgmlType(id);
-  if (!t) return false;
-  *block_elems = t->block_elems;
-  *block_bytes = t->block_bytes;
-  return true;
-}
-
-std::optional<TensorType> GgmlToTensorType(uint32_t id) {
-  switch (static_cast<GgmlType>(id)) {
-    case GgmlType::kF32: return TensorType::kF32;
-    case GgmlType::kF16: return TensorType::kF16;
-    case GgmlType::kBF16: return TensorType::kBF16;
-    case GgmlType::kQ8_0: return TensorType::kQ8;
-    case GgmlType::kQ4_0: return TensorType::kQ4;
-    default: return std::nullopt;
-  }
-}
 
 int64_t GgufTensorInfo::numel() const {
   int64_t n = 1;
@@ -266,7 +69,8 @@ Status GgufFile::Parse() {
 
   for (uint64_t i = 0; i < n_kv; ++i) {
     std::string_view key;
-    if (!r.String(&key)) return bad("metadata entry #" + std::to_string(i) + ": key runs past the end of the file");
+    if (!r.String(&key))
+      return bad("metadata entry #" + std::to_string(i) + ": key runs past the end of the file");
     const std::string k(key);
     uint32_t type = 0;
     if (!r.Get(&type)) return bad("metadata '" + k + "': truncated");
@@ -298,7 +102,8 @@ Status GgufFile::Parse() {
   tensors_.reserve(n_tensors);
   for (uint64_t i = 0; i < n_tensors; ++i) {
     std::string_view name;
-    if (!r.String(&name)) return bad("tensor info #" + std::to_string(i) + ": name runs past the end of the file");
+    if (!r.String(&name))
+      return bad("tensor info #" + std::to_string(i) + ": name runs past the end of the file");
     GgufTensorInfo t;
     t.name = std::string(name);
     const std::string tw = "tensor '" + t.name + "'";
@@ -360,8 +165,7 @@ Status GgufFile::Parse() {
     t.data = data_ + t.offset;
     if (t.known_type && t.nbytes > 0) ranges.push_back({rel, rel + t.nbytes, i});
   }
-  std::sort(ranges.begin(), ranges.end(),
-            [](const Range& a, const Range& b) { return a.begin < b.begin; });
+  std::sort(ranges.begin(), ranges.end(), [](const Range& a, const Range& b) { return a.begin < b.begin; });
   for (size_t i = 1; i < ranges.size(); ++i) {
     if (ranges[i].begin < ranges[i - 1].end) {
       return bad("tensors '" + tensors_[ranges[i - 1].index].name + "' and '" +
@@ -388,8 +192,7 @@ Result<const GgufValue*> GgufFile::Require(std::string_view key) const {
 }
 
 namespace {
-Status TypeError(const std::string& file, std::string_view key, const GgufValue& v,
-                 const char* wanted) {
+Status TypeError(const std::string& file, std::string_view key, const GgufValue& v, const char* wanted) {
   std::string got = GgufValueTypeName(v.type);
   if (v.type == GgufValueType::kArray) got += std::string(" of ") + GgufValueTypeName(v.elem_type);
   return InvalidArgument(file + ": metadata " + std::string(key) + " is " + got + ", expected " + wanted);
@@ -407,7 +210,8 @@ Result<uint64_t> GgufFile::GetU64(std::string_view key) const {
 Result<uint32_t> GgufFile::GetU32(std::string_view key) const {
   ASSIGN_OR_RETURN(uint64_t u, GetU64(key));
   if (u > std::numeric_limits<uint32_t>::max()) {
-    return InvalidArgument(name_ + ": metadata " + std::string(key) + " = " + std::to_string(u) + " does not fit in u32");
+    return InvalidArgument(name_ + ": metadata " + std::string(key) + " = " + std::to_string(u) +
+                           " does not fit in u32");
   }
   return static_cast<uint32_t>(u);
 }
@@ -478,7 +282,8 @@ Result<std::vector<int64_t>> GgufFile::GetIntArray(std::string_view key) const {
   for (uint64_t i = 0; i < v->count; ++i) {
     const IntValue iv = DecodeInt(v->elem_type, v->raw + 12 + i * sz);
     if (!iv.negative && iv.magnitude > uint64_t{INT64_MAX}) {
-      return InvalidArgument(name_ + ": metadata " + std::string(key) + "[" + std::to_string(i) + "] does not fit in i64");
+      return InvalidArgument(name_ + ": metadata " + std::string(key) + "[" + std::to_string(i) +
+                             "] does not fit in i64");
     }
     out[i] = iv.negative ? static_cast<int64_t>(0 - iv.magnitude) : static_cast<int64_t>(iv.magnitude);
   }
@@ -549,7 +354,8 @@ nlohmann::json GgufFile::ValueToJson(const GgufValue& v, uint64_t max_array) con
       const double d = Load<double>(v.raw);
       return std::isfinite(d) ? nlohmann::json(d) : nlohmann::json(std::to_string(d));
     }
-    case GgufValueType::kBool: return v.raw[0] != 0;
+    case GgufValueType::kBool:
+      return v.raw[0] != 0;
     case GgufValueType::kString:
       return std::string(reinterpret_cast<const char*>(v.raw + 8), v.raw_size - 8);
     case GgufValueType::kArray: {

@@ -15,53 +15,19 @@
 
 #include <cstdint>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <string_view>
 #include <unordered_map>
 #include <vector>
 
-#include <nlohmann/json.hpp>
-
 #include "base/mapped_file.h"
 #include "base/status.h"
 #include "base/tensor_type.h"
+#include "format/gguf_types.h"
 
 namespace gemlet {
-
-enum class GgufValueType : uint32_t {
-  kU8 = 0,
-  kI8 = 1,
-  kU16 = 2,
-  kI16 = 3,
-  kU32 = 4,
-  kI32 = 5,
-  kF32 = 6,
-  kBool = 7,
-  kString = 8,
-  kArray = 9,
-  kU64 = 10,
-  kI64 = 11,
-  kF64 = 12,
-};
-const char* GgufValueTypeName(GgufValueType t);
-
-// ggml tensor types that matter here (numbering of ggml.h).
-enum class GgmlType : uint32_t {
-  kF32 = 0,
-  kF16 = 1,
-  kQ4_0 = 2,
-  kQ8_0 = 8,
-  kQ4_K = 12,
-  kQ5_K = 13,
-  kQ6_K = 14,
-  kBF16 = 30,
-};
-// "F32", "Q4_K", ... for any ggml type id (also ones this reader cannot decode); "type N" if
-// the id is unknown.
-std::string GgmlTypeName(uint32_t ggml_type);
-// Values per block and bytes per block of a ggml type; false for an unknown id.
-bool GgmlTypeSize(uint32_t ggml_type, int* block_elems, int* block_bytes);
 
 // A metadata value: its type and where its encoding lies in the file (decoded on demand).
 struct GgufValue {
@@ -76,9 +42,9 @@ struct GgufTensorInfo {
   std::string name;
   std::vector<int64_t> shape;  // outermost first (reverse of GGUF's ne)
   uint32_t ggml_type = 0;
-  bool known_type = false;     // size known, extent validated
-  uint64_t offset = 0;         // from the start of the file
-  uint64_t nbytes = 0;         // 0 for an unknown type
+  bool known_type = false;  // size known, extent validated
+  uint64_t offset = 0;      // from the start of the file
+  uint64_t nbytes = 0;      // 0 for an unknown type
   const uint8_t* data = nullptr;
 
   int64_t numel() const;
@@ -148,9 +114,5 @@ class GgufFile {
   std::vector<GgufTensorInfo> tensors_;
   std::unordered_map<std::string, size_t> by_name_;
 };
-
-// The gemlet type that holds a ggml type losslessly (F32, F16, BF16, Q8_0 -> q8, Q4_0 -> q4),
-// or nullopt.
-std::optional<TensorType> GgmlToTensorType(uint32_t ggml_type);
 
 }  // namespace gemlet

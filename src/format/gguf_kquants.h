@@ -13,9 +13,9 @@ constexpr int kQK_K = 256;  // values per K-quant super-block
 #pragma pack(push, 1)
 // x = d·sc[j]·q − dmin·m[j] for sub-block j of 32 values; 6-bit sc/m packed in `scales`.
 struct BlockQ4K {
-  uint16_t d;           // f16 super-block scale of the scales
-  uint16_t dmin;        // f16 super-block scale of the mins
-  uint8_t scales[12];   // 8 × (6-bit scale, 6-bit min)
+  uint16_t d;             // f16 super-block scale of the scales
+  uint16_t dmin;          // f16 super-block scale of the mins
+  uint8_t scales[12];     // 8 × (6-bit scale, 6-bit min)
   uint8_t qs[kQK_K / 2];  // 4-bit quants: byte l of group g holds values 64g+l (lo), 64g+32+l (hi)
 };
 // As Q4_K with a fifth bit per value in qh.

@@ -29,13 +29,13 @@ TEST(KQuants, Q4KHandComputed) {
   const BlockQ4K b = MakeQ4K();
   std::vector<float> y(256);
   DequantizeRowQ4K(&b, y.data(), 256);
-  EXPECT_EQ(y[0], -0.5f);          // 0.25·2·0 − 0.5·1
-  EXPECT_EQ(y[1], 0.0f);           // 0.25·2·1 − 0.5·1
-  EXPECT_EQ(y[32], 11.25f);        // 0.25·3·15 − 0.5·0 (high nibble of qs[0])
-  EXPECT_EQ(y[64 + 5], 6.75f);     // 0.25·7·5 − 0.5·4
-  EXPECT_EQ(y[96 + 5], -29.0f);    // 0.25·1·10 − 0.5·63
-  EXPECT_EQ(y[192], -17.5f);       // 0.25·17·0 − 0.5·35
-  EXPECT_EQ(y[224 + 1], 213.0f);   // 0.25·63·14 − 0.5·15
+  EXPECT_EQ(y[0], -0.5f);         // 0.25·2·0 − 0.5·1
+  EXPECT_EQ(y[1], 0.0f);          // 0.25·2·1 − 0.5·1
+  EXPECT_EQ(y[32], 11.25f);       // 0.25·3·15 − 0.5·0 (high nibble of qs[0])
+  EXPECT_EQ(y[64 + 5], 6.75f);    // 0.25·7·5 − 0.5·4
+  EXPECT_EQ(y[96 + 5], -29.0f);   // 0.25·1·10 − 0.5·63
+  EXPECT_EQ(y[192], -17.5f);      // 0.25·17·0 − 0.5·35
+  EXPECT_EQ(y[224 + 1], 213.0f);  // 0.25·63·14 − 0.5·15
   // Every value: group g of 64 = sub-blocks 2g (low nibbles) and 2g+1 (high nibbles).
   for (int g = 0; g < 4; ++g) {
     for (int l = 0; l < 32; ++l) {
@@ -80,12 +80,12 @@ TEST(KQuants, Q6KHandComputed) {
   for (int i = 0; i < 64; ++i) b.qh[i] = 0xE4;  // 2-bit fields 0, 1, 2, 3 from the bottom
   std::vector<float> y(256);
   DequantizeRowQ6K(&b, y.data(), 256);
-  EXPECT_EQ(y[0], 128.0f);            // q = (0 | 0<<4) − 32 = −32, scale −8: 0.5·−8·−32
-  EXPECT_EQ(y[32], 48.0f);            // ql[32] low 0, qh field 1 -> 16 − 32 = −16; scale −6
-  EXPECT_EQ(y[64], 0.0f);             // ql[0] high 0, field 2 -> 32 − 32 = 0
-  EXPECT_EQ(y[96], -18.0f);           // ql[32] high 2, field 3 -> 50 − 32 = 18; scale −2
-  EXPECT_EQ(y[17], 108.5f);           // ql[17] low 1 -> −31; scale sc[1] = −7
-  EXPECT_EQ(y[128 + 20], -14.0f);     // ql[84] low 4 -> −28; scale sc[9] = 1
+  EXPECT_EQ(y[0], 128.0f);             // q = (0 | 0<<4) − 32 = −32, scale −8: 0.5·−8·−32
+  EXPECT_EQ(y[32], 48.0f);             // ql[32] low 0, qh field 1 -> 16 − 32 = −16; scale −6
+  EXPECT_EQ(y[64], 0.0f);              // ql[0] high 0, field 2 -> 32 − 32 = 0
+  EXPECT_EQ(y[96], -18.0f);            // ql[32] high 2, field 3 -> 50 − 32 = 18; scale −2
+  EXPECT_EQ(y[17], 108.5f);            // ql[17] low 1 -> −31; scale sc[1] = −7
+  EXPECT_EQ(y[128 + 20], -14.0f);      // ql[84] low 4 -> −28; scale sc[9] = 1
   EXPECT_EQ(y[128 + 96 + 31], 80.5f);  // ql[127] high 7 | 48 -> 23; scale sc[15] = 7
 }
 

@@ -173,8 +173,9 @@ TEST(Gguf, MalformedFiles) {
   ExpectError(GgufBuilder().Alignment(48).Build(), "general.alignment 48");
   ExpectError(GgufBuilder().Str("general.alignment", "x").Build(), "general.alignment is not a u32");
   ExpectError(GgufBuilder().Raw("k", static_cast<GgufValueType>(13), "").Build(), "unknown value type 13");
-  ExpectError(GgufBuilder().Raw("k", GgufValueType::kArray, B::EncArray(GgufValueType::kU32, 1u << 30, "")).Build(),
-              "runs past the end");
+  ExpectError(
+      GgufBuilder().Raw("k", GgufValueType::kArray, B::EncArray(GgufValueType::kU32, 1u << 30, "")).Build(),
+      "runs past the end");
   ExpectError(GgufBuilder().Raw("k", GgufValueType::kString, B::Enc<uint64_t>(1000) + "abc").Build(),
               "runs past the end");
   // Arrays nested deeper than the limit.
@@ -182,17 +183,23 @@ TEST(Gguf, MalformedFiles) {
   for (int i = 0; i < 10; ++i) nested = B::EncArray(GgufValueType::kArray, 1, nested);
   ExpectError(GgufBuilder().Raw("deep", GgufValueType::kArray, nested).Build(), "nested too deeply");
   // Header counts that cannot fit the file.
-  ExpectError("GGUF" + B::Enc<uint32_t>(3) + B::Enc<uint64_t>(0) + B::Enc<uint64_t>(uint64_t{1} << 60), "metadata entries");
-  ExpectError("GGUF" + B::Enc<uint32_t>(3) + B::Enc<uint64_t>(uint64_t{1} << 60) + B::Enc<uint64_t>(0), "tensors");
+  ExpectError("GGUF" + B::Enc<uint32_t>(3) + B::Enc<uint64_t>(0) + B::Enc<uint64_t>(uint64_t{1} << 60),
+              "metadata entries");
+  ExpectError("GGUF" + B::Enc<uint32_t>(3) + B::Enc<uint64_t>(uint64_t{1} << 60) + B::Enc<uint64_t>(0),
+              "tensors");
   // Tensors.
   ExpectError(GgufBuilder().Tensor("t", {1, 1, 1, 1, 1}, 0, Floats({1})).Build(), "5 dimensions");
   ExpectError(GgufBuilder().Tensor("t", {-1}, 0, "").Build(), "dimension -1");
-  ExpectError(GgufBuilder().Tensor("t", {16}, 8, std::string(34, '\0')).Build(), "not a multiple of the Q8_0 block size 32");
-  ExpectError(GgufBuilder().Tensor("t", {2}, 0, Floats({1, 2}), 4).Build(), "is not a multiple of the alignment 32");
+  ExpectError(GgufBuilder().Tensor("t", {16}, 8, std::string(34, '\0')).Build(),
+              "not a multiple of the Q8_0 block size 32");
+  ExpectError(GgufBuilder().Tensor("t", {2}, 0, Floats({1, 2}), 4).Build(),
+              "is not a multiple of the alignment 32");
   ExpectError(GgufBuilder().Tensor("t", {8}, 0, Floats({1, 2})).Build(), "lies past the end");
-  ExpectError(GgufBuilder().Tensor("t", {2}, 0, Floats({1, 2})).Tensor("t", {2}, 0, Floats({1, 2})).Build(), "duplicate tensor 't'");
-  ExpectError(GgufBuilder().Tensor("a", {16}, 0, Floats(std::vector<float>(16))).Tensor("b", {8}, 0, "", 32).Build(),
-              "overlap");
+  ExpectError(GgufBuilder().Tensor("t", {2}, 0, Floats({1, 2})).Tensor("t", {2}, 0, Floats({1, 2})).Build(),
+              "duplicate tensor 't'");
+  ExpectError(
+      GgufBuilder().Tensor("a", {16}, 0, Floats(std::vector<float>(16))).Tensor("b", {8}, 0, "", 32).Build(),
+      "overlap");
 }
 
 // Every truncation of a valid file fails cleanly (no crash, an error naming the file).

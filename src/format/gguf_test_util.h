@@ -38,7 +38,9 @@ class GgufBuilder {
   GgufBuilder& U64(const std::string& k, uint64_t v) { return Raw(k, GgufValueType::kU64, Enc(v)); }
   GgufBuilder& F32(const std::string& k, float v) { return Raw(k, GgufValueType::kF32, Enc(v)); }
   GgufBuilder& Bool(const std::string& k, bool v) { return Raw(k, GgufValueType::kBool, Enc<uint8_t>(v)); }
-  GgufBuilder& Str(const std::string& k, const std::string& v) { return Raw(k, GgufValueType::kString, EncStr(v)); }
+  GgufBuilder& Str(const std::string& k, const std::string& v) {
+    return Raw(k, GgufValueType::kString, EncStr(v));
+  }
   GgufBuilder& Strings(const std::string& k, const std::vector<std::string>& v) {
     std::string e;
     for (const auto& s : v) e += EncStr(s);

@@ -65,8 +65,8 @@ Result<TokenizerInfo> TokenizerFromGguf(const GgufFile& g) {
     for (size_t i = 0; i < n; ++i) {
       if (types[i] == 0) continue;  // LLAMA_TOKEN_TYPE_UNDEFINED: treat as normal
       if (types[i] < 1 || types[i] > 6) {
-        return Corrupt(path + ": tokenizer.ggml.token_type[" + std::to_string(i) + "] = " +
-                       std::to_string(types[i]) + " is not a token type (1..6)");
+        return Corrupt(path + ": tokenizer.ggml.token_type[" + std::to_string(i) +
+                       "] = " + std::to_string(types[i]) + " is not a token type (1..6)");
       }
       v.types[i] = static_cast<TokenType>(types[i]);
     }
@@ -120,7 +120,7 @@ Result<TokenizerInfo> TokenizerFromGguf(const GgufFile& g) {
   if (model != "gemma4" && g.Has("tokenizer.ggml.add_bos_token")) {
     ASSIGN_OR_RETURN(add_bos, g.GetBool("tokenizer.ggml.add_bos_token"));
   }
-  info.special = {{"model", model}, {"bos_id", bos},  {"eos_id", eos},      {"pad_id", pad},
+  info.special = {{"model", model}, {"bos_id", bos},  {"eos_id", eos},     {"pad_id", pad},
                   {"unk_id", unk},  {"eog_ids", eog}, {"add_bos", add_bos}};
   if (g.Has("tokenizer.chat_template")) {
     ASSIGN_OR_RETURN(info.chat_template, g.GetString("tokenizer.chat_template"));

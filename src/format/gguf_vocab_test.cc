@@ -77,18 +77,23 @@ void ExpectError(const GgufBuilder& b, const std::string& needle) {
 
 TEST(GgufVocab, Errors) {
   ExpectError(GgufBuilder(), "tokenizer.ggml.tokens is missing");
-  ExpectError(GgufBuilder().Strings("tokenizer.ggml.tokens", {"a", "b", "a"}), "the piece 'a' twice (ids 0 and 2)");
+  ExpectError(GgufBuilder().Strings("tokenizer.ggml.tokens", {"a", "b", "a"}),
+              "the piece 'a' twice (ids 0 and 2)");
   ExpectError(GgufBuilder().Strings("tokenizer.ggml.tokens", {}), "is empty");
   ExpectError(GgufBuilder().Strings("tokenizer.ggml.tokens", {"a", "b"}).F32s("tokenizer.ggml.scores", {0}),
               "scores has 1 entries for 2 tokens");
-  ExpectError(GgufBuilder().Strings("tokenizer.ggml.tokens", {"a", "b"}).I32s("tokenizer.ggml.token_type", {1, 9}),
-              "token_type[1] = 9");
-  ExpectError(GgufBuilder().Strings("tokenizer.ggml.tokens", {"a", "b"}).Strings("tokenizer.ggml.merges", {"a x"}),
-              "merges[0] 'a x'");
-  ExpectError(GgufBuilder().Strings("tokenizer.ggml.tokens", {"a", "b"}).Strings("tokenizer.ggml.merges", {"ab"}),
-              "merges[0] 'ab'");
-  ExpectError(GgufBuilder().Strings("tokenizer.ggml.tokens", {"a", "b"}).U32("tokenizer.ggml.eos_token_id", 2),
-              "eos_token_id = 2 is outside the 2-token vocabulary");
+  ExpectError(
+      GgufBuilder().Strings("tokenizer.ggml.tokens", {"a", "b"}).I32s("tokenizer.ggml.token_type", {1, 9}),
+      "token_type[1] = 9");
+  ExpectError(
+      GgufBuilder().Strings("tokenizer.ggml.tokens", {"a", "b"}).Strings("tokenizer.ggml.merges", {"a x"}),
+      "merges[0] 'a x'");
+  ExpectError(
+      GgufBuilder().Strings("tokenizer.ggml.tokens", {"a", "b"}).Strings("tokenizer.ggml.merges", {"ab"}),
+      "merges[0] 'ab'");
+  ExpectError(
+      GgufBuilder().Strings("tokenizer.ggml.tokens", {"a", "b"}).U32("tokenizer.ggml.eos_token_id", 2),
+      "eos_token_id = 2 is outside the 2-token vocabulary");
   ExpectError(GgufBuilder().Strings("tokenizer.ggml.tokens", {"a"}).Str("tokenizer.ggml.bos_token_id", "2"),
               "bos_token_id is string");
 }

@@ -48,8 +48,7 @@ Result<std::unique_ptr<SafetensorsFile>> SafetensorsFile::Open(const std::string
   return f;
 }
 
-Result<std::unique_ptr<SafetensorsFile>> SafetensorsFile::FromMemory(const uint8_t* data,
-                                                                     size_t size,
+Result<std::unique_ptr<SafetensorsFile>> SafetensorsFile::FromMemory(const uint8_t* data, size_t size,
                                                                      const std::string& name) {
   std::unique_ptr<SafetensorsFile> f(new SafetensorsFile());
   f->name_ = name;
@@ -83,8 +82,8 @@ Status SafetensorsFile::Parse() {
   std::memcpy(&n, data_, 8);
   if (n > kMaxHeaderBytes) return bad("header length " + std::to_string(n) + " is above 100 MiB");
   if (n > size_ - 8) {
-    return bad("header length " + std::to_string(n) + " runs past the end of the " +
-               std::to_string(size_) + "-byte file (truncated?)");
+    return bad("header length " + std::to_string(n) + " runs past the end of the " + std::to_string(size_) +
+               "-byte file (truncated?)");
   }
   const char* hp = reinterpret_cast<const char*>(data_ + 8);
   nlohmann::json header = nlohmann::json::parse(hp, hp + n, nullptr, /*allow_exceptions=*/false);
@@ -136,14 +135,15 @@ Status SafetensorsFile::Parse() {
       return bad(tw + ": data_offsets are not non-negative integers");
     }
     const uint64_t b = o0.get<uint64_t>(), e = o1.get<uint64_t>();
-    if (b > e) return bad(tw + ": data_offsets [" + std::to_string(b) + ", " + std::to_string(e) + "] are reversed");
+    if (b > e)
+      return bad(tw + ": data_offsets [" + std::to_string(b) + ", " + std::to_string(e) + "] are reversed");
     if (e > data_size) {
       return bad(tw + ": data_offsets end " + std::to_string(e) + " lies past the " +
                  std::to_string(data_size) + "-byte data area (truncated?)");
     }
     if (t.element_bytes > 0 && e - b != numel * static_cast<uint64_t>(t.element_bytes)) {
-      return bad(tw + ": data_offsets span " + std::to_string(e - b) + " bytes but " + t.dtype +
-                 " × " + std::to_string(numel) + " elements need " +
+      return bad(tw + ": data_offsets span " + std::to_string(e - b) + " bytes but " + t.dtype + " × " +
+                 std::to_string(numel) + " elements need " +
                  std::to_string(numel * static_cast<uint64_t>(t.element_bytes)));
     }
     t.offset = data_start + b;
@@ -183,8 +183,8 @@ Status SafetensorsFolder::AddFile(std::unique_ptr<SafetensorsFile> f) {
   for (const auto& t : f->tensors()) {
     auto it = by_name_.find(t.name);
     if (it != by_name_.end()) {
-      return Corrupt("tensor '" + t.name + "' is in both " + entries_[it->second].file->path() +
-                     " and " + f->path());
+      return Corrupt("tensor '" + t.name + "' is in both " + entries_[it->second].file->path() + " and " +
+                     f->path());
     }
     by_name_.emplace(t.name, entries_.size());
     entries_.push_back({f.get(), &t});
@@ -203,8 +203,7 @@ Result<std::unique_ptr<SafetensorsFolder>> SafetensorsFolder::Open(const std::st
   if (fs::exists(index, ec)) {
     ASSIGN_OR_RETURN(std::string text, ReadFileToString(index.string()));
     nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
-    if (j.is_discarded() || !j.is_object() || !j.contains("weight_map") ||
-        !j["weight_map"].is_object()) {
+    if (j.is_discarded() || !j.is_object() || !j.contains("weight_map") || !j["weight_map"].is_object()) {
       return Corrupt(index.string() + ": not a JSON object with a \"weight_map\" object");
     }
     // Shards in order of first mention; each must exist and hold exactly what the map says.

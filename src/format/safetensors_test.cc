@@ -21,7 +21,8 @@ std::string Image(const std::string& header, const std::string& data) {
 }
 
 Result<std::unique_ptr<SafetensorsFile>> Parse(const std::string& image) {
-  return SafetensorsFile::FromMemory(reinterpret_cast<const uint8_t*>(image.data()), image.size(), "m.safetensors");
+  return SafetensorsFile::FromMemory(reinterpret_cast<const uint8_t*>(image.data()), image.size(),
+                                     "m.safetensors");
 }
 
 std::string Bf16(const std::vector<float>& v) {
@@ -41,7 +42,8 @@ TEST(Safetensors, ParsesTensorsInFileOrder) {
     "empty": {"dtype": "F16", "shape": [0, 4], "data_offsets": [32, 32]},
     "odd": {"dtype": "F9_NEW", "shape": [3], "data_offsets": [32, 35]}})";
   float one = 1.0f;
-  std::string data = Bf16({1, 2, 3, 4, 5, 6}) + std::string(reinterpret_cast<char*>(&one), 4) + std::string(16, '\0') + "xyz";
+  std::string data = Bf16({1, 2, 3, 4, 5, 6}) + std::string(reinterpret_cast<char*>(&one), 4) +
+                     std::string(16, '\0') + "xyz";
   const std::string image = Image(header, data);
   auto r = Parse(image);
   ASSERT_TRUE(r.ok()) << r.status().ToString();
@@ -98,18 +100,24 @@ TEST(Safetensors, MalformedHeaders) {
   ExpectError(Image(R"({"t": {"shape": [1], "data_offsets": [0, 4]}})", d8), "no string \"dtype\"");
   ExpectError(Image(R"({"t": {"dtype": "F32", "data_offsets": [0, 4]}})", d8), "no \"shape\" array");
   ExpectError(Image(R"({"t": {"dtype": "F32", "shape": [1], "data_offsets": [0]}})", d8), "two-element");
-  ExpectError(Image(R"({"t": {"dtype": "F32", "shape": [-1], "data_offsets": [0, 4]}})", d8), "non-negative integer");
-  ExpectError(Image(R"({"t": {"dtype": "F32", "shape": [1.5], "data_offsets": [0, 4]}})", d8), "non-negative integer");
+  ExpectError(Image(R"({"t": {"dtype": "F32", "shape": [-1], "data_offsets": [0, 4]}})", d8),
+              "non-negative integer");
+  ExpectError(Image(R"({"t": {"dtype": "F32", "shape": [1.5], "data_offsets": [0, 4]}})", d8),
+              "non-negative integer");
   ExpectError(Image(R"({"t": {"dtype": "F32", "shape": [1], "data_offsets": [-4, 4]}})", d8), "data_offsets");
   ExpectError(Image(R"({"t": {"dtype": "F32", "shape": [1], "data_offsets": [4, 0]}})", d8), "reversed");
   // The header lies: the data area is 8 bytes.
-  ExpectError(Image(R"({"t": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]}})", d8), "lies past the 8-byte data area");
+  ExpectError(Image(R"({"t": {"dtype": "F32", "shape": [4], "data_offsets": [0, 16]}})", d8),
+              "lies past the 8-byte data area");
   ExpectError(Image(R"({"t": {"dtype": "F32", "shape": [3], "data_offsets": [0, 8]}})", d8),
               "span 8 bytes but F32 × 3 elements need 12");
-  ExpectError(Image(R"({"t": {"dtype": "BF16", "shape": [1099511627776, 1099511627776], "data_offsets": [0, 8]}})", d8),
-              "too many elements");
+  ExpectError(
+      Image(R"({"t": {"dtype": "BF16", "shape": [1099511627776, 1099511627776], "data_offsets": [0, 8]}})",
+            d8),
+      "too many elements");
   ExpectError(Image(R"({"a": {"dtype": "F32", "shape": [2], "data_offsets": [0, 8]},
-                        "b": {"dtype": "F32", "shape": [1], "data_offsets": [4, 8]}})", d8),
+                        "b": {"dtype": "F32", "shape": [1], "data_offsets": [4, 8]}})",
+                    d8),
               "overlap");
 }
 
@@ -118,8 +126,8 @@ TEST(Safetensors, EveryTruncationOfTheOracleHeaderFails) {
   ASSERT_TRUE(full.ok());
   ASSERT_TRUE(Parse(*full).ok());
   // Any cut inside the header or the data makes a tensor (or the header) run past the end.
-  for (size_t n : {size_t{0}, size_t{7}, size_t{8}, size_t{100}, size_t{20495}, size_t{20496}, full->size() / 2,
-                   full->size() - 1}) {
+  for (size_t n : {size_t{0}, size_t{7}, size_t{8}, size_t{100}, size_t{20495}, size_t{20496},
+                   full->size() / 2, full->size() - 1}) {
     auto r = Parse(full->substr(0, n));
     EXPECT_FALSE(r.ok()) << n;
   }
@@ -132,7 +140,9 @@ std::string TempDir(const std::string& name) {
   return d;
 }
 
-void Write(const std::string& path, const std::string& data) { ASSERT_TRUE(WriteStringToFile(path, data).ok()); }
+void Write(const std::string& path, const std::string& data) {
+  ASSERT_TRUE(WriteStringToFile(path, data).ok());
+}
 
 std::string OneTensor(const std::string& name, float v) {
   return Image(R"({")" + name + R"(": {"dtype": "F32", "shape": [1], "data_offsets": [0, 4]}})",
@@ -176,22 +186,25 @@ TEST(SafetensorsFolder, BadIndexes) {
   {
     const std::string d = TempDir("missing_shard");
     Write(d + "/model-00001-of-00002.safetensors", OneTensor("a", 1.0f));
-    Write(d + "/model.safetensors.index.json",
-          R"({"weight_map": {"a": "model-00001-of-00002.safetensors", "b": "model-00002-of-00002.safetensors"}})");
+    Write(
+        d + "/model.safetensors.index.json",
+        R"({"weight_map": {"a": "model-00001-of-00002.safetensors", "b": "model-00002-of-00002.safetensors"}})");
     ExpectFolderError(d, "shard model-00002-of-00002.safetensors named in weight_map does not exist");
   }
   {
     const std::string d = TempDir("twice");
     Write(d + "/s1.safetensors", OneTensor("a", 1.0f));
     Write(d + "/s2.safetensors", OneTensor("a", 2.0f));
-    Write(d + "/model.safetensors.index.json", R"({"weight_map": {"a": "s1.safetensors", "x": "s2.safetensors"}})");
+    Write(d + "/model.safetensors.index.json",
+          R"({"weight_map": {"a": "s1.safetensors", "x": "s2.safetensors"}})");
     ExpectFolderError(d, "tensor 'a' is in both");
   }
   {
     const std::string d = TempDir("wrong_shard");
     Write(d + "/s1.safetensors", OneTensor("a", 1.0f));
     Write(d + "/s2.safetensors", OneTensor("b", 2.0f));
-    Write(d + "/model.safetensors.index.json", R"({"weight_map": {"a": "s2.safetensors", "b": "s1.safetensors"}})");
+    Write(d + "/model.safetensors.index.json",
+          R"({"weight_map": {"a": "s2.safetensors", "b": "s1.safetensors"}})");
     ExpectFolderError(d, "weight_map puts tensor 'a' in s2.safetensors, which does not hold it");
   }
   {

@@ -4,9 +4,8 @@
 // section, `special` as metadata "tokenizer", `chat_template` as metadata "chat_template".
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "format/vocab.h"
 

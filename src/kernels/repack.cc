@@ -69,4 +69,14 @@ void DequantizeRowQ4x8(const BlockQ4x8* w, int64_t gs, int64_t row, float* out, 
   }
 }
 
+const uint8_t* RowMajorBytes(const uint8_t* data, TensorType type, TensorLayout layout, int64_t rows,
+                             int64_t K, std::vector<uint8_t>* buf) {
+  if (layout != TensorLayout::kQ4x8) return data;
+  GEMLET_CHECK(type == TensorType::kQ4 && CanRepackQ4x8(rows, K));
+  buf->resize(static_cast<size_t>(rows * (K / kQBlock)) * sizeof(BlockQ4));
+  GEMLET_CHECK(UnpackQ4x8(reinterpret_cast<const BlockQ4x8*>(data), rows, K, reinterpret_cast<BlockQ4*>(buf->data()))
+                   .ok());
+  return buf->data();
+}
+
 }  // namespace gemlet::kernels

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "base/status.h"
 #include "base/tensor_type.h"
@@ -19,6 +20,12 @@ bool CanRepackQ4x8(int64_t rows, int64_t K);
 Status RepackQ4x8(const BlockQ4* src, int64_t rows, int64_t K, BlockQ4x8* dst);
 // The inverse.
 Status UnpackQ4x8(const BlockQ4x8* src, int64_t rows, int64_t K, BlockQ4* dst);
+
+// The bytes of a [rows, K] tensor of `type` in row-major order whatever its layout: `data`
+// itself for kRowMajor, else the blocks unpacked into *buf (for tests and tools that compare
+// stored bytes; the kernels read kQ4x8 directly).
+const uint8_t* RowMajorBytes(const uint8_t* data, TensorType type, TensorLayout layout, int64_t rows,
+                             int64_t K, std::vector<uint8_t>* buf);
 
 // Row `row` of a kQ4x8 tensor as K floats (e.g. an embedding lookup in a tied table);
 // groups are group_stride_blocks BlockQ4x8 apart (K/32 for a whole tensor). Equals

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "ops/activation.h"
 #include "ops/attention.h"
@@ -12,6 +13,15 @@
 namespace gemlet::model {
 
 namespace {
+
+// fn over [0, n) split across the pool when n is large (element-wise work: GeGLU, softcap).
+void Elementwise(ThreadPool* pool, int64_t n, const std::function<void(int64_t, int64_t)>& fn) {
+  if (pool != nullptr && n >= (int64_t{1} << 16)) {
+    pool->ParallelFor(n, fn, int64_t{1} << 14);
+  } else {
+    fn(0, n);
+  }
+}
 
 template <typename T>
 T* Sized(std::vector<T>& v, int64_t n) {
@@ -70,7 +80,11 @@ Status Forward(const Gemma4Model& model, std::span<const int32_t> tokens, std::s
   ops::MatMul(model.per_layer_model_proj(), x, T, ple, opt.mode, opt.pool);
   ops::Scale(ple, T * LP, static_cast<float>(1.0 / std::sqrt(static_cast<double>(D))));
   ops::RmsNorm(ple, model.per_layer_proj_norm().data(), T * n.L, n.P, eps, ple);
-  ops::GatherRows(model.per_layer_token_embd(), tokens.data(), T, ple_tok);
+  if (model.weights_file_mapped()) {  // one row per token, kept out of the resident set
+    ops::GatherRowsFromFileMapping(model.per_layer_token_embd(), tokens.data(), T, ple_tok);
+  } else {
+    ops::GatherRows(model.per_layer_token_embd(), tokens.data(), T, ple_tok);
+  }
   ops::Scale(ple_tok, T * LP, static_cast<float>(std::sqrt(static_cast<double>(n.P))));
   const float inv_sqrt2 = static_cast<float>(1.0 / std::sqrt(2.0));
   for (int64_t i = 0; i < T * LP; ++i) ple[i] = (ple[i] + ple_tok[i]) * inv_sqrt2;
@@ -97,7 +111,7 @@ Status Forward(const Gemma4Model& model, std::span<const int32_t> tokens, std::s
   std::vector<int64_t> out_rows(logit_rows.begin(), logit_rows.end());
   Dims na = n;
   for (int64_t l = 0; l < n.L; ++l) {
-    if (l == c.first_kv_shared() && static_cast<int64_t>(out_rows.size()) < A) {
+    if (opt.skip_shared_rows && l == c.first_kv_shared() && static_cast<int64_t>(out_rows.size()) < A) {
       A = static_cast<int64_t>(out_rows.size());
       if (A == 0) break;  // no logits wanted from this chunk: the rest of the stack is unused
       for (int64_t i = 0; i < A; ++i) {
@@ -124,18 +138,19 @@ Status Forward(const Gemma4Model& model, std::span<const int32_t> tokens, std::s
     // ---- attention block (Gemma4TextAttention.forward) ----
     ops::RmsNorm(x, L.attn_norm.data(), A, D, eps, a);
     float* q = Sized(s->q, A * n.H * hd);
-    matmul(L.attn_q, a, q);                                 // [A, H, hd]
-    ops::RmsNorm(q, L.q_norm.data(), A * n.H, hd, eps, q);  // q_norm per head
-    ops::ApplyRope(q, A, n.H, hd, cs, sn);
-    if (c.has_kv(l)) {  // (all T rows are active here)
+    if (c.has_kv(l)) {  // (all T rows are active here) q, k, v read one quantized `a`
       float* k = Sized(s->k[l], T * n.Hkv * hd);
       float* v = Sized(s->v[l], T * n.Hkv * hd);
-      matmul(L.attn_k, a, k);  // [T, Hkv, hd]
+      const ops::MatMulOut qkv[] = {{&L.attn_q, q}, {&L.attn_k, k}, {&L.attn_v, v}};
+      ops::MatMulShared(qkv, a, A, opt.mode, opt.pool);  // [T, H, hd], [T, Hkv, hd] ×2
       ops::RmsNorm(k, L.k_norm.data(), T * n.Hkv, hd, eps, k);
       ops::ApplyRope(k, T, n.Hkv, hd, cs, sn);
-      matmul(L.attn_v, a, v);
       ops::RmsNorm(v, nullptr, T * n.Hkv, hd, eps, v);  // v_norm: no weight, no RoPE
+    } else {
+      matmul(L.attn_q, a, q);  // [A, H, hd]
     }
+    ops::RmsNorm(q, L.q_norm.data(), A * n.H, hd, eps, q);  // q_norm per head
+    ops::ApplyRope(q, A, n.H, hd, cs, sn);
     // A KV-shared layer attends with its own queries and its own mask type over the K/V its
     // producer wrote in this same step (spec §5.2): the producer's past and all T fresh rows.
     const int64_t src = c.kv_source(l);
@@ -153,9 +168,9 @@ Status Forward(const Gemma4Model& model, std::span<const int32_t> tokens, std::s
     ops::RmsNorm(x, L.ffn_norm.data(), A, D, eps, a);
     float* gate = Sized(s->gate, A * I);
     float* up = Sized(s->up, A * I);
-    matmul(L.ffn_gate, a, gate);
-    matmul(L.ffn_up, a, up);
-    ops::GeGlu(gate, up, A * I, gate);
+    const ops::MatMulOut gate_up[] = {{&L.ffn_gate, gate}, {&L.ffn_up, up}};  // one quantized `m`
+    ops::MatMulShared(gate_up, a, A, opt.mode, opt.pool);
+    Elementwise(opt.pool, A * I, [&](int64_t b, int64_t e) { ops::GeGlu(gate + b, up + b, e - b, gate + b); });
     matmul(L.ffn_down, gate, d);
     AddNormed(x, d, L.post_ffw_norm, na, eps);
 
@@ -189,7 +204,8 @@ Status Forward(const Gemma4Model& model, std::span<const int32_t> tokens, std::s
     ops::RmsNorm(x + out_rows[i] * D, model.output_norm().data(), 1, D, eps, head + i * D);
   }
   ops::MatMul(model.token_embd(), head, R, logits, opt.mode, opt.pool);
-  ops::Softcap(logits, R * n.V, static_cast<float>(c.final_logit_softcapping));
+  const float cap = static_cast<float>(c.final_logit_softcapping);
+  Elementwise(opt.pool, R * n.V, [&](int64_t b, int64_t e) { ops::Softcap(logits + b, e - b, cap); });
   return Status::Ok();
 }
 

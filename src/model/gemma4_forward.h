@@ -18,6 +18,10 @@ namespace gemlet::model {
 struct ForwardOptions {
   ops::MatMulMode mode = ops::MatMulMode::kExact;
   ThreadPool* pool = nullptr;  // null: single-threaded
+  // Prefill skip: from the first KV-shared layer on, compute only the rows whose logits are
+  // wanted (those layers write no K/V another position reads). Never changes a logit; false
+  // runs every row through every layer (for tests and `gemlet logits --no-skip`).
+  bool skip_shared_rows = true;
 };
 
 // Working memory of the forward pass, owned by a session and reused from step to step

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "ops/activation.h"
 #include "ops/attention.h"
@@ -11,6 +12,15 @@
 
 namespace gemlet::model {
 namespace {
+
+// fn over [0, n) split across the pool when n is large (element-wise work: GeGLU, softcap).
+void Elementwise(ThreadPool* pool, int64_t n, const std::function<void(int64_t, int64_t)>& fn) {
+  if (pool != nullptr && n >= (int64_t{1} << 16)) {
+    pool->ParallelFor(n, fn, int64_t{1} << 14);
+  } else {
+    fn(0, n);
+  }
+}
 
 template <typename T>
 T* Sized(std::vector<T>& v, int64_t n) {
@@ -60,7 +70,11 @@ Status ForwardBatch(const Gemma4Model& model, std::span<const int32_t> tokens, s
   matmul(model.per_layer_model_proj(), x, ple);
   ops::Scale(ple, N * LP, static_cast<float>(1.0 / std::sqrt(static_cast<double>(D))));
   ops::RmsNorm(ple, model.per_layer_proj_norm().data(), N * L, P, eps, ple);
-  ops::GatherRows(model.per_layer_token_embd(), tokens.data(), N, ple_tok);
+  if (model.weights_file_mapped()) {  // one row per token, kept out of the resident set
+    ops::GatherRowsFromFileMapping(model.per_layer_token_embd(), tokens.data(), N, ple_tok);
+  } else {
+    ops::GatherRows(model.per_layer_token_embd(), tokens.data(), N, ple_tok);
+  }
   ops::Scale(ple_tok, N * LP, static_cast<float>(std::sqrt(static_cast<double>(P))));
   const float inv_sqrt2 = static_cast<float>(1.0 / std::sqrt(2.0));
   for (int64_t i = 0; i < N * LP; ++i) ple[i] = (ple[i] + ple_tok[i]) * inv_sqrt2;
@@ -91,18 +105,19 @@ Status ForwardBatch(const Gemma4Model& model, std::span<const int32_t> tokens, s
     // ---- attention block (Gemma4TextAttention.forward) ----
     ops::RmsNorm(x, Ly.attn_norm.data(), N, D, eps, a);
     float* q = Sized(s->q, N * H * hd);
-    matmul(Ly.attn_q, a, q);  // [N, H, hd]
-    ops::RmsNorm(q, Ly.q_norm.data(), N * H, hd, eps, q);
-    ops::ApplyRope(q, N, H, hd, cs, sn);
     if (c.has_kv(l)) {
       float* k = Sized(s->k[l], N * Hkv * hd);
       float* v = Sized(s->v[l], N * Hkv * hd);
-      matmul(Ly.attn_k, a, k);  // [N, Hkv, hd]
+      const ops::MatMulOut qkv[] = {{&Ly.attn_q, q}, {&Ly.attn_k, k}, {&Ly.attn_v, v}};
+      ops::MatMulShared(qkv, a, N, opt.mode, opt.pool);  // [N, H, hd], [N, Hkv, hd] ×2
       ops::RmsNorm(k, Ly.k_norm.data(), N * Hkv, hd, eps, k);
       ops::ApplyRope(k, N, Hkv, hd, cs, sn);
-      matmul(Ly.attn_v, a, v);
       ops::RmsNorm(v, nullptr, N * Hkv, hd, eps, v);
+    } else {
+      matmul(Ly.attn_q, a, q);  // [N, H, hd]
     }
+    ops::RmsNorm(q, Ly.q_norm.data(), N * H, hd, eps, q);
+    ops::ApplyRope(q, N, H, hd, cs, sn);
     // Each row attends over its own sequence's past plus its own fresh K/V row.
     const int64_t src = c.kv_source(l);
     const int64_t row = Hkv * hd;
@@ -122,9 +137,9 @@ Status ForwardBatch(const Gemma4Model& model, std::span<const int32_t> tokens, s
     ops::RmsNorm(x, Ly.ffn_norm.data(), N, D, eps, a);
     float* gate = Sized(s->gate, N * I);
     float* up = Sized(s->up, N * I);
-    matmul(Ly.ffn_gate, a, gate);
-    matmul(Ly.ffn_up, a, up);
-    ops::GeGlu(gate, up, N * I, gate);
+    const ops::MatMulOut gate_up[] = {{&Ly.ffn_gate, gate}, {&Ly.ffn_up, up}};
+    ops::MatMulShared(gate_up, a, N, opt.mode, opt.pool);
+    Elementwise(opt.pool, N * I, [&](int64_t b, int64_t e) { ops::GeGlu(gate + b, up + b, e - b, gate + b); });
     matmul(Ly.ffn_down, gate, d);
     add_normed(Ly.post_ffw_norm);
 
@@ -156,7 +171,8 @@ Status ForwardBatch(const Gemma4Model& model, std::span<const int32_t> tokens, s
   float* head = Sized(s->head, N * D);
   ops::RmsNorm(x, model.output_norm().data(), N, D, eps, head);
   ops::MatMul(model.token_embd(), head, N, logits, opt.mode, opt.pool);
-  ops::Softcap(logits, N * V, static_cast<float>(c.final_logit_softcapping));
+  const float cap = static_cast<float>(c.final_logit_softcapping);
+  Elementwise(opt.pool, N * V, [&](int64_t b, int64_t e) { ops::Softcap(logits + b, e - b, cap); });
   return Status::Ok();
 }
 

@@ -24,7 +24,8 @@ Result<const TensorView*> FindChecked(const GemletFile& file, const TensorSpec& 
     return InvalidArgument(file.path() + ": tensor '" + spec.name + "' has shape " + ShapeString(t->shape) +
                            ", the config needs " + ShapeString(spec.shape));
   }
-  if (t->layout != TensorLayout::kRowMajor) {
+  if (t->layout != TensorLayout::kRowMajor &&
+      !(t->layout == TensorLayout::kQ4x8 && t->type == TensorType::kQ4 && spec.shape.size() == 2)) {
     return Unsupported(file.path() + ": tensor '" + spec.name +
                        "' has a block layout this engine cannot read");
   }
@@ -64,6 +65,7 @@ Result<std::unique_ptr<Gemma4Model>> Gemma4Model::Bind(const GemletFile& file) {
 
   std::unique_ptr<Gemma4Model> m(new Gemma4Model());
   m->cfg_ = *cfg;
+  m->file_mapped_ = file.mapping() != nullptr;
   const Gemma4Config& c = m->cfg_;
   m->layers_.resize(c.num_layers);
 

@@ -61,6 +61,10 @@ class Gemma4Model {
 
   // Bytes of weights the model references (what a forward pass may touch).
   uint64_t weight_bytes() const { return weight_bytes_; }
+  // True if the weights live in a read-only file mapping (GemletFile::Open, not FromMemory):
+  // then the per-layer-embedding rows are gathered with ops::GatherRowsFromFileMapping,
+  // which keeps the huge table out of the resident set.
+  bool weights_file_mapped() const { return file_mapped_; }
 
  private:
   Gemma4Model() = default;
@@ -71,6 +75,7 @@ class Gemma4Model {
   std::vector<Gemma4Layer> layers_;
   std::vector<double> rope_sliding_, rope_full_;
   uint64_t weight_bytes_ = 0;
+  bool file_mapped_ = false;
 };
 
 }  // namespace gemlet::model

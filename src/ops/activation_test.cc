@@ -23,6 +23,17 @@ TEST(ActivationTest, GeluIsTheTanhApproximation) {
   EXPECT_EQ(GeluTanh(0.0f), 0.0f);
 }
 
+// The vectorizable GELU stays within the exact-tier budget of the tanh form, everywhere.
+TEST(ActivationTest, FastGeluMatchesTanhForm) {
+  for (double x = -30; x <= 30; x += 0.0173) {
+    EXPECT_NEAR(GeluTanhFast(static_cast<float>(x)), GeluTanhRef(static_cast<float>(x)), 1e-6 * (1 + std::abs(x)))
+        << x;
+  }
+  EXPECT_EQ(GeluTanhFast(0.0f), 0.0f);
+  EXPECT_EQ(GeluTanhFast(-200.0f), 0.0f);
+  EXPECT_EQ(GeluTanhFast(200.0f), 200.0f);
+}
+
 TEST(ActivationTest, GeGluAndInPlace) {
   std::vector<float> gate = {-2.0f, -0.5f, 0.0f, 0.7f, 3.0f};
   std::vector<float> up = {1.0f, 2.0f, 3.0f, -4.0f, 0.5f};

@@ -1,7 +1,7 @@
 // Scaled dot-product attention with MQA/GQA, a causal mask and an optional sliding window,
 // over keys and values that live in several segments (a KV cache ring's past, contiguous
-// storage, the current chunk's fresh rows). Scores are computed one query row at a time and
-// never stored as a [T, T] matrix; softmax is in f32.
+// storage, the current chunk's fresh rows). A tiled online softmax in f32: scores are computed
+// one query row and one tile of 64 keys at a time, never stored as a [T, T] matrix.
 #pragma once
 
 #include <cstdint>
@@ -31,7 +31,8 @@ struct AttentionShape {
 // out[t, h, :] = Σ_u softmax_u(scale · q[t, h, :]·K[u, g, :]) · V[u, g, :], g = h / (H / Hkv),
 // over the keys u of every segment that the mask allows for the query position q_pos[t].
 // q, out: [T, H, head_dim] (must not overlap the segments). A query that sees no key gets
-// zeros. Segments may come in any order; keys are visited in the order given.
+// zeros. Segments may come in any order and must not overlap; keys are visited in increasing
+// position order, so the result's bits do not depend on how the keys are split into segments.
 void Attention(const AttentionShape& shape, const float* q, const int64_t* q_pos, int64_t T,
                const KvSegment* segments, int n_segments, float* out, ThreadPool* pool);
 

@@ -4,16 +4,28 @@
 #include <vector>
 
 #include "kernels/ref/quant.h"
+#include "kernels/repack.h"
 
 namespace gemlet::ops {
 
 namespace {
 
-// Tokens per tile: a tile of x stays in cache while every weight row of a thread's range
-// passes over it; each row is dequantized once per tile.
+// Tokens per tile of the exact path: a tile of x stays in cache while every weight row of a
+// thread's range passes over it; each row is dequantized once per tile.
 constexpr int64_t kTokenTile = 32;
-// Weight rows per ParallelFor grain.
-constexpr int64_t kRowGrain = 16;
+// Output rows per work unit: the kQ4x8 group size, so a unit never splits a row group.
+constexpr int64_t kUnitRows = 8;
+// Tokens quantized per parallel grain.
+constexpr int64_t kQuantGrain = 16;
+
+// Row r of w as K floats (any type and layout).
+void DequantizeRow(const Weight& w, int64_t r, float* out) {
+  if (w.layout == TensorLayout::kQ4x8) {
+    kernels::DequantizeRowQ4x8(reinterpret_cast<const BlockQ4x8*>(w.data), w.cols / kQBlock, r, out, w.cols);
+  } else {
+    kernels::DequantizeRowRef(w.type, w.row(r), out, w.cols);
+  }
+}
 
 void MatMulExactRows(const Weight& w, const float* x, int64_t T, float* y, int64_t r0, int64_t r1) {
   thread_local std::vector<float> row_buf;
@@ -26,7 +38,7 @@ void MatMulExactRows(const Weight& w, const float* x, int64_t T, float* y, int64
       if (is_f32) {
         wr = reinterpret_cast<const float*>(w.row(r));
       } else {
-        kernels::DequantizeRowRef(w.type, w.row(r), row_buf.data(), w.cols);
+        DequantizeRow(w, r, row_buf.data());
         wr = row_buf.data();
       }
       for (int64_t t = t0; t < t1; ++t) y[t * w.rows + r] = DotF32(wr, x + t * w.cols, w.cols);
@@ -34,9 +46,66 @@ void MatMulExactRows(const Weight& w, const float* x, int64_t T, float* y, int64
   }
 }
 
+// Rows [r0, r1) of y = x · w^T with the kernel table; xq: the int8 blocks of x [T, K/32]
+// (only read for q4/q8 weights).
+void MatMulFastRows(const kernels::KernelTable& k, const Weight& w, const float* x,
+                    const kernels::ActBlock* xq, int64_t T, float* y, int64_t r0, int64_t r1) {
+  const int64_t K = w.cols, nb = K / kQBlock, ldy = w.rows;
+  switch (w.type) {
+    case TensorType::kQ4:
+      if (w.layout == TensorLayout::kQ4x8) {
+        const auto* wb = reinterpret_cast<const BlockQ4x8*>(w.data);
+        if (T == 1) {
+          k.gemv_q4x8(wb, nb, r0, r1, xq, K, y);
+        } else {
+          k.gemm_q4x8(wb, nb, r0, r1, xq, nb, T, K, y, ldy);
+        }
+      } else {
+        const auto* wb = reinterpret_cast<const BlockQ4*>(w.data);
+        if (T == 1) {
+          k.gemv_q4(wb, nb, r0, r1, xq, K, y);
+        } else {
+          k.gemm_q4(wb, nb, r0, r1, xq, nb, T, K, y, ldy);
+        }
+      }
+      break;
+    case TensorType::kQ8: {
+      const auto* wb = reinterpret_cast<const BlockQ8*>(w.data);
+      if (T == 1) {
+        k.gemv_q8(wb, nb, r0, r1, xq, K, y);
+      } else {
+        k.gemm_q8(wb, nb, r0, r1, xq, nb, T, K, y, ldy);
+      }
+      break;
+    }
+    case TensorType::kF32:
+    case TensorType::kF16:
+    case TensorType::kBF16:
+      if (T == 1) {
+        k.gemv_f(w.type, w.data, K, r0, r1, x, K, y);
+      } else {
+        // The float GEMM streams every token for each row: blocks of 32 rows (kept in L2)
+        // times tiles of ~128 KiB of tokens keep both operands in cache.
+        const int64_t tile = std::max<int64_t>(4, (int64_t{128} << 10) / (4 * K) / 4 * 4);
+        for (int64_t rb = r0; rb < r1; rb += 32) {
+          const int64_t re = std::min(r1, rb + 32);
+          for (int64_t t0 = 0; t0 < T; t0 += tile) {
+            const int64_t n = std::min(tile, T - t0);
+            k.gemm_f(w.type, w.data, K, rb, re, x + t0 * K, K, n, K, y + t0 * ldy, ldy);
+          }
+        }
+      }
+      break;
+  }
+}
+
 }  // namespace
 
 const char* MatMulModeName(MatMulMode mode) { return mode == MatMulMode::kExact ? "exact" : "fast"; }
+
+bool UsesInt8Activations(const Weight& w, MatMulMode mode) {
+  return mode == MatMulMode::kFast && (w.type == TensorType::kQ4 || w.type == TensorType::kQ8);
+}
 
 float DotF32(const float* a, const float* b, int64_t n) {
   float acc[8] = {0, 0, 0, 0, 0, 0, 0, 0};
@@ -48,16 +117,71 @@ float DotF32(const float* a, const float* b, int64_t n) {
   return ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
 }
 
+void MatMulShared(std::span<const MatMulOut> outs, const float* x, int64_t T, MatMulMode mode,
+                  ThreadPool* pool) {
+  if (T <= 0 || outs.empty()) return;
+  const int64_t K = outs[0].w->cols;
+  bool int8 = false;
+  for (const MatMulOut& o : outs) {
+    GEMLET_CHECK(o.w->cols == K);
+    int8 = int8 || UsesInt8Activations(*o.w, mode);
+  }
+  const kernels::KernelTable& k = kernels::ActiveKernels();
+
+  // The activations as int8 blocks, once for every product (the caller's thread owns them;
+  // the workers only read them inside this call).
+  thread_local std::vector<kernels::ActBlock> xq_buf;
+  const kernels::ActBlock* xq = nullptr;
+  if (int8) {
+    GEMLET_CHECK(K % kQBlock == 0);
+    const int64_t nb = K / kQBlock;
+    if (static_cast<int64_t>(xq_buf.size()) < T * nb) xq_buf.resize(T * nb);
+    kernels::ActBlock* q = xq_buf.data();
+    auto quantize = [&](int64_t t0, int64_t t1) {
+      for (int64_t t = t0; t < t1; ++t) k.quantize_act(x + t * K, q + t * nb, K);
+    };
+    if (pool && T >= 2 * kQuantGrain) {
+      pool->ParallelFor(T, quantize, kQuantGrain);
+    } else {
+      quantize(0, T);
+    }
+    xq = q;
+  }
+
+  // Work units of kUnitRows output rows, numbered across the products in order.
+  constexpr int kMaxOuts = 8;
+  GEMLET_CHECK(outs.size() <= kMaxOuts);
+  int64_t first_unit[kMaxOuts + 1];
+  first_unit[0] = 0;
+  for (size_t i = 0; i < outs.size(); ++i) {
+    first_unit[i + 1] = first_unit[i] + (outs[i].w->rows + kUnitRows - 1) / kUnitRows;
+  }
+  const int64_t units = first_unit[outs.size()];
+  auto run = [&](int64_t u0, int64_t u1) {
+    for (size_t i = 0; i < outs.size(); ++i) {
+      const int64_t b = std::max(u0, first_unit[i]), e = std::min(u1, first_unit[i + 1]);
+      if (b >= e) continue;
+      const Weight& w = *outs[i].w;
+      const int64_t r0 = (b - first_unit[i]) * kUnitRows;
+      const int64_t r1 = std::min(w.rows, (e - first_unit[i]) * kUnitRows);
+      if (mode == MatMulMode::kFast) {
+        MatMulFastRows(k, w, x, xq, T, outs[i].y, r0, r1);
+      } else {
+        MatMulExactRows(w, x, T, outs[i].y, r0, r1);
+      }
+    }
+  };
+  if (pool == nullptr) {
+    run(0, units);
+  } else {
+    pool->ParallelFor(units, run, 2);
+  }
+}
+
 void MatMul(const Weight& w, const float* x, int64_t T, float* y, MatMulMode mode, ThreadPool* pool) {
   if (T <= 0 || w.rows <= 0) return;
-  // kFast: the int8 kernels (src/kernels) will be dispatched here; exact math until then.
-  (void)mode;
-  if (pool == nullptr) {
-    MatMulExactRows(w, x, T, y, 0, w.rows);
-    return;
-  }
-  pool->ParallelFor(
-      w.rows, [&](int64_t r0, int64_t r1) { MatMulExactRows(w, x, T, y, r0, r1); }, kRowGrain);
+  const MatMulOut out{&w, y};
+  MatMulShared(std::span<const MatMulOut>(&out, 1), x, T, mode, pool);
 }
 
 }  // namespace gemlet::ops

@@ -1,17 +1,29 @@
 // Matrix products against stored weights: y[T, out] = x[T, in] · W[out, in]^T.
 //
 // This is the seam between the model and the kernels: the model calls MatMul for every
-// projection and never touches weight bytes itself, so faster kernels slot in here.
-//   kExact: f32 activations, each weight row dequantized to f32 on the fly (any TensorType),
-//           f32 accumulation. Results are independent of the thread count and of how the
-//           tokens are batched (each y[t, r] is one dot product in a fixed order).
-//   kFast:  reserved for the int8 kernels of src/kernels (activations quantized per block);
-//           until they are wired in it computes exactly like kExact.
+// projection and never touches weight bytes itself.
+//   kExact: f32 activations, each weight row dequantized to f32 on the fly (any TensorType,
+//           any layout), f32 accumulation in a fixed order (DotF32).
+//   kFast:  the kernel table of this CPU (kernels/kernels.h, ActiveKernels()). q4 / q8
+//           weights: the activations are quantized to int8 per block of 32 (once per input,
+//           shared by every matrix that reads it) and multiplied with int32 accumulation —
+//           GEMV for one token, GEMM for several; interleaved q4 (TensorLayout::kQ4x8) uses
+//           the x8 kernels. f32 / f16 / bf16 weights: the float kernels (f32 activations).
+// In both modes each y[t, r] is computed in one fixed order that depends on neither the
+// thread count nor the other tokens of the batch, so results are bit-identical for every
+// thread count and batch composition (the server's batched decode relies on it). kFast is
+// also bit-identical across the kernel tiers (the kernels equal their scalar twins).
+//
+// Threads split the output rows (in groups of 8, the kQ4x8 granularity), so each weight byte
+// is read by one thread once per call.
 #pragma once
 
 #include <cstdint>
+#include <span>
+#include <vector>
 
 #include "base/thread_pool.h"
+#include "kernels/kernels.h"
 #include "ops/weight.h"
 
 namespace gemlet::ops {
@@ -21,6 +33,21 @@ const char* MatMulModeName(MatMulMode mode);  // "exact", "fast"
 
 // y [T, w.rows] = x [T, w.cols] · w^T. x and y must not overlap. `pool` may be null (serial).
 void MatMul(const Weight& w, const float* x, int64_t T, float* y, MatMulMode mode, ThreadPool* pool);
+
+// One product of MatMulShared: y [T, w->rows] = x · w^T.
+struct MatMulOut {
+  const Weight* w;
+  float* y;
+};
+
+// Several products of the same input x [T, K] (every w->cols == K), e.g. q/k/v or gate/up:
+// in kFast the activations are quantized once, and all products share one parallel region
+// (one thread wake-up per call instead of one per matrix). Each y equals MatMul(*w, x, ...).
+void MatMulShared(std::span<const MatMulOut> outs, const float* x, int64_t T, MatMulMode mode,
+                  ThreadPool* pool);
+
+// True if MatMul in `mode` quantizes the activations for `w` (kFast and a q4/q8 weight).
+bool UsesInt8Activations(const Weight& w, MatMulMode mode);
 
 // Σ a[i]·b[i] in f32 with 8 interleaved partial sums (fixed order).
 float DotF32(const float* a, const float* b, int64_t n);

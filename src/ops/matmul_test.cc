@@ -2,9 +2,16 @@
 
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
 #include <cmath>
+#include <cstdio>
 #include <vector>
 
+#include "base/mapped_file.h"
+
+#include "kernels/kernels.h"
+#include "kernels/repack.h"
 #include "ops/embedding.h"
 #include "ops/ops_test_util.h"
 
@@ -59,6 +66,115 @@ TEST(MatMulTest, ThreadsAndBatchingAreBitIdentical) {
   }
 }
 
+// The same q4 weight stored interleaved (TensorLayout::kQ4x8); rows must be a multiple of 8.
+struct Q4x8Weight {
+  std::vector<uint8_t> bytes;
+  Weight w;
+};
+Q4x8Weight Interleave(const testing::OwnedWeight& o) {
+  Q4x8Weight q;
+  q.bytes.resize(o.bytes.size());
+  EXPECT_TRUE(kernels::RepackQ4x8(reinterpret_cast<const BlockQ4*>(o.bytes.data()), o.w.rows, o.w.cols,
+                                  reinterpret_cast<BlockQ4x8*>(q.bytes.data()))
+                  .ok());
+  q.w = o.w;
+  q.w.layout = TensorLayout::kQ4x8;
+  q.w.data = q.bytes.data();
+  return q;
+}
+
+// y[t, r] as the scalar twin of the int8 kernels computes it (kernels/ref): x quantized per
+// block, one GEMV per token.
+std::vector<float> ScalarInt8(const Weight& w, const std::vector<float>& x, int64_t T) {
+  const kernels::KernelTable& k = *kernels::KernelsForTier(kernels::Tier::kScalar);
+  const int64_t nb = w.cols / kQBlock;
+  std::vector<kernels::ActBlock> xq(nb);
+  std::vector<float> y(T * w.rows), row(w.rows);
+  for (int64_t t = 0; t < T; ++t) {
+    k.quantize_act(x.data() + t * w.cols, xq.data(), w.cols);
+    if (w.type == TensorType::kQ4) {
+      k.gemv_q4(reinterpret_cast<const BlockQ4*>(w.data), nb, 0, w.rows, xq.data(), w.cols, row.data());
+    } else {
+      k.gemv_q8(reinterpret_cast<const BlockQ8*>(w.data), nb, 0, w.rows, xq.data(), w.cols, row.data());
+    }
+    std::copy(row.begin(), row.end(), y.begin() + t * w.rows);
+  }
+  return y;
+}
+
+// kFast on q4 / q8: exactly the scalar twin's int8 result (row-major and interleaved, GEMV
+// and GEMM, odd row counts), and close to the exact product.
+TEST(MatMulFastTest, Int8EqualsScalarTwinForEveryLayout) {
+  ThreadPool pool(2);
+  for (TensorType type : {TensorType::kQ4, TensorType::kQ8}) {
+    for (int64_t rows : {8, 13, 64, 200}) {
+      for (int64_t T : {1, 2, 5, 37}) {
+        const int64_t cols = 96;
+        auto w = testing::MakeWeight(type, rows, cols, 30 + rows, 0.1f);
+        auto x = testing::RandomVector(T * cols, 40 + T);
+        const std::vector<float> want = ScalarInt8(w.w, x, T);
+        std::vector<float> y(T * rows), exact(T * rows);
+        MatMul(w.w, x.data(), T, y.data(), MatMulMode::kFast, &pool);
+        EXPECT_EQ(y, want) << TensorTypeName(type) << " rows=" << rows << " T=" << T;
+        MatMul(w.w, x.data(), T, exact.data(), MatMulMode::kExact, &pool);
+        for (int64_t i = 0; i < T * rows; ++i) ASSERT_NEAR(y[i], exact[i], 0.05f) << i;
+        if (type == TensorType::kQ4 && rows % 8 == 0) {
+          const Q4x8Weight q = Interleave(w);
+          std::vector<float> yx(T * rows), ex(T * rows);
+          MatMul(q.w, x.data(), T, yx.data(), MatMulMode::kFast, &pool);
+          EXPECT_EQ(yx, want) << "q4x8 rows=" << rows << " T=" << T;
+          MatMul(q.w, x.data(), T, ex.data(), MatMulMode::kExact, nullptr);
+          EXPECT_EQ(ex, exact) << "q4x8 exact rows=" << rows << " T=" << T;
+        }
+      }
+    }
+  }
+}
+
+// kFast results do not depend on the thread count nor on the batching, for every type.
+TEST(MatMulFastTest, ThreadsAndBatchingAreBitIdentical) {
+  ThreadPool pool2(2), pool3(3);
+  for (TensorType type : kAllTypes) {
+    const int64_t rows = 72, cols = 128, T = 37;
+    auto w = testing::MakeWeight(type, rows, cols, 17);
+    auto x = testing::RandomVector(T * cols, 18);
+    std::vector<float> serial(T * rows), p2(T * rows), p3(T * rows), single(T * rows);
+    MatMul(w.w, x.data(), T, serial.data(), MatMulMode::kFast, nullptr);
+    MatMul(w.w, x.data(), T, p2.data(), MatMulMode::kFast, &pool2);
+    MatMul(w.w, x.data(), T, p3.data(), MatMulMode::kFast, &pool3);
+    for (int64_t t = 0; t < T; ++t) {
+      MatMul(w.w, x.data() + t * cols, 1, single.data() + t * rows, MatMulMode::kFast, &pool2);
+    }
+    EXPECT_EQ(serial, p2) << TensorTypeName(type);
+    EXPECT_EQ(serial, p3) << TensorTypeName(type);
+    EXPECT_EQ(serial, single) << TensorTypeName(type);
+  }
+}
+
+// MatMulShared (one quantization, one parallel region) equals separate MatMul calls.
+TEST(MatMulFastTest, SharedInputEqualsSeparateCalls) {
+  ThreadPool pool(2);
+  const int64_t cols = 64;
+  auto a = testing::MakeWeight(TensorType::kQ4, 40, cols, 1);
+  auto b = testing::MakeWeight(TensorType::kQ8, 9, cols, 2);
+  auto c = testing::MakeWeight(TensorType::kBF16, 16, cols, 3);
+  const Q4x8Weight ax = Interleave(a);
+  for (MatMulMode mode : {MatMulMode::kExact, MatMulMode::kFast}) {
+    for (int64_t T : {1, 6}) {
+      auto x = testing::RandomVector(T * cols, 5 + T);
+      std::vector<float> ya(T * 40), yb(T * 9), yc(T * 16), ra(T * 40), rb(T * 9), rc(T * 16);
+      const MatMulOut outs[] = {{&ax.w, ya.data()}, {&b.w, yb.data()}, {&c.w, yc.data()}};
+      MatMulShared(outs, x.data(), T, mode, &pool);
+      MatMul(ax.w, x.data(), T, ra.data(), mode, nullptr);
+      MatMul(b.w, x.data(), T, rb.data(), mode, nullptr);
+      MatMul(c.w, x.data(), T, rc.data(), mode, nullptr);
+      EXPECT_EQ(ya, ra) << MatMulModeName(mode);
+      EXPECT_EQ(yb, rb) << MatMulModeName(mode);
+      EXPECT_EQ(yc, rc) << MatMulModeName(mode);
+    }
+  }
+}
+
 TEST(MatMulTest, DotHandlesTails) {
   for (int64_t n : {0, 1, 7, 8, 9, 31, 33}) {
     auto a = testing::RandomVector(n, 1), b = testing::RandomVector(n, 2);
@@ -79,6 +195,43 @@ TEST(EmbeddingTest, GatherRowsDequantizesEveryType) {
       for (int64_t c = 0; c < cols; ++c) ASSERT_EQ(out[i * cols + c], w.ref[ids[i] * cols + c]);
     }
   }
+}
+
+// An interleaved q4 table gathers the same rows as its row-major twin.
+TEST(EmbeddingTest, GatherRowsReadsQ4x8) {
+  const int64_t rows = 24, cols = 96;
+  auto w = testing::MakeWeight(TensorType::kQ4, rows, cols, 4);
+  const Q4x8Weight q = Interleave(w);
+  const int32_t ids[5] = {23, 0, 7, 8, 15};
+  std::vector<float> out(5 * cols);
+  GatherRows(q.w, ids, 5, out.data());
+  for (int i = 0; i < 5; ++i) {
+    for (int64_t c = 0; c < cols; ++c) ASSERT_EQ(out[i * cols + c], w.ref[ids[i] * cols + c]);
+  }
+}
+
+// Gathering from a file mapping (dropping the pages after each row) reads the same values,
+// also when rows are gathered again after their pages were dropped.
+TEST(EmbeddingTest, GatherRowsFromFileMappingEqualsGatherRows) {
+  const int64_t rows = 4096, cols = 256;  // 576 KiB of q4: several pages and windows
+  auto w = testing::MakeWeight(TensorType::kQ4, rows, cols, 6);
+  const std::string path = ::testing::TempDir() + "/gather." + std::to_string(::getpid());
+  FILE* f = std::fopen(path.c_str(), "wb");
+  ASSERT_NE(f, nullptr);
+  ASSERT_EQ(std::fwrite(w.bytes.data(), 1, w.bytes.size(), f), w.bytes.size());
+  std::fclose(f);
+  auto map = MappedFile::Open(path);
+  ASSERT_TRUE(map.ok()) << map.status().ToString();
+  Weight mapped = w.w;
+  mapped.data = (*map)->data();
+  const int32_t ids[6] = {4095, 0, 1000, 1001, 0, 4095};
+  std::vector<float> got(6 * cols), want(6 * cols);
+  for (int rep = 0; rep < 2; ++rep) {
+    GatherRowsFromFileMapping(mapped, ids, 6, got.data());
+    GatherRows(w.w, ids, 6, want.data());
+    EXPECT_EQ(got, want) << rep;
+  }
+  std::remove(path.c_str());
 }
 
 // Q4 nibble order matters: element j of a block is the low nibble of byte j, element j+16

@@ -107,7 +107,6 @@ void AnswerStream::Show(const ChatParser::Delta& d) {
 Conversation::Conversation(const Engine& engine, const Tokenizer& tokenizer, const ConversationOptions& options)
     : engine_(engine), tok_(tokenizer), options_(options), session_(engine, options.session) {
   session_.set_sampler(options.sampler);
-  turn_end_ = tok_.PieceToId("<turn|>");
 }
 
 Result<std::string> Conversation::Render(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const {
@@ -133,11 +132,8 @@ Result<std::vector<int32_t>> Conversation::TurnTokens(const ChatMessage& user, b
     ASSIGN_OR_RETURN(const std::string before, Render(history, false));
     *full = prompt.compare(0, before.size(), before) != 0;
     if (!*full) {
-      // The cache holds the previous answer as generated: close it unless its <turn|> (the
-      // pending tail) already did; the template's "\n" after <turn|> follows either way.
-      const bool closed = !tail_.empty() && tail_.back() == turn_end_;
-      ASSIGN_OR_RETURN(std::vector<int32_t> ids,
-                       tok_.Encode(std::string(closed ? "\n" : "<turn|>\n") + prompt.substr(before.size())));
+      // The cache holds the previous answer as generated, without its end: close it.
+      ASSIGN_OR_RETURN(std::vector<int32_t> ids, tok_.Encode("<turn|>\n" + prompt.substr(before.size())));
       ids.insert(ids.begin(), tail_.begin(), tail_.end());
       return ids;
     }
@@ -240,13 +236,10 @@ Result<TurnStats> Conversation::Send(std::string_view user_text, const TurnCallb
     st.token_limit = go.max_tokens == options_.max_tokens;
     st.context_full = !st.token_limit;
   }
-  // The last sampled token is not in the cache yet: an interrupted one is dropped (it was
-  // never shown), <turn|> starts the next turn, other end-of-generation ids are replaced by
-  // the <turn|> the next turn writes.
-  if (!st.interrupted && !res.ids.empty()) {
-    const int32_t last = res.ids.back();
-    if (last == turn_end_ || !engine_.IsEog(last)) tail_.push_back(last);
-  }
+  // The last sampled token is not in the cache yet. One cut off by the token limit was shown
+  // and opens the next turn's tokens; an interrupted one was never shown; an end-of-generation
+  // id is written again as the <turn|> that closes the turn (the same tokens for <turn|>).
+  if (!st.interrupted && !res.ids.empty() && !engine_.IsEog(res.ids.back())) tail_.push_back(res.ids.back());
   messages_ = std::move(kept);
   messages_.push_back(user);
   messages_.push_back(Message("assistant", answer.content(), answer.thinking()));

@@ -159,11 +159,10 @@ class Conversation {
   Session session_;
   std::vector<ChatMessage> messages_;
   std::vector<TurnStats> turns_;
-  // Sampled tokens not yet fed to the cache (the answer's last token: Generate samples it
-  // but does not run it); they start the next turn's tokens.
+  // The answer's last token when the token limit cut it off: Generate samples it but does not
+  // feed it, so it starts the next turn's tokens.
   std::vector<int32_t> tail_;
   bool stale_ = false;  // the cache no longer matches messages_: re-prefill everything
-  int32_t turn_end_;
 };
 
 }  // namespace gemlet::runtime

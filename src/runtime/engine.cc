@@ -15,6 +15,16 @@ Result<std::unique_ptr<Engine>> Engine::Open(const std::string& path, const Engi
     e->tokenizer_ = std::make_unique<Tokenizer>(std::move(*tok));
   }
   e->pool_ = std::make_unique<ThreadPool>(options.threads);
+  if (options.decode_threads > 0 && options.decode_threads != e->pool_->num_threads()) {
+    e->decode_pool_ = std::make_unique<ThreadPool>(options.decode_threads);
+  }
+  // The per-layer-embedding table (1.3 GB at q4 on E2B) is only gathered, one row per token:
+  // no read-ahead, so the resident set holds the rows used, not their neighbours.
+  if (const MappedFile* map = e->file_->mapping()) {
+    if (const TensorView* t = e->file_->Find("per_layer_token_embd")) {
+      map->AdviseRandom(static_cast<size_t>(t->offset), static_cast<size_t>(t->nbytes));
+    }
+  }
 
   e->eog_ids_ = {1, 106, 50};
   const auto& meta = e->file_->metadata();

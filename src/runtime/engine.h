@@ -19,8 +19,13 @@
 namespace gemlet::runtime {
 
 struct EngineOptions {
-  int threads = 0;  // 0 = one per hardware thread
-  ops::MatMulMode mode = ops::MatMulMode::kExact;
+  int threads = 0;  // 0 = one per hardware thread (prefill, and decode unless decode_threads)
+  // Threads for one-token steps (decode); 0 = the same pool as `threads`. Decode is memory-
+  // bound and may want fewer threads than the compute-bound prefill.
+  int decode_threads = 0;
+  // kFast (default): the int8 kernels for quantized weights (ops/matmul.h); kExact: f32 math
+  // over dequantized weights, the reference path.
+  ops::MatMulMode mode = ops::MatMulMode::kFast;
 };
 
 class Engine {
@@ -31,6 +36,8 @@ class Engine {
   const model::Gemma4Model& model() const { return *model_; }
   const model::Gemma4Config& config() const { return model_->config(); }
   ThreadPool* pool() const { return pool_.get(); }
+  // The pool for one-token steps (EngineOptions::decode_threads); pool() if not set apart.
+  ThreadPool* decode_pool() const { return decode_pool_ ? decode_pool_.get() : pool_.get(); }
   ops::MatMulMode mode() const { return options_.mode; }
   int threads() const { return pool_->num_threads(); }
 
@@ -47,6 +54,7 @@ class Engine {
   std::unique_ptr<GemletFile> file_;
   std::unique_ptr<model::Gemma4Model> model_;
   std::unique_ptr<ThreadPool> pool_;
+  std::unique_ptr<ThreadPool> decode_pool_;  // null: decode uses pool_
   std::unique_ptr<Tokenizer> tokenizer_;
   std::vector<int32_t> eog_ids_;
   int32_t bos_id_ = 2;

@@ -14,6 +14,7 @@ int64_t EffectiveLimit(const Engine& e, int64_t requested) {
 Session::Session(const Engine& engine, const SessionOptions& options)
     : engine_(engine),
       chunk_(std::max<int64_t>(1, options.prefill_chunk)),
+      skip_shared_rows_(options.skip_shared_rows),
       kv_(engine.config(), EffectiveLimit(engine, options.context_limit)) {}
 
 Status Session::Prefill(std::span<const int32_t> tokens, std::vector<float>* logits, bool all_rows) {
@@ -32,7 +33,8 @@ Status Session::Prefill(std::span<const int32_t> tokens, std::vector<float>* log
     }
   }
   if (logits) logits->resize((all_rows ? n : 1) * V);
-  const model::ForwardOptions fopt{engine_.mode(), engine_.pool()};
+  model::ForwardOptions fopt{engine_.mode(), n == 1 ? engine_.decode_pool() : engine_.pool()};
+  fopt.skip_shared_rows = skip_shared_rows_;
   for (int64_t b = 0; b < n; b += chunk_) {
     const int64_t T = std::min(chunk_, n - b);
     rows_.clear();

@@ -19,6 +19,9 @@ namespace gemlet::runtime {
 struct SessionOptions {
   int64_t context_limit = 4096;  // positions the session may hold; capped at the model's maximum
   int64_t prefill_chunk = 256;   // tokens per forward step during prefill (≥ 1)
+  // Prefill skip (model::ForwardOptions::skip_shared_rows): KV-shared layers run only for
+  // the rows whose logits are wanted. Logit-identical either way.
+  bool skip_shared_rows = true;
 };
 
 class Session {
@@ -52,6 +55,7 @@ class Session {
  private:
   const Engine& engine_;
   int64_t chunk_;
+  bool skip_shared_rows_;
   KvCache kv_;
   model::ForwardScratch scratch_;
   Sampler sampler_;

@@ -17,7 +17,7 @@ async function metric(name) {
   return line ? Number(line.split(' ')[1]) : NaN;
 }
 
-test('chat page: send, stream, stop', async () => {
+test('chat page: send, stream, stop', { timeout: 180_000 }, async () => {
   const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gemlet-chromium-'));
   const context = await chromium.launchPersistentContext(userDataDir, {
     executablePath,
@@ -27,6 +27,7 @@ test('chat page: send, stream, stop', async () => {
   });
   try {
     const page = context.pages()[0] ?? await context.newPage();
+    page.setDefaultTimeout(60_000);
     const errors = [];
     page.on('pageerror', (e) => errors.push(e.message));
     if (process.env.GEMLET_API_KEY) {  // the page keeps the key in localStorage
@@ -42,27 +43,43 @@ test('chat page: send, stream, stop', async () => {
     assert.match(html, /<ul><li>one<\/li><li>two<\/li><\/ul>/);
     assert.match(html, /<pre><code>&lt;tag&gt;\n<\/code><\/pre>/);
 
-    // The random model may end its turn after a few tokens; ask for a long reply so there is
-    // something to stop (ignore_eos is a request extension, as in llama.cpp and vLLM).
+    // The random model may end its turn after a few tokens, wander into a thought channel or a
+    // tool call, or fall into a loop of a hidden control token: ask for a long plain reply so
+    // there is visible text to stop. ignore_eos is a request extension (as in llama.cpp and
+    // vLLM); logit_bias -100 bans <|tool_call> (48) and <|channel> (100); the penalties break
+    // repetition loops.
     await page.route('**/v1/chat/completions', (route) => {
       const body = JSON.parse(route.request().postData());
-      route.continue({ postData: JSON.stringify({ ...body, ignore_eos: true }) });
+      route.continue({ postData: JSON.stringify({
+        ...body, ignore_eos: true, logit_bias: { 48: -100, 100: -100 }, seed: 1,
+        presence_penalty: 2, frequency_penalty: 2,
+      }) });
     });
     const cancelled0 = await metric('gemlet_requests_cancelled_total');
     await page.fill('#max_tokens', '100000');
     await page.fill('#input', 'Hello there!');
     await page.click('#send');
     // Streamed text appears while the reply is still being generated (stop is enabled).
-    await page.waitForFunction(() => {
-      const c = document.querySelector('.msg.assistant .content');
-      return c && c.textContent.length > 20;
-    }, null, { timeout: 30_000 });
+    try {
+      await page.waitForFunction(() => {
+        const c = document.querySelector('.msg.assistant .content');
+        return c && c.textContent.length > 20;
+      }, null, { timeout: 60_000 });
+    } catch (e) {
+      const state = await page.evaluate(() => ({
+        log: document.getElementById('log').innerHTML.slice(0, 2000),
+        status: document.getElementById('status').textContent,
+      }));
+      console.error('page state:', JSON.stringify(state), 'decode tokens:',
+                    await metric('gemlet_decode_tokens_total'), 'page errors:', errors);
+      throw e;
+    }
     assert.equal(await page.isEnabled('#stop'), true);
     const before = await page.textContent('.msg.assistant .content');
     await page.waitForFunction((n) => document.querySelector('.msg.assistant .content').textContent.length > n,
-                               before.length, { timeout: 30_000 });
+                               before.length, { timeout: 60_000 });
     await page.click('#stop');
-    await page.waitForSelector('.msg.assistant[data-done="stopped"]', { timeout: 10_000 });
+    await page.waitForSelector('.msg.assistant[data-done="stopped"]', { timeout: 30_000 });
     assert.equal(await page.isEnabled('#send'), true);
     assert.equal(await page.isEnabled('#stop'), false);
     // The text no longer grows, and the server cancelled the generation.
@@ -70,11 +87,60 @@ test('chat page: send, stream, stop', async () => {
     await page.waitForTimeout(500);
     assert.equal(await page.textContent('.msg.assistant .content'), after);
     let cancelled = cancelled0;
-    for (let i = 0; i < 50 && cancelled === cancelled0; i++) {
+    for (let i = 0; i < 300 && cancelled === cancelled0; i++) {  // up to 30 s
       await new Promise((r) => setTimeout(r, 100));
       cancelled = await metric('gemlet_requests_cancelled_total');
     }
     assert.equal(cancelled, cancelled0 + 1, 'the server did not cancel the stopped generation');
+    assert.deepEqual(errors, []);
+  } finally {
+    await context.close();
+    fs.rmSync(userDataDir, { recursive: true, force: true });
+  }
+});
+
+test('chat page: thinking is sent as a request field and shown apart from the answer', { timeout: 120_000 }, async () => {
+  const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gemlet-chromium-'));
+  const context = await chromium.launchPersistentContext(userDataDir, {
+    executablePath,
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+           '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  try {
+    const page = context.pages()[0] ?? await context.newPage();
+    page.setDefaultTimeout(60_000);
+    const errors = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    if (process.env.GEMLET_API_KEY) {
+      await page.addInitScript((key) => localStorage.setItem('gemlet.apikey', key), process.env.GEMLET_API_KEY);
+    }
+    await page.goto(root);
+    await page.waitForFunction(() => document.getElementById('model').textContent.length > 1);
+    // The random model cannot be made to think, so this reply is scripted: the page's request
+    // is captured and answered with the SSE chunks a thinking Gemma 4 reply produces.
+    const sse = (delta, finish = null) => `data: ${JSON.stringify({
+      id: 'chatcmpl-x', object: 'chat.completion.chunk', created: 0, model: 'm',
+      choices: [{ index: 0, delta, finish_reason: finish }] })}\n\n`;
+    let sent = null;
+    await page.route('**/v1/chat/completions', (route) => {
+      sent = JSON.parse(route.request().postData());
+      route.fulfill({
+        status: 200, contentType: 'text/event-stream',
+        body: sse({ role: 'assistant', content: '' }) + sse({ reasoning_content: 'The user wants ' }) +
+              sse({ reasoning_content: 'a bold word.' }) + sse({ content: 'Here: **bold**' }) +
+              sse({}, 'stop') + 'data: [DONE]\n\n',
+      });
+    });
+    await page.check('#thinking');
+    await page.fill('#input', 'Think, then answer.');
+    await page.click('#send');
+    await page.waitForSelector('.msg.assistant[data-done="finished"]', { timeout: 60_000 });
+    assert.equal(sent.reasoning_effort, 'medium');
+    assert.equal(sent.stream, true);
+    assert.equal(await page.isHidden('.msg.assistant details.thinking'), false);
+    assert.equal((await page.textContent('.msg.assistant details.thinking')).includes('The user wants a bold word.'), true);
+    assert.equal(await page.innerHTML('.msg.assistant .content'), '<p>Here: <strong>bold</strong></p>');
     assert.deepEqual(errors, []);
   } finally {
     await context.close();

@@ -211,3 +211,46 @@ test('prefix cache: a shared system prompt and a continued conversation are not 
   assert.ok(next.usage.prompt_tokens_details.cached_tokens >= other.usage.prompt_tokens_details.cached_tokens);
   assert.ok((await metric('gemlet_prefix_cache_hits_total')) >= hits0 + 2);
 });
+
+test('text completions: raw prompt, streaming, max_completion_tokens and penalties', async () => {
+  const model = await modelId();
+  const params = { model, prompt: 'Once upon a time', max_tokens: 12, seed: 21, temperature: 1.0 };
+  const r = await client.completions.create(params);
+  assert.equal(r.object, 'text_completion');
+  assert.equal(typeof r.choices[0].text, 'string');
+  assert.ok(r.usage.completion_tokens >= 1 && r.usage.completion_tokens <= 12);
+  const stream = await client.completions.create({ ...params, stream: true, stream_options: { include_usage: true } });
+  let text = '';
+  let usage = null;
+  for await (const chunk of stream) {
+    if (chunk.usage) usage = chunk.usage;
+    text += chunk.choices[0]?.text ?? '';
+  }
+  assert.equal(text, r.choices[0].text);
+  assert.equal(usage.completion_tokens, r.usage.completion_tokens);
+
+  // max_completion_tokens bounds a chat reply like max_tokens; penalties are accepted.
+  const c = await client.chat.completions.create({
+    model, messages: user('Go on and on.'), max_completion_tokens: 5, seed: 4, ignore_eos: true,
+    presence_penalty: 1.5, frequency_penalty: 1.0,
+  });
+  assert.equal(c.usage.completion_tokens, 5);
+  assert.equal(c.choices[0].finish_reason, 'length');
+});
+
+test('thinking on/off is a request field that reaches the chat template', async () => {
+  const model = await modelId();
+  const ask = (extra) => client.chat.completions.create({
+    model, messages: user('Think about it.'), max_tokens: 4, seed: 8, ...extra,
+  });
+  const off = await ask({ reasoning_effort: 'none' });
+  const on = await ask({ reasoning_effort: 'high' });
+  const kwargs = await ask({ chat_template_kwargs: { enable_thinking: true } });
+  // Thinking on adds the <|think|> system turn to the prompt.
+  assert.ok(on.usage.prompt_tokens > off.usage.prompt_tokens, `${on.usage.prompt_tokens} vs ${off.usage.prompt_tokens}`);
+  assert.equal(kwargs.usage.prompt_tokens, on.usage.prompt_tokens);
+  for (const r of [off, on]) {
+    const m = r.choices[0].message;
+    assert.ok(m.reasoning_content === undefined || typeof m.reasoning_content === 'string');
+  }
+});

@@ -46,10 +46,19 @@ Result<std::string> ResolveModel(const std::string& model_flag, bool allow_demo)
   return path;
 }
 
-Status ApplyRunChatFlags(Flags& flags, bool have_tokens, std::optional<std::string>* prompt, std::string* model) {
-  const bool chat = flags.Bool({"--chat"});
-  const auto system = flags.Str({"--system"});
-  const bool think = flags.Bool({"--think"});
+RunChatFlags ReadRunChatFlags(Flags& flags) {
+  RunChatFlags f;
+  f.chat = flags.Bool({"--chat"});
+  f.system = flags.Str({"--system"});
+  f.think = flags.Bool({"--think"});
+  return f;
+}
+
+Status ApplyRunChatFlags(const RunChatFlags& flags, bool have_tokens, std::optional<std::string>* prompt,
+                         std::string* model) {
+  const bool chat = flags.chat;
+  const auto& system = flags.system;
+  const bool think = flags.think;
   if (!chat && (system || think)) return InvalidArgument("--system and --think need --chat");
   if (chat && have_tokens) return InvalidArgument("--chat applies to a text prompt, not to --tokens");
   if (!prompt->has_value() && !have_tokens) {

@@ -25,12 +25,23 @@ Result<runtime::SamplerOptions> ReadSamplingFlags(Flags& flags);
 // use, with the banner printed to stderr.
 Result<std::string> ResolveModel(const std::string& model_flag, bool allow_demo);
 
-// `gemlet run`'s chat options, applied before the prompt is tokenized:
+// `gemlet run`'s chat flags: --chat, --system TEXT, --think.
+struct RunChatFlags {
+  bool chat = false;
+  std::optional<std::string> system;
+  bool think = false;
+};
+// Reads them (before flags.Finish(), so that an unknown flag is reported before any work).
+RunChatFlags ReadRunChatFlags(Flags& flags);
+
+// `gemlet run`'s chat options, applied after every flag was checked and before the prompt is
+// tokenized:
 //   no -p and no --tokens: the prompt is read from stdin (when it is not a terminal);
 //   --chat: the prompt becomes one user turn of the Gemma 4 chat format, with --system TEXT
 //   and --think; --system/--think without --chat is a usage error;
 //   no -m: *model becomes the demo model (ResolveModel).
 // Errors: InvalidArgument for misuse (a usage error), others for failures.
-Status ApplyRunChatFlags(Flags& flags, bool have_tokens, std::optional<std::string>* prompt, std::string* model);
+Status ApplyRunChatFlags(const RunChatFlags& flags, bool have_tokens, std::optional<std::string>* prompt,
+                         std::string* model);
 
 }  // namespace gemlet::cli

@@ -11,7 +11,8 @@
 namespace gemlet::cli {
 namespace {
 
-constexpr char kUsage[] = R"(usage: gemlet convert SRC -o OUT.gemlet [--plan NAME] [--type CLASS=TYPE]... [--threads N]
+constexpr char kUsage[] =
+    R"(usage: gemlet convert SRC -o OUT.gemlet [--plan NAME] [--type CLASS=TYPE]... [--threads N]
                       [--multimodal OUT2.gemlet] [-q]
 
 Converts a Gemma 4 E2B/E4B checkpoint to a .gemlet model, streaming tensor by tensor (the
@@ -29,8 +30,11 @@ flags:
   --plan NAME           default  attn, ffn, token_embd, ple_table q4; ple_model_proj, ple_gate,
                                  ple_proj bf16; norm, scalar f32 (E2B: about 2.66 GB)
                         keep     every tensor at its source type: BF16 stays bf16, F32 f32,
-                                 Q8_0/Q4_0 blocks are copied byte for byte; K-quants get the
+                                 Q8_0/Q4_0 blocks are copied value for value; K-quants get the
                                  default plan's type (reported as requantized)
+                        Every plan stores q4 matrices (rows a multiple of 8, except the
+                        per-layer embedding table) interleaved for the int8 kernels
+                        (layout q4x8, docs/file-format.md §6: same values, other byte order)
                         q8       every linear layer and embedding q8; norm, scalar f32
   --type CLASS=TYPE     override one class (repeatable). Classes: token_embd, ple_table,
                         ple_model_proj, attn, ffn, ple_gate, ple_proj, norm, scalar.
@@ -87,7 +91,8 @@ int Run(Flags& flags) {
   std::printf("wrote %s: %zu tensors, %s, %.1f s\n", o.out.c_str(), report->tensors.size(),
               convert::Progress::FormatBytes(report->file_bytes).c_str(), report->seconds);
   for (const auto& [type, s] : by_type) {
-    std::printf("  %-5s %4d tensors  %s\n", type.c_str(), s.tensors, convert::Progress::FormatBytes(s.bytes).c_str());
+    std::printf("  %-5s %4d tensors  %s\n", type.c_str(), s.tensors,
+                convert::Progress::FormatBytes(s.bytes).c_str());
   }
   if (requantized > 0) {
     std::map<std::string, int> pairs;

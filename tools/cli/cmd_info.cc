@@ -3,10 +3,9 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
-
-#include <nlohmann/json.hpp>
 
 #include "base/mapped_file.h"
 #include "format/gemlet_file.h"
@@ -58,8 +57,12 @@ int InfoGguf(const std::string& path, bool json, bool list_tensors) {
     tensors.push_back({{"name", t.name}, {"shape", t.shape}, {"type", t.type_name()}, {"bytes", t.nbytes}});
   }
   if (json) {
-    std::printf("%s\n", Dump({{"file", path}, {"format", "gguf"}, {"version", f.version()},
-                              {"metadata", meta}, {"tensors", tensors}}).c_str());
+    std::printf("%s\n", Dump({{"file", path},
+                              {"format", "gguf"},
+                              {"version", f.version()},
+                              {"metadata", meta},
+                              {"tensors", tensors}})
+                            .c_str());
     return kExitOk;
   }
   std::printf("%s: GGUF v%u, %zu metadata keys, %zu tensors\n", path.c_str(), f.version(), f.keys().size(),
@@ -71,8 +74,8 @@ int InfoGguf(const std::string& path, bool json, bool list_tensors) {
   }
   if (list_tensors) {
     for (const auto& t : f.tensors()) {
-      std::printf("  %-40s %-22s %-6s %12llu\n", t.name.c_str(), Shape(t.shape).c_str(), t.type_name().c_str(),
-                  static_cast<unsigned long long>(t.nbytes));
+      std::printf("  %-40s %-22s %-6s %12llu\n", t.name.c_str(), Shape(t.shape).c_str(),
+                  t.type_name().c_str(), static_cast<unsigned long long>(t.nbytes));
     }
   }
   return kExitOk;
@@ -89,7 +92,8 @@ int Run(Flags& flags) {
   {
     auto m = MappedFile::Open(path);
     if (!m.ok()) return ReportError("info", m.status());
-    if ((*m)->size() >= 4 && std::memcmp((*m)->data(), "GGUF", 4) == 0) return InfoGguf(path, json, list_tensors);
+    if ((*m)->size() >= 4 && std::memcmp((*m)->data(), "GGUF", 4) == 0)
+      return InfoGguf(path, json, list_tensors);
   }
   auto file = GemletFile::Open(path);
   if (!file.ok()) return ReportError("info", file.status());
@@ -100,7 +104,8 @@ int Run(Flags& flags) {
   std::map<std::string, std::string> class_of;
   auto cfg = model::Gemma4Config::FromJson(meta["config"]);
   if (cfg.ok()) {
-    for (const auto& spec : model::ExpectedTensors(*cfg)) class_of[spec.name] = model::TensorClassName(spec.cls);
+    for (const auto& spec : model::ExpectedTensors(*cfg))
+      class_of[spec.name] = model::TensorClassName(spec.cls);
   }
   struct Total {
     int tensors = 0;
@@ -122,12 +127,19 @@ int Run(Flags& flags) {
     tot.types.insert(TensorTypeName(t.type));
     tensor_bytes += t.nbytes;
     params += t.numel();
-    tensors.push_back({{"name", t.name}, {"shape", t.shape}, {"type", TensorTypeName(t.type)},
-                       {"bytes", t.nbytes}, {"offset", t.offset}, {"class", cls}});
+    tensors.push_back({{"name", t.name},
+                       {"shape", t.shape},
+                       {"type", TensorTypeName(t.type)},
+                       {"layout", TensorLayoutName(t.layout)},
+                       {"bytes", t.nbytes},
+                       {"offset", t.offset},
+                       {"class", cls}});
   }
   nlohmann::json totals_json = nlohmann::json::object();
   for (const auto& [cls, tot] : totals) {
-    totals_json[cls] = {{"tensors", tot.tensors}, {"bytes", tot.bytes}, {"params", tot.params},
+    totals_json[cls] = {{"tensors", tot.tensors},
+                        {"bytes", tot.bytes},
+                        {"params", tot.params},
                         {"types", std::vector<std::string>(tot.types.begin(), tot.types.end())}};
   }
   const Vocab& v = g.vocab();
@@ -161,25 +173,25 @@ int Run(Flags& flags) {
     const auto& c = *cfg;
     int full = 0;
     for (int64_t l = 0; l < c.num_layers; ++l) full += c.is_full(l);
-    std::printf("model:  Gemma 4 text, %lld layers (%d full, %lld sliding, window %lld), D %lld, heads %lld/%lld,\n"
-                "        head dims %lld/%lld, FFN %lld%s, PLE %lld, vocab %lld, KV-shared layers %lld\n",
-                static_cast<long long>(c.num_layers), full, static_cast<long long>(c.num_layers - full),
-                static_cast<long long>(c.sliding_window), static_cast<long long>(c.hidden_size),
-                static_cast<long long>(c.num_heads), static_cast<long long>(c.num_kv_heads),
-                static_cast<long long>(c.head_dim), static_cast<long long>(c.global_head_dim),
-                static_cast<long long>(c.intermediate_size), c.use_double_wide_mlp ? " (x2 on shared layers)" : "",
-                static_cast<long long>(c.hidden_size_per_layer_input), static_cast<long long>(c.vocab_size),
-                static_cast<long long>(c.num_kv_shared_layers));
+    std::printf(
+        "model:  Gemma 4 text, %lld layers (%d full, %lld sliding, window %lld), D %lld, heads %lld/%lld,\n"
+        "        head dims %lld/%lld, FFN %lld%s, PLE %lld, vocab %lld, KV-shared layers %lld\n",
+        static_cast<long long>(c.num_layers), full, static_cast<long long>(c.num_layers - full),
+        static_cast<long long>(c.sliding_window), static_cast<long long>(c.hidden_size),
+        static_cast<long long>(c.num_heads), static_cast<long long>(c.num_kv_heads),
+        static_cast<long long>(c.head_dim), static_cast<long long>(c.global_head_dim),
+        static_cast<long long>(c.intermediate_size), c.use_double_wide_mlp ? " (x2 on shared layers)" : "",
+        static_cast<long long>(c.hidden_size_per_layer_input), static_cast<long long>(c.vocab_size),
+        static_cast<long long>(c.num_kv_shared_layers));
   } else {
     std::printf("model:  config does not parse as Gemma 4: %s\n", cfg.status().message().c_str());
   }
   std::printf("tokenizer: %zu pieces, %zu merges, special %s\n", v.size(), v.merges.size(),
               Dump(meta.value("tokenizer", nlohmann::json::object())).c_str());
   const auto ct = meta.find("chat_template");
-  std::printf("chat template: %s\n",
-              ct != meta.end() && ct->is_string() && !ct->get<std::string>().empty()
-                  ? (std::to_string(ct->get<std::string>().size()) + " bytes").c_str()
-                  : "none");
+  std::printf("chat template: %s\n", ct != meta.end() && ct->is_string() && !ct->get<std::string>().empty()
+                                         ? (std::to_string(ct->get<std::string>().size()) + " bytes").c_str()
+                                         : "none");
   if (auto p = meta.find("provenance"); p != meta.end() && p->is_object()) {
     std::printf("provenance:\n");
     for (auto it = p->begin(); it != p->end(); ++it) {
@@ -199,8 +211,8 @@ int Run(Flags& flags) {
   if (list_tensors) {
     std::printf("tensors:\n");
     for (const TensorView& t : g.tensors()) {
-      std::printf("  %-34s %-16s %-5s %12llu\n", t.name.c_str(), Shape(t.shape).c_str(), TensorTypeName(t.type),
-                  static_cast<unsigned long long>(t.nbytes));
+      std::printf("  %-34s %-16s %-5s %-9s %12llu\n", t.name.c_str(), Shape(t.shape).c_str(),
+                  TensorTypeName(t.type), TensorLayoutName(t.layout), static_cast<unsigned long long>(t.nbytes));
     }
   }
   return kExitOk;
@@ -208,6 +220,7 @@ int Run(Flags& flags) {
 
 }  // namespace
 
-GEMLET_COMMAND(info, "info", "describe a .gemlet model (config, tokenizer, provenance, tensors)", kUsage, Run);
+GEMLET_COMMAND(info, "info", "describe a .gemlet model (config, tokenizer, provenance, tensors)", kUsage,
+               Run);
 
 }  // namespace gemlet::cli

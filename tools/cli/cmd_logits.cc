@@ -14,6 +14,7 @@ namespace {
 
 constexpr char kUsage[] =
     R"(usage: gemlet logits -m MODEL.gemlet --tokens IDS -o OUT.npy [--mode MODE] [--threads N]
+                     [--exact] [--last] [--no-skip]
 
 Runs the model over the token ids (fed as given: no BOS is added; positions 0 … n−1) and
 writes the softcapped logits after every token as float32, shape [n_tokens, vocab], to a
@@ -29,12 +30,18 @@ flags:
                       chunk:N   prefill in chunks of N tokens
   --threads N         worker threads (default: all cores)
   --exact             f32 activations over dequantized weights, f32 accumulation (the
-                      reference path; currently the only one, so the default)
+                      reference path). Default: the fast int8 kernels for q4/q8 weights
+                      (activations quantized per block of 32, like llama.cpp)
+  --last              write only the logits after the last token, shape [1, vocab]
+                      (then the KV-shared layers run only for that token: the prefill skip)
+  --no-skip           with --last: run every token through every layer anyway (the same
+                      logits; for testing the prefill skip)
 
 examples:
   gemlet logits -m tiny.gemlet --tokens 2,105,437,107 -o logits.npy
   gemlet logits -m tiny.gemlet --tokens 2,105,437,107 -o dec.npy --mode decode --threads 1
   gemlet logits -m tiny.gemlet --tokens 2,105,437,107 -o c7.npy --mode chunk:7
+  gemlet logits -m tiny.gemlet --tokens 2,105,437,107 -o last.npy --last --exact
 )";
 
 int Run(Flags& flags) {
@@ -43,7 +50,9 @@ int Run(Flags& flags) {
   const std::string mode = flags.Str({"--mode"}, "prefill");
   auto tokens = flags.IntList({"--tokens"});
   auto threads = flags.Int({"--threads"}, 0);
-  flags.Bool({"--exact"});
+  const bool exact = flags.Bool({"--exact"});
+  const bool last = flags.Bool({"--last"});
+  const bool no_skip = flags.Bool({"--no-skip"});
   if (!tokens.ok()) return UsageError("logits", tokens.status().message());
   if (!threads.ok()) return UsageError("logits", threads.status().message());
   if (Status st = flags.Finish(); !st.ok()) return UsageError("logits", st.message());
@@ -72,7 +81,7 @@ int Run(Flags& flags) {
 
   runtime::EngineOptions eo;
   eo.threads = static_cast<int>(*threads);
-  eo.mode = ops::MatMulMode::kExact;
+  eo.mode = exact ? ops::MatMulMode::kExact : ops::MatMulMode::kFast;
   auto engine = runtime::Engine::Open(model, eo);
   if (!engine.ok()) return ReportError("logits", engine.status());
   const auto& cfg = (*engine)->config();
@@ -96,18 +105,20 @@ int Run(Flags& flags) {
   runtime::SessionOptions so;
   so.context_limit = n;
   so.prefill_chunk = chunk == 0 ? n : chunk;
+  so.skip_shared_rows = !no_skip;
   runtime::Session session(**engine, so);
   std::vector<float> logits;
   const auto t0 = std::chrono::steady_clock::now();
-  if (Status st = session.Prefill(ids, &logits, /*all_rows=*/true); !st.ok())
+  if (Status st = session.Prefill(ids, &logits, /*all_rows=*/!last); !st.ok())
     return ReportError("logits", st);
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 
-  if (Status st = WriteNpyF32(out, logits.data(), {n, cfg.vocab_size}); !st.ok())
+  const int64_t rows = last ? 1 : n;
+  if (Status st = WriteNpyF32(out, logits.data(), {rows, cfg.vocab_size}); !st.ok())
     return ReportError("logits", st);
-  std::printf("wrote %s: float32 [%lld, %lld], mode %s, %d threads, %.1f ms\n", out.c_str(),
-              static_cast<long long>(n), static_cast<long long>(cfg.vocab_size), mode.c_str(),
-              (*engine)->threads(), ms);
+  std::printf("wrote %s: float32 [%lld, %lld], mode %s, %s, %d threads, %.1f ms\n", out.c_str(),
+              static_cast<long long>(rows), static_cast<long long>(cfg.vocab_size), mode.c_str(),
+              ops::MatMulModeName((*engine)->mode()), (*engine)->threads(), ms);
   return kExitOk;
 }
 

@@ -96,14 +96,15 @@ int Run(Flags& flags) {
                            &rep.status(), &presence.status(), &last_n.status(), &seed.status()}) {
     if (!st->ok()) return UsageError("run", st->message());
   }
-  // --chat/--system/--think, the prompt from stdin, the demo model without -m (chat_options.h).
-  if (Status st = ApplyRunChatFlags(flags, !tokens->empty(), &prompt, &model); !st.ok()) {
-    return st.code() == ErrorCode::kInvalidArgument ? UsageError("run", st.message())
-                                                    : ReportError("run", st);
-  }
+  const RunChatFlags chat_flags = ReadRunChatFlags(flags);
   if (Status st = flags.Finish(); !st.ok()) return UsageError("run", st.message());
   if (!flags.Positional().empty())
     return UsageError("run", "unexpected argument '" + flags.Positional()[0] + "'");
+  // --chat/--system/--think, the prompt from stdin, the demo model without -m (chat_options.h).
+  if (Status st = ApplyRunChatFlags(chat_flags, !tokens->empty(), &prompt, &model); !st.ok()) {
+    return st.code() == ErrorCode::kInvalidArgument ? UsageError("run", st.message())
+                                                    : ReportError("run", st);
+  }
   if (model.empty()) return UsageError("run", "-m MODEL is required");
   if (prompt.has_value() == !tokens->empty())
     return UsageError("run", "give exactly one of -p PROMPT or --tokens IDS");

@@ -77,7 +77,7 @@ int Run(Flags& flags) {
   if (*port < 0 || *port > 65535) return UsageError("serve", "--port must be in [0, 65535]");
   if (o.http.host.empty()) return UsageError("serve", "--host must not be empty");
   if (*ctx < 16) return UsageError("serve", "--ctx must be at least 16");
-  if (*max_prompt < 0 || *max_prompt >= *ctx) return UsageError("serve", "--max-prompt must be in [1, --ctx)");
+  if (*max_prompt < 0 || *max_prompt >= *ctx) return UsageError("serve", "--max-prompt must be in [0, --ctx) (0 = the whole context)");
   if (*slots < 1 || *slots > 256) return UsageError("serve", "--slots must be in [1, 256]");
   if (*queue < 0 || *queue > 100000) return UsageError("serve", "--queue must be in [0, 100000]");
   if (*cache < 0 || *cache > 1024) return UsageError("serve", "--cache-sessions must be in [0, 1024]");

@@ -145,6 +145,17 @@ Result<VerifyReport> RunVerify(const VerifyOptions& o) {
     Print(o.out, report.checks.back());
   }
 
+  auto verdict = [&] {
+    if (const VerifyCheck* f = report.first_failure()) {
+      std::fprintf(o.out, "FAIL: %s: %s\n", f->name.c_str(), f->detail.c_str());
+    } else {
+      std::fprintf(o.out, "PASS: all %zu checks\n", report.checks.size());
+    }
+  };
+  if (!o.check_model) {
+    verdict();
+    return report;
+  }
   ASSIGN_OR_RETURN(TempDir dir, TempDir::Make());
   convert::SynthOptions so;
   so.preset = "tiny";
@@ -174,11 +185,7 @@ Result<VerifyReport> RunVerify(const VerifyOptions& o) {
       Print(o.out, report.checks.back());
     }
   }
-  if (const VerifyCheck* f = report.first_failure()) {
-    std::fprintf(o.out, "FAIL: %s: %s\n", f->name.c_str(), f->detail.c_str());
-  } else {
-    std::fprintf(o.out, "PASS: all %zu checks\n", report.checks.size());
-  }
+  verdict();
   return report;
 }
 

@@ -26,6 +26,7 @@ namespace gemlet::cli {
 struct VerifyOptions {
   std::string inject_fault;  // "" or a kernel name (see above)
   int threads = 0;           // engine threads for the model check (0 = all cores)
+  bool check_model = true;   // false: the kernel checks only (tests of the fault hook)
   std::FILE* out = stdout;   // one line per check
 };
 

@@ -34,7 +34,8 @@ Result<Checkpoint> OpenCheckpoint(const std::string& src) {
   ASSIGN_OR_RETURN(auto map, MappedFile::Open(src));
   if (map->size() >= 4 && std::memcmp(map->data(), "GGUF", 4) == 0) return LoadGgufCheckpoint(src);
   if (fs::path(src).extension() == ".safetensors") {
-    return InvalidArgument(src + ": give the checkpoint folder (with config.json and the tokenizer), not the .safetensors file");
+    return InvalidArgument(
+        src + ": give the checkpoint folder (with config.json and the tokenizer), not the .safetensors file");
   }
   return InvalidArgument(src + ": neither a GGUF file nor a Hugging Face checkpoint folder");
 }
@@ -83,10 +84,10 @@ Status WriteMultimodal(const Checkpoint& ck, const std::string& out, const nlohm
     }
     shapes[src.source_name] = src.shape;
     const TensorType type = *LosslessType(src.type);
-    RETURN_IF_ERROR(StreamTensor(*w, src.source_name, shape, src, type, pool, nullptr)
-                        .WithContext(out));
-    report->multimodal.push_back({src.source_name, SourceTypeName(src.type), TensorTypeName(type),
-                                  src.nbytes, false});
+    RETURN_IF_ERROR(
+        StreamTensor(*w, src.source_name, shape, src, type, pool, nullptr, /*interleave=*/false).WithContext(out));
+    report->multimodal.push_back(
+        {src.source_name, SourceTypeName(src.type), TensorTypeName(type), src.nbytes, false});
   }
   w->SetMetadata({{"config", ck.full_config.is_object() ? ck.full_config : nlohmann::json::object()},
                   {"kind", "gemma4-multimodal"},
@@ -105,7 +106,8 @@ Result<ConvertReport> Convert(const ConvertOptions& o) {
   ASSIGN_OR_RETURN(Checkpoint ck, OpenCheckpoint(o.src));
   std::error_code ec;
   for (const std::string& f : ck.files) {
-    if (fs::equivalent(f, o.out, ec)) return InvalidArgument(o.out + ": the output would overwrite the source");
+    if (fs::equivalent(f, o.out, ec))
+      return InvalidArgument(o.out + ": the output would overwrite the source");
   }
 
   // The metadata is JSON, which must be valid UTF-8; source strings (a GGUF chat template, a
@@ -113,19 +115,20 @@ Result<ConvertReport> Convert(const ConvertOptions& o) {
   try {
     (void)nlohmann::json({ck.tokenizer.special, ck.tokenizer.chat_template, Absolute(ck.source)}).dump();
   } catch (const nlohmann::json::exception& e) {
-    return Corrupt(ck.source + ": the tokenizer, chat template or path is not valid UTF-8 (" + e.what() + ")");
+    return Corrupt(ck.source + ": the tokenizer, chat template or path is not valid UTF-8 (" + e.what() +
+                   ")");
   }
   if (!o.multimodal_out.empty() && ck.format != "safetensors") {
-    return InvalidArgument("--multimodal: " + ck.source +
-                           " is a GGUF text model; llama.cpp keeps vision/audio weights in a separate mmproj file");
+    return InvalidArgument(
+        "--multimodal: " + ck.source +
+        " is a GGUF text model; llama.cpp keeps vision/audio weights in a separate mmproj file");
   }
 
   // Hash the sources while converting (a second reader of the same files). An early return
   // cancels it, so an error does not wait for a 10 GB hash.
   std::atomic<bool> cancel_hash{false};
-  auto hashes = std::async(std::launch::async, [files = ck.files, &cancel_hash] {
-    return HashFiles(files, &cancel_hash);
-  });
+  auto hashes = std::async(std::launch::async,
+                           [files = ck.files, &cancel_hash] { return HashFiles(files, &cancel_hash); });
   struct CancelOnExit {
     std::atomic<bool>* flag;
     ~CancelOnExit() { flag->store(true); }
@@ -158,9 +161,12 @@ Result<ConvertReport> Convert(const ConvertOptions& o) {
   std::map<std::string, std::set<std::string>> class_types;
   for (const Job& job : jobs) {
     const auto& item = *job.item;
-    RETURN_IF_ERROR(StreamTensor(*writer, item.spec.name, item.spec.shape, item.src, job.type, pool,
-                                 [&](uint64_t b) { progress.Add(b, item.spec.name); })
-                        .WithContext(o.out));
+    RETURN_IF_ERROR(
+        StreamTensor(
+            *writer, item.spec.name, item.spec.shape, item.src, job.type, pool,
+            [&](uint64_t b) { progress.Add(b, item.spec.name); },
+            /*interleave=*/item.spec.cls != model::TensorClass::kPleTable)  // gathered only
+            .WithContext(o.out));
     const auto lossless = LosslessType(item.src.type);
     ConvertedTensor ct;
     ct.name = item.spec.name;
@@ -187,7 +193,8 @@ Result<ConvertReport> Convert(const ConvertOptions& o) {
     classes[cls] = s;
   }
   nlohmann::json overrides = nlohmann::json::object();
-  for (const auto& [cls, type] : plan.overrides) overrides[model::TensorClassName(cls)] = TensorTypeName(type);
+  for (const auto& [cls, type] : plan.overrides)
+    overrides[model::TensorClassName(cls)] = TensorTypeName(type);
   nlohmann::json meta = {
       {"config", ck.config.ToJson()},
       {"tokenizer", ck.tokenizer.special},

@@ -41,7 +41,8 @@ Result<std::vector<int64_t>> PerLayer(const GgufFile& g, const std::string& key,
 Result<int64_t> Uniform(const GgufFile& g, const std::string& key, int64_t n_layer) {
   ASSIGN_OR_RETURN(std::vector<int64_t> a, PerLayer(g, key, n_layer));
   for (int64_t x : a) {
-    if (x != a[0]) return Unsupported(g.path() + ": " + key + " differs between layers, which gemma4 E2B/E4B never do");
+    if (x != a[0])
+      return Unsupported(g.path() + ": " + key + " differs between layers, which gemma4 E2B/E4B never do");
   }
   return a[0];
 }
@@ -57,7 +58,9 @@ Result<nlohmann::json> GgufTextConfig(const GgufFile& g) {
   const std::string a = "gemma4.";
   if (g.Has(a + "expert_count")) {
     ASSIGN_OR_RETURN(uint64_t experts, g.GetU64(a + "expert_count"));
-    if (experts > 0) return Unsupported(path + ": gemma4 MoE models (expert_count " + std::to_string(experts) + ") are not supported");
+    if (experts > 0)
+      return Unsupported(path + ": gemma4 MoE models (expert_count " + std::to_string(experts) +
+                         ") are not supported");
   }
   ASSIGN_OR_RETURN(uint32_t n_layer, g.GetU32(a + "block_count"));
   if (n_layer == 0 || n_layer > 1024) return Corrupt(path + ": block_count " + std::to_string(n_layer));
@@ -67,10 +70,13 @@ Result<nlohmann::json> GgufTextConfig(const GgufFile& g) {
   ASSIGN_OR_RETURN(int64_t n_kv, Uniform(g, a + "attention.head_count_kv", n_layer));
   ASSIGN_OR_RETURN(uint32_t k_full, g.GetU32(a + "attention.key_length"));
   ASSIGN_OR_RETURN(uint32_t k_swa, g.GetU32(a + "attention.key_length_swa"));
-  for (auto [vk, k] : {std::pair{"attention.value_length", k_full}, std::pair{"attention.value_length_swa", k_swa}}) {
+  for (auto [vk, k] :
+       {std::pair{"attention.value_length", k_full}, std::pair{"attention.value_length_swa", k_swa}}) {
     if (g.Has(a + vk)) {
       ASSIGN_OR_RETURN(uint32_t v, g.GetU32(a + vk));
-      if (v != k) return Unsupported(path + ": " + a + vk + " " + std::to_string(v) + " differs from the key length " + std::to_string(k));
+      if (v != k)
+        return Unsupported(path + ": " + a + vk + " " + std::to_string(v) + " differs from the key length " +
+                           std::to_string(k));
     }
   }
   ASSIGN_OR_RETURN(std::vector<int64_t> ff, PerLayer(g, a + "feed_forward_length", n_layer));
@@ -84,9 +90,13 @@ Result<nlohmann::json> GgufTextConfig(const GgufFile& g) {
   if (g.Has(a + "attention.shared_kv_layers")) {
     ASSIGN_OR_RETURN(shared, g.GetU64(a + "attention.shared_kv_layers"));
   }
-  if (shared >= n_layer) return Corrupt(path + ": attention.shared_kv_layers " + std::to_string(shared) + " >= block_count");
+  if (shared >= n_layer)
+    return Corrupt(path + ": attention.shared_kv_layers " + std::to_string(shared) + " >= block_count");
   ASSIGN_OR_RETURN(uint64_t ple, g.GetU64(a + "embedding_length_per_layer_input"));
-  if (ple == 0) return Unsupported(path + ": embedding_length_per_layer_input is 0 (models without per-layer embeddings are not supported)");
+  if (ple == 0)
+    return Unsupported(
+        path +
+        ": embedding_length_per_layer_input is 0 (models without per-layer embeddings are not supported)");
   ASSIGN_OR_RETURN(float eps, g.GetF32(a + "attention.layer_norm_rms_epsilon"));
   float softcap = 0.0f;
   if (g.Has(a + "final_logit_softcapping")) {
@@ -109,11 +119,13 @@ Result<nlohmann::json> GgufTextConfig(const GgufFile& g) {
   }
   if (rot_swa != k_swa) {
     return Unsupported(path + ": rope.dimension_count_swa " + std::to_string(rot_swa) +
-                       " differs from key_length_swa " + std::to_string(k_swa) + " (sliding layers rotate every dimension)");
+                       " differs from key_length_swa " + std::to_string(k_swa) +
+                       " (sliding layers rotate every dimension)");
   }
   if (rot_full != k_full) {
-    return Unsupported(path + ": rope.dimension_count " + std::to_string(rot_full) + " differs from key_length " +
-                       std::to_string(k_full) + " (gemma4 expresses partial rotation with rope_freqs)");
+    return Unsupported(path + ": rope.dimension_count " + std::to_string(rot_full) +
+                       " differs from key_length " + std::to_string(k_full) +
+                       " (gemma4 expresses partial rotation with rope_freqs)");
   }
   // Proportional RoPE: rope_freqs [k_full / 2] = [1]·n + [≥1e30]·rest.
   double partial = 1.0;
@@ -146,13 +158,15 @@ Result<nlohmann::json> GgufTextConfig(const GgufFile& g) {
     const bool wide = first_shared > 0 && l >= first_shared && ff[l] == 2 * inter && inter > 0;
     if (wide) double_wide = true;
     if (ff[l] != inter && !wide) {
-      return Unsupported(path + ": feed_forward_length[" + std::to_string(l) + "] = " + std::to_string(ff[l]) +
-                         " fits neither " + std::to_string(inter) + " nor the double-wide KV-shared layers");
+      return Unsupported(path + ": feed_forward_length[" + std::to_string(l) +
+                         "] = " + std::to_string(ff[l]) + " fits neither " + std::to_string(inter) +
+                         " nor the double-wide KV-shared layers");
     }
   }
   if (double_wide) {
     for (int64_t l = first_shared; l < n_layer; ++l) {
-      if (ff[l] != 2 * inter) return Unsupported(path + ": feed_forward_length doubles on some KV-shared layers only");
+      if (ff[l] != 2 * inter)
+        return Unsupported(path + ": feed_forward_length doubles on some KV-shared layers only");
     }
   }
   nlohmann::json types = nlohmann::json::array();
@@ -197,7 +211,8 @@ Result<nlohmann::json> GgufTextConfig(const GgufFile& g) {
   if (!cfg.ok()) return cfg.status().WithContext(path);
   for (int64_t l = 0; l < n_layer; ++l) {
     if (cfg->is_full(l) && cfg->rope_pairs(l) != rotated) {
-      return Unsupported(path + ": rope_freqs rotates " + std::to_string(rotated) + " pairs, which no partial_rotary_factor expresses exactly");
+      return Unsupported(path + ": rope_freqs rotates " + std::to_string(rotated) +
+                         " pairs, which no partial_rotary_factor expresses exactly");
     }
   }
   return j;
@@ -223,7 +238,7 @@ Result<Checkpoint> LoadGgufCheckpoint(const std::string& path) {
     if (!t) return NotFound(path + ": tensor " + spec.gguf_name + " is missing");
     if (t->shape != spec.shape) {
       return Corrupt(path + ": tensor " + spec.gguf_name + " has shape " + ShapeString(t->shape) +
-                             " but the config needs " + ShapeString(spec.shape));
+                     " but the config needs " + ShapeString(spec.shape));
     }
     ASSIGN_OR_RETURN(SourceTensor src, FromGguf(g, *t));
     ck.tensors.push_back({spec, std::move(src)});
@@ -231,7 +246,7 @@ Result<Checkpoint> LoadGgufCheckpoint(const std::string& path) {
   for (const GgufTensorInfo& t : g.tensors()) {
     if (expected.count(t.name) || model::IsSkippedGgufTensor(ck.config, t.name)) continue;
     return Corrupt(path + ": unexpected tensor " + t.name + " " + ShapeString(t.shape) +
-                           " (not part of a Gemma 4 text model with this config)");
+                   " (not part of a Gemma 4 text model with this config)");
   }
   ASSIGN_OR_RETURN(ck.tokenizer, TokenizerFromGguf(g));
   return ck;

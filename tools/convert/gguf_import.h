@@ -3,9 +3,8 @@
 // vocabulary, and the tensors by their GGUF names.
 #pragma once
 
-#include <string>
-
 #include <nlohmann/json.hpp>
+#include <string>
 
 #include "base/status.h"
 #include "format/gguf.h"

@@ -50,8 +50,7 @@ Result<Checkpoint> LoadHfCheckpoint(const std::string& folder) {
     }
     if (e->tensor->shape != spec.shape) {
       return Corrupt(e->file->path() + ": tensor " + spec.hf_name + " has shape " +
-                             ShapeString(e->tensor->shape) + " but the config needs " +
-                             ShapeString(spec.shape));
+                     ShapeString(e->tensor->shape) + " but the config needs " + ShapeString(spec.shape));
     }
     ASSIGN_OR_RETURN(SourceTensor src, FromSafetensors(*e->file, *e->tensor));
     ck.tensors.push_back({spec, std::move(src)});
@@ -62,7 +61,7 @@ Result<Checkpoint> LoadHfCheckpoint(const std::string& folder) {
     if (expected.count(name)) continue;
     if (!model::IsSkippedHfTensor(ck.config, name)) {
       return Corrupt(e.file->path() + ": unexpected text tensor " + name + " " +
-                             ShapeString(e.tensor->shape) + " (not part of a Gemma 4 text model with this config)");
+                     ShapeString(e.tensor->shape) + " (not part of a Gemma 4 text model with this config)");
     }
     if (name.compare(0, text_prefix.size(), text_prefix) != 0 && name != "lm_head.weight") {
       ck.multimodal.push_back(e);

@@ -38,7 +38,8 @@ Result<QuantPlan> MakeQuantPlan(const std::string& name, const std::vector<std::
     ASSIGN_OR_RETURN(TensorClass cls, model::ParseTensorClass(o.substr(0, eq)));
     ASSIGN_OR_RETURN(TensorType type, ParseTensorType(o.substr(eq + 1)));
     if (cls == TensorClass::kScalar && IsQuantized(type)) {
-      return InvalidArgument("--type " + o + ": the scalar class holds 1-element tensors, which cannot be quantized");
+      return InvalidArgument("--type " + o +
+                             ": the scalar class holds 1-element tensors, which cannot be quantized");
     }
     p.overrides[cls] = type;
   }

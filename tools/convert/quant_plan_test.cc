@@ -33,9 +33,9 @@ TEST(QuantPlan, DefaultKeepQ8) {
 
   auto q = MakeQuantPlan("q8", {});
   ASSERT_TRUE(q.ok());
-  for (TensorClass c : {TensorClass::kAttention, TensorClass::kFeedForward, TensorClass::kTokenEmbedding,
-                        TensorClass::kPleTable, TensorClass::kPleModelProj, TensorClass::kPleGate,
-                        TensorClass::kPleProj}) {
+  for (TensorClass c :
+       {TensorClass::kAttention, TensorClass::kFeedForward, TensorClass::kTokenEmbedding,
+        TensorClass::kPleTable, TensorClass::kPleModelProj, TensorClass::kPleGate, TensorClass::kPleProj}) {
     EXPECT_EQ(PlanType(*q, c, TensorType::kBF16), TensorType::kQ8);
   }
   EXPECT_EQ(PlanType(*q, TensorClass::kNorm, TensorType::kBF16), TensorType::kF32);
@@ -70,7 +70,8 @@ TEST(QuantPlan, DefaultPlanE2BSize) {
   c.hidden_size_per_layer_input = 256;
   c.sliding_window = 512;
   c.num_kv_shared_layers = 20;
-  for (int l = 0; l < 35; ++l) c.layer_types.push_back(l % 5 == 4 ? model::AttnType::kFull : model::AttnType::kSliding);
+  for (int l = 0; l < 35; ++l)
+    c.layer_types.push_back(l % 5 == 4 ? model::AttnType::kFull : model::AttnType::kSliding);
   ASSERT_TRUE(c.Validate().ok());
   auto plan = MakeQuantPlan("default", {});
   ASSERT_TRUE(plan.ok());
@@ -83,8 +84,8 @@ TEST(QuantPlan, DefaultPlanE2BSize) {
     for (int64_t d : spec.shape) n *= d;
     params += n;
   }
-  std::printf("E2B default plan: %llu parameters, %llu bytes of tensors\n", static_cast<unsigned long long>(params),
-              static_cast<unsigned long long>(total));
+  std::printf("E2B default plan: %llu parameters, %llu bytes of tensors\n",
+              static_cast<unsigned long long>(params), static_cast<unsigned long long>(total));
   EXPECT_LT(total, 2'700'000'000ull);
   EXPECT_GT(total, 2'500'000'000ull);
 }

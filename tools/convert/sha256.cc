@@ -8,6 +8,15 @@
 #include <cstring>
 #include <vector>
 
+#if defined(__x86_64__)
+#include <cpuid.h>
+#include <immintrin.h>
+#elif defined(__aarch64__) && (!defined(__clang__) || defined(__ARM_FEATURE_SHA2))
+#include <arm_neon.h>
+#include <asm/hwcap.h>
+#include <sys/auxv.h>
+#endif
+
 namespace gemlet::convert {
 
 namespace {
@@ -25,7 +34,97 @@ constexpr uint32_t kK[64] = {
 
 inline uint32_t Rotr(uint32_t x, int n) { return (x >> n) | (x << (32 - n)); }
 
+// Hardware SHA-256 (x86 SHA extensions, Armv8 SHA2 instructions): the same compression function,
+// four rounds per step, the message schedule in 4-word groups M_j (j >= 4):
+//   M_j = W[t-16] + σ0(W[t-15]) + W[t-7] + σ1(W[t-2]) for the four t of group j.
+// Each returns false if the CPU lacks the instructions.
+#if defined(__x86_64__)
+__attribute__((target("sha,sse4.1"))) void BlocksShaNi(uint32_t h[8], const uint8_t* p, size_t n) {
+  const __m128i kBswap = _mm_set_epi64x(0x0c0d0e0f08090a0bULL, 0x0405060700010203ULL);
+  __m128i tmp = _mm_shuffle_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h)), 0xB1);     // CDAB
+  __m128i s1 = _mm_shuffle_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(h + 4)), 0x1B);  // EFGH
+  __m128i s0 = _mm_alignr_epi8(tmp, s1, 8);                                                        // ABEF
+  s1 = _mm_blend_epi16(s1, tmp, 0xF0);                                                             // CDGH
+  for (; n > 0; --n, p += 64) {
+    const __m128i abef = s0, cdgh = s1;
+    __m128i m[4];
+    for (int j = 0; j < 16; ++j) {
+      if (j < 4) {
+        m[j] = _mm_shuffle_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 16 * j)), kBswap);
+      } else {
+        __m128i t = _mm_sha256msg1_epu32(m[j % 4], m[(j - 3) % 4]);
+        t = _mm_add_epi32(t, _mm_alignr_epi8(m[(j - 1) % 4], m[(j - 2) % 4], 4));
+        m[j % 4] = _mm_sha256msg2_epu32(t, m[(j - 1) % 4]);
+      }
+      __m128i msg = _mm_add_epi32(m[j % 4], _mm_loadu_si128(reinterpret_cast<const __m128i*>(kK + 4 * j)));
+      s1 = _mm_sha256rnds2_epu32(s1, s0, msg);
+      s0 = _mm_sha256rnds2_epu32(s0, s1, _mm_shuffle_epi32(msg, 0x0E));
+    }
+    s0 = _mm_add_epi32(s0, abef);
+    s1 = _mm_add_epi32(s1, cdgh);
+  }
+  tmp = _mm_shuffle_epi32(s0, 0x1B);                                                 // FEBA
+  s1 = _mm_shuffle_epi32(s1, 0xB1);                                                  // DCHG
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(h), _mm_blend_epi16(tmp, s1, 0xF0));   // DCBA
+  _mm_storeu_si128(reinterpret_cast<__m128i*>(h + 4), _mm_alignr_epi8(s1, tmp, 8));  // HGFE
+}
+
+bool HasHardwareSha() {
+  unsigned a, b, c, d;
+  if (!__get_cpuid_count(7, 0, &a, &b, &c, &d)) return false;
+  const bool sha = (b >> 29) & 1;
+  if (!__get_cpuid(1, &a, &b, &c, &d)) return false;
+  return sha && ((c >> 19) & 1) && ((c >> 9) & 1);  // SSE4.1, SSSE3
+}
+bool HardwareBlocks(uint32_t h[8], const uint8_t* p, size_t n) {
+  static const bool ok = HasHardwareSha();
+  if (!ok || Sha256::force_portable) return false;
+  BlocksShaNi(h, p, n);
+  return true;
+}
+#elif defined(__aarch64__) && (!defined(__clang__) || defined(__ARM_FEATURE_SHA2))
+// GCC enables the SHA2 intrinsics per function; clang (14) only for a whole build with +sha2.
+__attribute__((target("+crypto"))) void BlocksArmSha2(uint32_t h[8], const uint8_t* p, size_t n) {
+  uint32x4_t s0 = vld1q_u32(h), s1 = vld1q_u32(h + 4);
+  for (; n > 0; --n, p += 64) {
+    const uint32x4_t abcd = s0, efgh = s1;
+    uint32x4_t m[4];
+    for (int j = 0; j < 16; ++j) {
+      if (j < 4) {
+        m[j] = vreinterpretq_u32_u8(vrev32q_u8(vld1q_u8(p + 16 * j)));
+      } else {
+        m[j % 4] = vsha256su1q_u32(vsha256su0q_u32(m[j % 4], m[(j - 3) % 4]), m[(j - 2) % 4], m[(j - 1) % 4]);
+      }
+      const uint32x4_t msg = vaddq_u32(m[j % 4], vld1q_u32(kK + 4 * j));
+      const uint32x4_t prev = s0;
+      s0 = vsha256hq_u32(s0, s1, msg);
+      s1 = vsha256h2q_u32(s1, prev, msg);
+    }
+    s0 = vaddq_u32(s0, abcd);
+    s1 = vaddq_u32(s1, efgh);
+  }
+  vst1q_u32(h, s0);
+  vst1q_u32(h + 4, s1);
+}
+bool HardwareBlocks(uint32_t h[8], const uint8_t* p, size_t n) {
+  static const bool ok = (getauxval(AT_HWCAP) & HWCAP_SHA2) != 0;
+  if (!ok || Sha256::force_portable) return false;
+  BlocksArmSha2(h, p, n);
+  return true;
+}
+#else
+bool HardwareBlocks(uint32_t*, const uint8_t*, size_t) { return false; }
+#endif
+
 }  // namespace
+
+bool Sha256::force_portable = false;
+
+bool Sha256::HardwareAccelerated() {
+  uint32_t h[8] = {};
+  static const uint8_t block[64] = {};
+  return HardwareBlocks(h, block, 1);
+}
 
 void Sha256::Reset() {
   static constexpr uint32_t kInit[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
@@ -38,8 +137,8 @@ void Sha256::Reset() {
 void Sha256::Block(const uint8_t* p) {
   uint32_t w[64];
   for (int i = 0; i < 16; ++i) {
-    w[i] = (uint32_t{p[4 * i]} << 24) | (uint32_t{p[4 * i + 1]} << 16) |
-           (uint32_t{p[4 * i + 2]} << 8) | uint32_t{p[4 * i + 3]};
+    w[i] = (uint32_t{p[4 * i]} << 24) | (uint32_t{p[4 * i + 1]} << 16) | (uint32_t{p[4 * i + 2]} << 8) |
+           uint32_t{p[4 * i + 3]};
   }
   for (int i = 16; i < 64; ++i) {
     const uint32_t s0 = Rotr(w[i - 15], 7) ^ Rotr(w[i - 15], 18) ^ (w[i - 15] >> 3);
@@ -83,8 +182,12 @@ void Sha256::Update(const void* data, size_t n) {
     p += take;
     n -= take;
     if (buf_len_ < 64) return;
-    Block(buf_);
+    if (!HardwareBlocks(h_, buf_, 1)) Block(buf_);
     buf_len_ = 0;
+  }
+  if (n >= 64 && HardwareBlocks(h_, p, n / 64)) {
+    p += n / 64 * 64;
+    n %= 64;
   }
   for (; n >= 64; n -= 64, p += 64) Block(p);
   std::memcpy(buf_, p, n);

@@ -21,6 +21,11 @@ class Sha256 {
   std::array<uint8_t, 32> Finish();  // the object must be Reset() before reuse
   std::string FinishHex();
 
+  // True if whole blocks go through the CPU's SHA-256 instructions (x86 SHA extensions, Armv8
+  // SHA2); the portable code runs otherwise. Tests set force_portable to compare both.
+  static bool HardwareAccelerated();
+  static bool force_portable;
+
  private:
   void Block(const uint8_t* p);
   uint32_t h_[8];

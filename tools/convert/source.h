@@ -5,11 +5,10 @@
 
 #include <cstdint>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "base/status.h"
 #include "base/tensor_type.h"
@@ -31,12 +30,12 @@ int SourceBlockElems(SourceType t);
 int SourceBlockBytes(SourceType t);
 
 struct SourceTensor {
-  std::string source_name;     // the name in the checkpoint
+  std::string source_name;  // the name in the checkpoint
   SourceType type = SourceType::kF32;
   std::vector<int64_t> shape;  // outermost first, as the checkpoint gives it
   const uint8_t* data = nullptr;
   uint64_t nbytes = 0;
-  bool mapped = false;         // data lies in a read-only file mapping (pages may be dropped)
+  bool mapped = false;  // data lies in a read-only file mapping (pages may be dropped)
 
   int64_t cols() const { return shape.empty() ? 1 : shape.back(); }
   int64_t rows() const;
@@ -50,20 +49,20 @@ std::string ShapeString(const std::vector<int64_t>& shape);
 void DecodeRows(const SourceTensor& t, int64_t row0, int64_t n, float* out);
 
 struct Checkpoint {
-  std::string source;             // the path given
-  std::string format;             // "safetensors" or "gguf"
-  std::vector<std::string> files; // the weight files (hashed for provenance)
+  std::string source;              // the path given
+  std::string format;              // "safetensors" or "gguf"
+  std::vector<std::string> files;  // the weight files (hashed for provenance)
   model::Gemma4Config config;
   TokenizerInfo tokenizer;
   struct Item {
     model::TensorSpec spec;
     SourceTensor src;
   };
-  std::vector<Item> tensors;      // ExpectedTensors(config) order
+  std::vector<Item> tensors;  // ExpectedTensors(config) order
   // Tensors of the vision/audio towers and embedders (HF only), for --multimodal; their dtypes
   // are checked only if they are written.
   std::vector<SafetensorsFolder::Entry> multimodal;
-  nlohmann::json full_config;     // the whole config.json (HF) or null
+  nlohmann::json full_config;  // the whole config.json (HF) or null
   // Keep the mapped files alive.
   std::unique_ptr<SafetensorsFolder> safetensors;
   std::unique_ptr<GgufFile> gguf;

@@ -8,6 +8,7 @@
 
 #include "base/half.h"
 #include "kernels/ref/quant.h"
+#include "kernels/repack.h"
 
 namespace gemlet::convert {
 
@@ -25,7 +26,9 @@ void EncodeRows(const float* x, int64_t n, int64_t cols, TensorType type, uint8_
     const float* xr = x + r * cols;
     uint8_t* o = out + static_cast<uint64_t>(r) * rb;
     switch (type) {
-      case TensorType::kF32: std::memcpy(o, xr, static_cast<size_t>(cols) * 4); break;
+      case TensorType::kF32:
+        std::memcpy(o, xr, static_cast<size_t>(cols) * 4);
+        break;
       case TensorType::kF16:
         for (int64_t i = 0; i < cols; ++i) {
           const uint16_t h = F32ToF16(xr[i]);
@@ -38,15 +41,19 @@ void EncodeRows(const float* x, int64_t n, int64_t cols, TensorType type, uint8_
           std::memcpy(o + 2 * i, &h, 2);
         }
         break;
-      case TensorType::kQ8: kernels::QuantizeRowQ8Ref(xr, reinterpret_cast<BlockQ8*>(o), cols); break;
-      case TensorType::kQ4: kernels::QuantizeRowQ4Ref(xr, reinterpret_cast<BlockQ4*>(o), cols); break;
+      case TensorType::kQ8:
+        kernels::QuantizeRowQ8Ref(xr, reinterpret_cast<BlockQ8*>(o), cols);
+        break;
+      case TensorType::kQ4:
+        kernels::QuantizeRowQ4Ref(xr, reinterpret_cast<BlockQ4*>(o), cols);
+        break;
     }
   }
 }
 
 Status StreamTensor(GemletWriter& writer, const std::string& name, const std::vector<int64_t>& shape,
                     const SourceTensor& src, TensorType type, ThreadPool& pool,
-                    const std::function<void(uint64_t)>& on_bytes) {
+                    const std::function<void(uint64_t)>& on_bytes, bool interleave) {
   const int64_t cols = src.cols(), rows = src.rows();
   const int64_t shape_cols = shape.empty() ? 1 : shape.back();
   int64_t shape_numel = 1;
@@ -54,15 +61,33 @@ Status StreamTensor(GemletWriter& writer, const std::string& name, const std::ve
   GEMLET_CHECK_MSG(shape_cols == cols && shape_numel == rows * cols, "stored shape matches the source");
   auto dst_rb = RowBytes(type, cols);
   if (!dst_rb.ok()) {
-    return InvalidArgument("tensor " + name + " " + ShapeString(shape) + " cannot be stored as " +
-                           TensorTypeName(type) + ": its rows of " + std::to_string(cols) +
-                           " values are not a multiple of the 32-value block (choose another --type for its class)");
+    return InvalidArgument(
+        "tensor " + name + " " + ShapeString(shape) + " cannot be stored as " + TensorTypeName(type) +
+        ": its rows of " + std::to_string(cols) +
+        " values are not a multiple of the 32-value block (choose another --type for its class)");
   }
-  RETURN_IF_ERROR(writer.BeginTensor(name, type, shape));
+  // q4 matrices whose rows come in groups of 8 are stored interleaved for the int8 kernels
+  // (kernels/repack.h): the same blocks in another order, chunk by chunk (chunks are whole
+  // groups of 8 rows, so the result equals repacking the whole tensor).
+  const bool repack =
+      interleave && type == TensorType::kQ4 && shape.size() >= 2 && kernels::CanRepackQ4x8(rows, cols);
+  RETURN_IF_ERROR(
+      writer.BeginTensor(name, type, shape, repack ? TensorLayout::kQ4x8 : TensorLayout::kRowMajor));
   const uint64_t src_rb = src.row_bytes();
   const bool lossless = LosslessType(src.type) == type;
   const uint64_t per_row = std::max<uint64_t>({src_rb, static_cast<uint64_t>(cols) * 4, 1});
-  const int64_t chunk_rows = std::max<int64_t>(1, static_cast<int64_t>(kChunkBytes / per_row));
+  int64_t chunk_rows = std::max<int64_t>(1, static_cast<int64_t>(kChunkBytes / per_row));
+  if (repack) chunk_rows = std::max<int64_t>(8, chunk_rows / 8 * 8);
+  std::vector<uint8_t> packed;
+  if (repack) packed.resize(static_cast<size_t>(std::min(chunk_rows, rows)) * *dst_rb);
+  // Appends n rows of q4 (or any type without repacking) to the tensor.
+  auto append = [&](const uint8_t* rows_data, int64_t n) -> Status {
+    const uint64_t bytes = static_cast<uint64_t>(n) * *dst_rb;
+    if (!repack) return writer.AppendTensorData(rows_data, bytes);
+    RETURN_IF_ERROR(kernels::RepackQ4x8(reinterpret_cast<const BlockQ4*>(rows_data), n, cols,
+                                        reinterpret_cast<BlockQ4x8*>(packed.data())));
+    return writer.AppendTensorData(packed.data(), bytes);
+  };
   std::vector<float> f32;
   std::vector<uint8_t> out;
   if (!lossless) {
@@ -75,7 +100,7 @@ Status StreamTensor(GemletWriter& writer, const std::string& name, const std::ve
     const uint8_t* s = src.data + static_cast<uint64_t>(r0) * src_rb;
     const uint64_t s_bytes = static_cast<uint64_t>(n) * src_rb;
     if (lossless) {
-      RETURN_IF_ERROR(writer.AppendTensorData(s, s_bytes));
+      RETURN_IF_ERROR(append(s, n));
     } else {
       const uint64_t rb = *dst_rb;
       pool.ParallelFor(
@@ -85,7 +110,7 @@ Status StreamTensor(GemletWriter& writer, const std::string& name, const std::ve
             EncodeRows(f32.data() + b * cols, e - b, cols, type, out.data() + static_cast<uint64_t>(b) * rb);
           },
           grain);
-      RETURN_IF_ERROR(writer.AppendTensorData(out.data(), static_cast<uint64_t>(n) * rb));
+      RETURN_IF_ERROR(append(out.data(), n));
     }
     if (src.mapped) DropMappedPages(s, s_bytes);
     if (on_bytes) on_bytes(s_bytes);

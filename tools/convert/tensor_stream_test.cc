@@ -9,6 +9,7 @@
 #include "base/half.h"
 #include "format/gemlet_file.h"
 #include "kernels/ref/quant.h"
+#include "kernels/repack.h"
 
 namespace gemlet::convert {
 namespace {
@@ -44,9 +45,11 @@ TEST(TensorStream, EveryTargetTypeAcrossChunks) {
     auto w = GemletWriter::Create(path);
     ASSERT_TRUE(w.ok());
     uint64_t done = 0;
-    for (TensorType t : {TensorType::kF32, TensorType::kF16, TensorType::kBF16, TensorType::kQ8, TensorType::kQ4}) {
-      ASSERT_TRUE(StreamTensor(**w, TensorTypeName(t), {rows, cols}, src, t, pool,
-                               [&](uint64_t b) { done += b; }).ok());
+    for (TensorType t :
+         {TensorType::kF32, TensorType::kF16, TensorType::kBF16, TensorType::kQ8, TensorType::kQ4}) {
+      ASSERT_TRUE(StreamTensor(**w, TensorTypeName(t), {rows, cols}, src, t, pool, [&](uint64_t b) {
+                    done += b;
+                  }).ok());
     }
     EXPECT_EQ(done, 5 * src.nbytes);
     (*w)->SetMetadata({{"config", nlohmann::json::object()}});
@@ -69,7 +72,11 @@ TEST(TensorStream, EveryTargetTypeAcrossChunks) {
   EXPECT_EQ(std::memcmp((*g)->Find("q8")->data, q8.data(), q8.size() * sizeof(BlockQ8)), 0);
   std::vector<BlockQ4> q4(x.size() / 32);
   kernels::QuantizeRowQ4Ref(x.data(), q4.data(), static_cast<int64_t>(x.size()));
-  EXPECT_EQ(std::memcmp((*g)->Find("q4")->data, q4.data(), q4.size() * sizeof(BlockQ4)), 0);
+  const TensorView* tq4 = (*g)->Find("q4");
+  std::vector<uint8_t> q4_bytes;  // q4 matrices of 8k rows are stored interleaved (kQ4x8)
+  EXPECT_EQ(std::memcmp(kernels::RowMajorBytes(tq4->data, tq4->type, tq4->layout, tq4->rows(), tq4->cols(), &q4_bytes),
+                        q4.data(), q4.size() * sizeof(BlockQ4)),
+            0);
 }
 
 TEST(TensorStream, RowsThatDoNotFillBlocksAreAnError) {

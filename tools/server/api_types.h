@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -46,6 +47,8 @@ struct SamplingOptions {
   double presence_penalty = 0;        // [-2, 2]
   double frequency_penalty = 0;       // [-2, 2]
   std::optional<uint64_t> seed;
+  // logit_bias: token id → bias in [-100, 100] added to its logit (-100 bans the token).
+  std::vector<std::pair<int32_t, float>> logit_bias;
 };
 
 struct ChatRequest {

@@ -192,6 +192,21 @@ TEST(HttpServerTest, StopStringsAndCompletions) {
   EXPECT_EQ(cj["choices"][0]["finish_reason"], "length");
 }
 
+TEST(HttpServerTest, LogitBiasBansTokens) {
+  TestServer s;
+  s.backend.SetScript(testing::ReplyScript(Bytes("abc")));
+  httplib::Client c("127.0.0.1", s.port);
+  // 'b' (98) is banned: the scripted reply cannot contain it.
+  auto r = c.Post(kChat, ChatBody(R"(,"max_tokens":3,"logit_bias":{"98":-100},"temperature":0)"),
+                  "application/json");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  const std::string text = Json::parse(r->body)["choices"][0]["message"]["content"];
+  EXPECT_EQ(text.substr(0, 1), "a");
+  EXPECT_EQ(text.find('b'), std::string::npos) << text;
+  ExpectJsonError(c.Post(kChat, ChatBody(R"(,"logit_bias":{"100000":1})"), "application/json"), 400);
+}
+
 TEST(HttpServerTest, ApiKeyGuardsV1Only) {
   HttpOptions h;
   h.api_key = "sekret";
@@ -341,8 +356,44 @@ TEST(HttpServerTest, ThousandGarbageRequestsAllGet4xxJson) {
   EXPECT_EQ(Json::parse(r->body)["choices"][0]["message"]["content"], "alive");
 }
 
+TEST(HttpServerTest, PromptAndContextLimitsGet400) {
+  SchedulerOptions so;
+  so.max_context = 200;  // tokens per request, prompt + reply
+  HandlerOptions ho;
+  ho.max_prompt_tokens = 100;  // --max-prompt
+  TestServer s(so, {}, ho);
+  s.backend.SetScript(testing::ReplyScript(Bytes("ok")));
+  httplib::Client c("127.0.0.1", s.port);
+  // "[user]" + 120 bytes + "\n[assistant]": over --max-prompt.
+  auto r = c.Post(kChat, ChatBody("", std::string(120, 'x')), "application/json");
+  ExpectJsonError(r, 400);
+  EXPECT_EQ(Json::parse(r->body)["error"]["code"], "context_length_exceeded");
+  auto rc = c.Post("/v1/completions", R"({"prompt":")" + std::string(150, 'y') + R"("})",
+                   "application/json");
+  ExpectJsonError(rc, 400);
+  EXPECT_EQ(Json::parse(rc->body)["error"]["code"], "context_length_exceeded");
+  // Within the prompt limit, the reply is cut at the context: the cache holds 200 tokens, the
+  // prompt's 50 and every reply token but the last (which is sampled, never fed back).
+  s.backend.SetScript(nullptr);
+  auto ok = c.Post("/v1/completions",
+                   R"({"prompt":")" + std::string(50, 'z') + R"(","max_tokens":1000,"ignore_eos":true})",
+                   "application/json");
+  ASSERT_TRUE(ok);
+  ASSERT_EQ(ok->status, 200) << ok->body;
+  Json j = Json::parse(ok->body);
+  EXPECT_EQ(j["choices"][0]["finish_reason"], "length");
+  EXPECT_EQ(j["usage"]["prompt_tokens"], 50);
+  EXPECT_EQ(j["usage"]["completion_tokens"], 151);
+  // The server still answers ordinary requests.
+  s.backend.SetScript(testing::ReplyScript(Bytes("fine")));
+  auto after = c.Post(kChat, ChatBody(), "application/json");
+  ASSERT_TRUE(after);
+  EXPECT_EQ(Json::parse(after->body)["choices"][0]["message"]["content"], "fine");
+}
+
+// Polls `cond` for up to 30 s (generous for loaded CI machines and sanitizer builds).
 bool WaitFor(const std::function<bool()>& cond) {
-  for (int i = 0; i < 500; ++i) {
+  for (int i = 0; i < 3000; ++i) {
     if (cond()) return true;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }

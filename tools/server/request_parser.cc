@@ -1,7 +1,9 @@
 #include "tools/server/request_parser.h"
 
 #include <cctype>
+#include <cerrno>
 #include <cmath>
+#include <cstdlib>
 #include <limits>
 
 namespace gemlet::server {
@@ -101,6 +103,30 @@ std::optional<ApiError> ReadSampling(const Json& b, SamplingOptions* s) {
   pen.reset();
   if (auto e = ReadNumber(b, "frequency_penalty", -2, 2, &pen)) return e;
   if (pen) s->frequency_penalty = *pen;
+  auto lb = b.find("logit_bias");
+  if (lb != b.end() && !lb->is_null()) {
+    if (!lb->is_object()) return WrongType("logit_bias", "an object", *lb);
+    if (lb->size() > 1024) {
+      return BadRequest("'logit_bias' has more than 1024 entries", "logit_bias", "invalid_value");
+    }
+    for (const auto& [key, value] : lb->items()) {
+      const std::string path = "logit_bias." + key;
+      char* end = nullptr;
+      errno = 0;
+      const long long id = std::strtoll(key.c_str(), &end, 10);
+      if (key.empty() || *end != '\0' || errno != 0 || id < 0 ||
+          id > std::numeric_limits<int32_t>::max() || !std::isdigit(static_cast<unsigned char>(key[0]))) {
+        return BadRequest("'logit_bias' keys must be token ids, got '" + key + "'", "logit_bias",
+                          "invalid_value");
+      }
+      if (!value.is_number()) return WrongType(path, "a number", value);
+      const double v = value.get<double>();
+      if (!std::isfinite(v) || v < -100 || v > 100) {
+        return BadRequest("'" + path + "' must be between -100 and 100", "logit_bias", "invalid_value");
+      }
+      s->logit_bias.emplace_back(static_cast<int32_t>(id), static_cast<float>(v));
+    }
+  }
   // seed: any integer that fits 64 bits (negative seeds wrap, as in OpenAI's Python client).
   auto it = b.find("seed");
   if (it != b.end() && !it->is_null()) {

@@ -65,6 +65,21 @@ TEST(RequestParserTest, IgnoreEosExtension) {
   EXPECT_TRUE(c->ignore_eos);
 }
 
+TEST(RequestParserTest, LogitBias) {
+  auto r = ParseChatRequest(std::string_view(
+      R"({"messages":[{"role":"user","content":"x"}],"logit_bias":{"100":-100,"7":2.5}})"));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  ASSERT_EQ(r->sampling.logit_bias.size(), 2u);
+  EXPECT_EQ(r->sampling.logit_bias[0], (std::pair<int32_t, float>{100, -100.f}));
+  EXPECT_EQ(r->sampling.logit_bias[1], (std::pair<int32_t, float>{7, 2.5f}));
+  for (const std::string bad : {R"({"x":1})", R"({"-1":1})", R"({"5":101})", R"({"5":"a"})", R"([1])",
+                                R"({" 5":1})", R"({"99999999999":1})"}) {
+    EXPECT_EQ(ChatError(R"({"messages":[{"role":"user","content":"x"}],"logit_bias":)" + bad + "}").status,
+              400)
+        << bad;
+  }
+}
+
 TEST(RequestParserTest, ThinkingSwitches) {
   auto on = [](const std::string& extra) {
     auto r = ParseChatRequest(std::string_view(

@@ -184,6 +184,19 @@ async function send() {
   a.appendChild(tools);
 
   let reply = "", reasoning = "";
+  // Repaint at most every 50 ms: re-rendering the whole reply for every token would cost
+  // O(n^2) on long, fast replies and starve the page (and the stop button).
+  let paintTimer = null;
+  const paint = () => {
+    if (paintTimer !== null) { clearTimeout(paintTimer); paintTimer = null; }
+    if (reasoning) { thinking.hidden = false; thought.textContent = reasoning; }
+    if (reply) {
+      if (reasoning) thinking.open = false;
+      content.innerHTML = markdown(reply);
+    }
+    scrollDown();
+  };
+  const schedulePaint = () => { if (paintTimer === null) paintTimer = setTimeout(paint, 50); };
   const messages = [];
   if ($("system").value.trim()) messages.push({ role: "system", content: $("system").value });
   messages.push(...history);
@@ -228,26 +241,20 @@ async function send() {
           if (chunk.usage) $("status").textContent = chunk.usage.completion_tokens + " tokens";
           const delta = chunk.choices && chunk.choices[0] && chunk.choices[0].delta;
           if (!delta) continue;
-          if (delta.reasoning_content) {
-            reasoning += delta.reasoning_content;
-            thinking.hidden = false;
-            thought.textContent = reasoning;
-          }
-          if (delta.content) {
-            reply += delta.content;
-            if (reasoning) thinking.open = false;
-            content.innerHTML = markdown(reply);
-          }
+          if (delta.reasoning_content) reasoning += delta.reasoning_content;
+          if (delta.content) reply += delta.content;
           if (delta.tool_calls) {
             for (const tc of delta.tool_calls) {
               tools.textContent += "tool call: " + tc.function.name + "(" + tc.function.arguments + ")\n";
             }
           }
-          scrollDown();
+          schedulePaint();
         }
       }
     }
+    paint();
   } catch (e) {
+    paint();  // whatever arrived before the stop or the error
     if (e.name === "AbortError") {
       stopped = true;
     } else {

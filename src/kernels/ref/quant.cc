@@ -48,14 +48,24 @@ void DequantizeRowRef(TensorType type, const void* src, float* dst, int64_t n) {
     case TensorType::kF32:
       std::memcpy(dst, src, static_cast<size_t>(n) * 4);
       return;
+    // 16-bit sources may be unaligned (a safetensors data section starts wherever its header
+    // ends): read them byte-wise.
     case TensorType::kF16: {
-      const uint16_t* s = static_cast<const uint16_t*>(src);
-      for (int64_t i = 0; i < n; ++i) dst[i] = F16ToF32(s[i]);
+      const uint8_t* s = static_cast<const uint8_t*>(src);
+      for (int64_t i = 0; i < n; ++i) {
+        uint16_t h;
+        std::memcpy(&h, s + 2 * i, 2);
+        dst[i] = F16ToF32(h);
+      }
       return;
     }
     case TensorType::kBF16: {
-      const uint16_t* s = static_cast<const uint16_t*>(src);
-      for (int64_t i = 0; i < n; ++i) dst[i] = Bf16ToF32(s[i]);
+      const uint8_t* s = static_cast<const uint8_t*>(src);
+      for (int64_t i = 0; i < n; ++i) {
+        uint16_t h;
+        std::memcpy(&h, s + 2 * i, 2);
+        dst[i] = Bf16ToF32(h);
+      }
       return;
     }
     case TensorType::kQ8: {

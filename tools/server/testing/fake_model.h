@@ -52,6 +52,7 @@ class FakeBackend : public Backend {
     script_ = std::move(s);
   }
   std::chrono::microseconds pass_delay{0};  // cost of one pass over the "weights"
+  std::atomic<bool> hold{false};  // while true, Prefill waits (tests line up jobs meanwhile)
   std::atomic<int64_t> decode_calls{0}, prefill_calls{0}, decode_rows{0}, fork_calls{0};
   std::atomic<int64_t> max_batch{0};
 
@@ -69,6 +70,7 @@ class FakeBackend : public Backend {
   Status Prefill(SequenceState& seq, std::span<const int32_t> tokens,
                  std::span<float> logits) override {
     prefill_calls++;
+    while (hold.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     if (pass_delay.count()) std::this_thread::sleep_for(pass_delay);
     auto& s = static_cast<FakeSequence&>(seq);
     if (s.length() + static_cast<int64_t>(tokens.size()) > context_) {

@@ -1,0 +1,67 @@
+// `gemlet bench --json` on the tiny oracle model: the output's shape (not its speed; the real
+// measurements are full-size and stay out of CI).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdio>
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "tests/oracle_test_util.h"
+
+namespace gemlet::oracle {
+namespace {
+
+const std::string kGemletBin = std::string(GEMLET_BINARY_DIR) + "/tools/cli/gemlet";
+
+int RunShell(const std::string& cmd, std::string* out) {
+  out->clear();
+  FILE* p = ::popen((cmd + " 2>/dev/null").c_str(), "r");
+  if (!p) return -1;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) out->append(buf, n);
+  const int st = ::pclose(p);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+TEST(BenchSmoke, JsonHasEveryFieldPerTest) {
+  const std::string model = Converted("tiny-e2b", "model-q4_0.gguf");
+  ASSERT_FALSE(model.empty());
+  std::string out;
+  ASSERT_EQ(RunShell(kGemletBin + " bench -m " + model + " -p 8,16 -n 4 -d 0,5 -r 2 -t 1,2 --json", &out), 0)
+      << out;
+  const auto j = nlohmann::json::parse(out);
+  EXPECT_EQ(j["model"], model);
+  EXPECT_GT(j["load_s"].get<double>(), 0.0);
+  EXPECT_GT(j["peak_rss_bytes"].get<uint64_t>(), 0u);
+  const auto& res = j["results"];
+  // 2 thread counts × 2 depths × (2 prompt sizes + 1 generation length).
+  ASSERT_EQ(res.size(), 12u);
+  const char* want[] = {"pp8", "pp16", "tg4", "pp8@d5", "pp16@d5", "tg4@d5"};
+  for (size_t i = 0; i < res.size(); ++i) {
+    const auto& r = res[i];
+    EXPECT_EQ(r["test"], want[i % 6]) << i;
+    EXPECT_EQ(r["threads"], i < 6 ? 1 : 2) << i;
+    ASSERT_EQ(r["tok_s_all"].size(), 2u);
+    EXPECT_GT(r["tok_s"].get<double>(), 0.0);
+    const bool prompt = r["test"].get<std::string>().rfind("pp", 0) == 0;
+    EXPECT_EQ(r.contains("ttft_s"), prompt) << r.dump();
+    if (prompt) {
+      EXPECT_GT(r["ttft_s"].get<double>(), 0.0);
+    }
+  }
+}
+
+TEST(BenchSmoke, RejectsBadFlags) {
+  const std::string model = Converted("tiny-e2b", "model-q4_0.gguf");
+  std::string out;
+  EXPECT_EQ(RunShell(kGemletBin + " bench", &out), 2);
+  EXPECT_EQ(RunShell(kGemletBin + " bench -m " + model + " -r 0", &out), 2);
+  EXPECT_EQ(RunShell(kGemletBin + " bench -m " + model + " --preset nope", &out), 2);
+  EXPECT_EQ(RunShell(kGemletBin + " bench -m " + model + " -p x", &out), 2);
+  EXPECT_EQ(RunShell(kGemletBin + " bench -m /nonexistent.gemlet -r 1", &out), 1);
+}
+
+}  // namespace
+}  // namespace gemlet::oracle

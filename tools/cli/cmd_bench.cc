@@ -1,0 +1,268 @@
+// gemlet bench: prefill and decode throughput, time to first token, load time and peak RSS
+// of a model, with llama-bench's familiar flags (-p, -n, -d, -r, -t).
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <fstream>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "kernels/kernels.h"
+#include "runtime/engine.h"
+#include "runtime/session.h"
+#include "tools/cli/command.h"
+
+namespace gemlet::cli {
+namespace {
+
+constexpr char kUsage[] =
+    R"(usage: gemlet bench -m MODEL.gemlet [-p LIST] [-n LIST] [-d LIST] [-r N] [-t LIST]
+                    [--decode-threads N] [--preset litert] [--json] [--exact] [-ub N]
+
+Measures a model on this machine with random token ids (the numbers do not depend on the
+text): for each thread count, context depth and size,
+  ppN  prefill of N tokens (one forward pass per -ub tokens), tok/s and time to first token
+       (the prefill's wall time up to the last token's logits);
+  tgN  N decode steps, one token each, tok/s;
+each the median of -r repetitions in a fresh session (the depth's tokens are prefilled
+first, untimed). Also reports the load time (mapping the file, binding the weights) and the
+process's peak resident set (VmHWM), which includes the touched pages of the mapping, and
+the process CPU time of each test (cpu s; on a busy machine, tokens ÷ (cpu s ÷ threads) bounds
+what free cores would do, though it also counts the thread pool's spin-waits).
+
+flags:
+  -m, --model FILE   a .gemlet model
+  -p LIST            prompt sizes, comma-separated (default 512; 0 skips prefill tests)
+  -n LIST            generation lengths (default 128; 0 skips decode tests)
+  -d LIST            context depths before each test (default 0)
+  -r N               repetitions, the median is reported (default 3)
+  -t LIST            thread counts (default: all cores)
+  --decode-threads N threads of the decode steps (default: as -t; prefill keeps -t)
+  -ub N              tokens per prefill forward pass (default 512)
+  --preset litert    LiteRT-LM's protocol: prefill 1024 tokens, then decode 256 tokens after
+                     them, in a 2048-token context (overrides -p, -n and -d)
+  --exact            the exact f32 path instead of the int8 kernels
+  --json             {"model", "load_s", "peak_rss_bytes", "results": [{"test", "tok_s",
+                     "tok_s_all", "ttft_s" (prefill tests), "threads", ...}]}
+
+examples:
+  gemlet bench -m e2b.gemlet
+  gemlet bench -m e2b.gemlet -p 512,1024 -n 128 -d 0,4096 -r 3 -t 2
+  gemlet bench -m e2b.gemlet --preset litert --json
+)";
+
+double Now() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+// Peak resident set of this process in bytes (VmHWM; ru_maxrss as a fallback).
+uint64_t PeakRssBytes() {
+  std::ifstream in("/proc/self/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("VmHWM:", 0) == 0) return std::stoull(line.substr(6)) * 1024;
+  }
+  struct rusage ru;
+  ::getrusage(RUSAGE_SELF, &ru);
+  return static_cast<uint64_t>(ru.ru_maxrss) * 1024;
+}
+
+// CPU time (user + system) of the whole process so far, in seconds.
+double CpuSeconds() {
+  struct rusage ru;
+  ::getrusage(RUSAGE_SELF, &ru);
+  return ru.ru_utime.tv_sec + ru.ru_stime.tv_sec + 1e-6 * (ru.ru_utime.tv_usec + ru.ru_stime.tv_usec);
+}
+
+double Median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n == 0 ? 0 : (n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]));
+}
+
+struct Result1 {
+  std::string test;
+  int threads = 0;
+  int64_t n_prompt = 0, n_gen = 0, depth = 0;
+  std::vector<double> tok_s, ttft_s, cpu_s;
+};
+
+std::vector<int32_t> RandomTokens(int64_t n, int64_t vocab, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<int32_t> dist(0, static_cast<int32_t>(vocab - 1));
+  std::vector<int32_t> t(n);
+  for (auto& x : t) x = dist(rng);
+  return t;
+}
+
+Result<std::vector<int64_t>> ReadList(Flags& flags, const char* name, std::vector<int64_t> def) {
+  ASSIGN_OR_RETURN(auto v, flags.IntList({name}));
+  if (v.empty()) return def;
+  for (int64_t x : v) {
+    if (x < 0) return InvalidArgument(std::string(name) + " values must be ≥ 0, got " + std::to_string(x));
+  }
+  return v;
+}
+
+int Run(Flags& flags) {
+  const std::string model = flags.Str({"-m", "--model"}, "");
+  auto p_list = ReadList(flags, "-p", {512});
+  auto n_list = ReadList(flags, "-n", {128});
+  auto d_list = ReadList(flags, "-d", {0});
+  auto t_list = ReadList(flags, "-t", {0});
+  auto reps = flags.Int({"-r"}, 3);
+  auto ubatch = flags.Int({"-ub", "--ubatch"}, 512);
+  auto decode_threads = flags.Int({"--decode-threads"}, 0);
+  const std::string preset = flags.Str({"--preset"}, "");
+  const bool json = flags.Bool({"--json"});
+  const bool exact = flags.Bool({"--exact"});
+  for (const auto* r : {&p_list, &n_list, &d_list, &t_list}) {
+    if (!r->ok()) return UsageError("bench", r->status().message());
+  }
+  if (!reps.ok()) return UsageError("bench", reps.status().message());
+  if (!ubatch.ok()) return UsageError("bench", ubatch.status().message());
+  if (!decode_threads.ok()) return UsageError("bench", decode_threads.status().message());
+  if (*decode_threads < 0 || *decode_threads > 1024) return UsageError("bench", "--decode-threads must be in [0, 1024]");
+  if (Status st = flags.Finish(); !st.ok()) return UsageError("bench", st.message());
+  if (!flags.Positional().empty()) return UsageError("bench", "unexpected argument '" + flags.Positional()[0] + "'");
+  if (model.empty()) return UsageError("bench", "-m MODEL is required");
+  if (*reps < 1 || *reps > 1000) return UsageError("bench", "-r must be in [1, 1000]");
+  if (*ubatch < 1) return UsageError("bench", "-ub must be ≥ 1");
+  std::vector<int64_t> pp = *p_list, tg = *n_list, depths = *d_list, threads = *t_list;
+  int64_t tg_extra_depth = 0;  // litert: decode after the prompt
+  int64_t context = 0;
+  if (!preset.empty()) {
+    if (preset != "litert") return UsageError("bench", "--preset must be litert, got '" + preset + "'");
+    pp = {1024};
+    tg = {256};
+    depths = {0};
+    tg_extra_depth = 1024;
+    context = 2048;
+  }
+  for (int64_t t : threads) {
+    if (t > 1024) return UsageError("bench", "-t values must be in [0, 1024]");
+  }
+
+  runtime::EngineOptions eo;
+  eo.mode = exact ? ops::MatMulMode::kExact : ops::MatMulMode::kFast;
+  eo.decode_threads = static_cast<int>(*decode_threads);
+  std::vector<Result1> results;
+  double load_s = 0;
+  std::string tier;
+  for (size_t ti = 0; ti < threads.size(); ++ti) {
+    eo.threads = static_cast<int>(threads[ti]);
+    const double t0 = Now();
+    auto engine_or = runtime::Engine::Open(model, eo);
+    if (!engine_or.ok()) return ReportError("bench", engine_or.status());
+    if (ti == 0) load_s = Now() - t0;
+    const runtime::Engine& engine = **engine_or;
+    const int64_t V = engine.config().vocab_size;
+    const int64_t max_pos = engine.config().max_position_embeddings;
+    tier = kernels::TierName(kernels::ActiveKernels().tier);
+
+    // One measurement: prefill `depth` tokens untimed, then time `n_prompt` prefill tokens or
+    // `n_gen` decode steps.
+    auto measure = [&](Result1& r, uint64_t seed) -> Status {
+      runtime::SessionOptions so;
+      so.prefill_chunk = *ubatch;
+      so.context_limit = std::max<int64_t>(context, r.depth + r.n_prompt + r.n_gen + 1);
+      if (so.context_limit > max_pos) {
+        return InvalidArgument(r.test + " needs " + std::to_string(so.context_limit) +
+                               " positions, the model has " + std::to_string(max_pos));
+      }
+      runtime::Session s(engine, so);
+      std::vector<float> logits;
+      // A decode test from depth 0 starts after one token (there is nothing to decode from).
+      const int64_t pre = r.depth > 0 ? r.depth : (r.n_gen > 0 ? 1 : 0);
+      if (pre > 0) RETURN_IF_ERROR(s.Prefill(RandomTokens(pre, V, seed + 1), &logits));
+      if (r.n_prompt > 0) {
+        const auto toks = RandomTokens(r.n_prompt, V, seed);
+        const double a = Now(), c = CpuSeconds();
+        RETURN_IF_ERROR(s.Prefill(toks, &logits));
+        const double dt = Now() - a;
+        r.tok_s.push_back(r.n_prompt / dt);
+        r.ttft_s.push_back(dt);
+        r.cpu_s.push_back(CpuSeconds() - c);
+      } else {
+        const auto toks = RandomTokens(r.n_gen, V, seed);
+        const double a = Now(), c = CpuSeconds();
+        for (int64_t i = 0; i < r.n_gen; ++i) RETURN_IF_ERROR(s.Decode(toks[i], &logits));
+        r.tok_s.push_back(r.n_gen / (Now() - a));
+        r.cpu_s.push_back(CpuSeconds() - c);
+      }
+      return Status::Ok();
+    };
+
+    auto add = [&](int64_t n_prompt, int64_t n_gen, int64_t depth) -> Status {
+      Result1 r;
+      r.threads = n_prompt > 0 ? engine.threads() : engine.decode_pool()->num_threads();
+      r.n_prompt = n_prompt;
+      r.n_gen = n_gen;
+      r.depth = depth;
+      r.test = (n_prompt ? "pp" + std::to_string(n_prompt) : "tg" + std::to_string(n_gen)) +
+               (depth ? "@d" + std::to_string(depth) : "");
+      for (int64_t i = 0; i < *reps; ++i) RETURN_IF_ERROR(measure(r, 1000 * i + 17));
+      if (!json) {
+        std::fprintf(stderr, "  %s t%d: %.2f tok/s\n", r.test.c_str(), r.threads, Median(r.tok_s));
+      }
+      results.push_back(std::move(r));
+      return Status::Ok();
+    };
+    for (int64_t d : depths) {
+      for (int64_t p : pp) {
+        if (p > 0) {
+          if (Status st = add(p, 0, d); !st.ok()) return ReportError("bench", st);
+        }
+      }
+      for (int64_t n : tg) {
+        if (n > 0) {
+          if (Status st = add(0, n, d + tg_extra_depth); !st.ok()) return ReportError("bench", st);
+        }
+      }
+    }
+  }
+  const uint64_t rss = PeakRssBytes();
+
+  if (json) {
+    nlohmann::json res = nlohmann::json::array();
+    for (const Result1& r : results) {
+      nlohmann::json j = {{"test", r.test},       {"tok_s", Median(r.tok_s)}, {"tok_s_all", r.tok_s},
+                          {"threads", r.threads}, {"n_prompt", r.n_prompt},   {"n_gen", r.n_gen},
+                          {"depth", r.depth},         {"cpu_s", Median(r.cpu_s)}};
+      if (r.n_prompt > 0) j["ttft_s"] = Median(r.ttft_s);
+      res.push_back(j);
+    }
+    nlohmann::json out = {{"model", model},
+                          {"load_s", load_s},
+                          {"peak_rss_bytes", rss},
+                          {"kernels", tier},
+                          {"mode", exact ? "exact" : "fast"},
+                          {"repetitions", *reps},
+                          {"results", res}};
+    std::printf("%s\n", out.dump(2).c_str());
+    return kExitOk;
+  }
+  std::printf("| model | kernels | threads | test | tok/s | ttft s | cpu s |\n");
+  std::printf("| --- | --- | ---: | ---: | ---: | ---: | ---: |\n");
+  for (const Result1& r : results) {
+    char ttft[32] = "";
+    if (r.n_prompt > 0) std::snprintf(ttft, sizeof(ttft), "%.3f", Median(r.ttft_s));
+    std::printf("| %s | %s | %d | %s | %.2f | %s | %.2f |\n", model.c_str(), tier.c_str(), r.threads,
+                r.test.c_str(), Median(r.tok_s), ttft, Median(r.cpu_s));
+  }
+  std::printf("\nload %.3f s, peak RSS %.1f MiB, median of %lld repetitions, %s path\n", load_s,
+              rss / 1048576.0, static_cast<long long>(*reps), exact ? "exact" : "fast");
+  return kExitOk;
+}
+
+}  // namespace
+
+GEMLET_COMMAND(bench, "bench", "measure prefill/decode speed, time to first token, load time and peak RSS",
+               kUsage, Run);
+
+}  // namespace gemlet::cli

@@ -1,0 +1,201 @@
+// `gemlet run` as a one-shot product: --chat (with --system and --think) feeds exactly the
+// Gemma 4 chat format, the prompt may come from stdin, --json carries the text, the token
+// counts and the timings, and the exit code tells success (0), failure (1) and misuse (2)
+// apart, with one-line errors.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <filesystem>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "base/mapped_file.h"
+#include "format/gemlet_file.h"
+#include "runtime/chat_format.h"
+#include "runtime/tokenizer.h"
+
+namespace gemlet::cli {
+namespace {
+
+namespace fs = std::filesystem;
+
+const std::string& Dir() {
+  static const std::string d = [] {
+    const std::string p = ::testing::TempDir() + "/run_chat." + std::to_string(::getpid());
+    fs::create_directories(p);
+    return p;
+  }();
+  return d;
+}
+
+void WriteFile(const std::string& path, const std::string& text) {
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  ASSERT_NE(f, nullptr) << path;
+  std::fwrite(text.data(), 1, text.size(), f);
+  std::fclose(f);
+}
+
+// `gemlet ARGS <stdin_file`, stdout and stderr to files; the exit code.
+int Gemlet(const std::string& args, std::string* out, std::string* err = nullptr,
+           const std::string& stdin_file = "/dev/null") {
+  const std::string o = Dir() + "/out", e = Dir() + "/err";
+  const std::string cmd = "XDG_CACHE_HOME=" + Dir() + "/cache " + std::string(GEMLET_BINARY) + " " + args + " <" +
+                          stdin_file + " >" + o + " 2>" + e;
+  const int rc = std::system(cmd.c_str());
+  auto text = ReadFileToString(o);
+  *out = text.ok() ? *text : "";
+  if (err) {
+    auto etext = ReadFileToString(e);
+    *err = etext.ok() ? *etext : "";
+  }
+  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+}
+
+const std::string& TinyModel() {
+  static const std::string path = [] {
+    const std::string src = Dir() + "/tiny-src", model = Dir() + "/tiny.gemlet";
+    std::string out, err;
+    EXPECT_EQ(Gemlet("synth --preset tiny --seed 5 -o " + src + " -q", &out, &err), 0) << err;
+    EXPECT_EQ(Gemlet("convert " + src + " -o " + model + " --quiet", &out, &err), 0) << err;
+    return model;
+  }();
+  return path;
+}
+
+nlohmann::json ParseJson(const std::string& text) {
+  auto j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  EXPECT_TRUE(j.is_object()) << text;
+  return j;
+}
+
+// `run --chat` feeds the chat template's rendering of one user turn (after an optional system
+// turn, with <|think|> for --think): the same ids and continuation as that text given raw.
+TEST(RunChat, ChatFlagsFeedTheRenderedChatFormat) {
+  struct Case {
+    std::string flags;
+    std::vector<ChatMessage> messages;
+    bool thinking;
+  };
+  const std::vector<Case> cases = {
+      {"--chat", {{.role = "user", .content = "Hello there"}}, false},
+      {"--chat --system 'Answer briefly.' --think",
+       {{.role = "system", .content = "Answer briefly."}, {.role = "user", .content = "Hello there"}},
+       true},
+  };
+  for (const Case& c : cases) {
+    ChatOptions co;
+    co.add_generation_prompt = true;
+    co.enable_thinking = c.thinking;
+    auto rendered = RenderChat(c.messages, co);
+    ASSERT_TRUE(rendered.ok()) << rendered.status().ToString();
+    ASSERT_EQ(rendered->rfind("<bos>", 0), 0u) << *rendered;
+    const std::string raw_file = Dir() + "/raw_prompt.txt";
+    WriteFile(raw_file, *rendered);
+
+    const std::string common = " -m " + TinyModel() + " --temp 0 -n 6 --ignore-eos --json";
+    std::string chat_out, raw_out, err;
+    ASSERT_EQ(Gemlet("run " + c.flags + " -p 'Hello there'" + common, &chat_out, &err), 0) << err;
+    // The raw text from stdin (no -p): special tokens are read as such, <bos> is already first.
+    ASSERT_EQ(Gemlet("run" + common, &raw_out, &err, raw_file), 0) << err;
+    const auto chat = ParseJson(chat_out), raw = ParseJson(raw_out);
+    EXPECT_EQ(chat["prompt_tokens"], raw["prompt_tokens"]) << c.flags;
+    EXPECT_EQ(chat["ids"], raw["ids"]) << c.flags;
+    EXPECT_EQ(chat["text"], raw["text"]) << c.flags;
+
+    // The prompt from stdin with --chat is the same as -p.
+    const std::string msg_file = Dir() + "/message.txt";
+    WriteFile(msg_file, "Hello there");
+    std::string stdin_out;
+    ASSERT_EQ(Gemlet("run " + c.flags + common, &stdin_out, &err, msg_file), 0) << err;
+    EXPECT_EQ(ParseJson(stdin_out)["ids"], chat["ids"]) << c.flags;
+  }
+}
+
+// --json: the text (the decoded ids), the token counts and the timings, as one object.
+TEST(RunChat, JsonCarriesTextTokenCountsAndTimings) {
+  std::string out, err;
+  ASSERT_EQ(Gemlet("run -m " + TinyModel() + " --chat -p Hi --temp 0 -n 5 --ignore-eos --json", &out, &err), 0)
+      << err;
+  const auto j = ParseJson(out);
+  ASSERT_TRUE(j["ids"].is_array());
+  EXPECT_EQ(j["ids"].size(), 5u);
+  EXPECT_EQ(j["stop"], "length");
+  EXPECT_EQ(j["timings"]["generated_tokens"], 5);
+  EXPECT_EQ(j["timings"]["prompt_tokens"], j["prompt_tokens"]);
+  EXPECT_GT(j["prompt_tokens"].get<int>(), 4);
+  for (const char* key : {"prefill_ms", "decode_ms", "prefill_tok_s", "decode_tok_s"}) {
+    EXPECT_TRUE(j["timings"][key].is_number()) << key;
+  }
+  auto file = GemletFile::Open(TinyModel());
+  ASSERT_TRUE(file.ok());
+  auto tok = Tokenizer::FromGemlet(**file);
+  ASSERT_TRUE(tok.ok());
+  auto text = tok->Decode(j["ids"].get<std::vector<int32_t>>());
+  ASSERT_TRUE(text.ok());
+  EXPECT_EQ(j["text"], *text);
+  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << "one JSON line: " << out;
+}
+
+TEST(RunChat, MisuseAndFailuresAreOneLineWithTheirExitCodes) {
+  struct Case {
+    std::string args;
+    int code;
+    std::string says;
+  };
+  const std::string m = " -m " + TinyModel();
+  const std::vector<Case> cases = {
+      {"run" + m + " --system X -p Hi", 2, "--system and --think need --chat"},
+      {"run" + m + " --think -p Hi", 2, "--system and --think need --chat"},
+      {"run" + m + " --chat --tokens 2,3", 2, "--chat applies to a text prompt"},
+      {"run" + m + " --chat", 2, "the prompt on stdin is empty"},
+      {"run -m " + Dir() + "/missing.gemlet -p Hi", 1, "missing.gemlet"},
+      {"run" + m + " -p Hi -n 5000 --ctx 64", 2, "--ctx 64"},
+  };
+  for (const Case& c : cases) {
+    std::string out, err;
+    EXPECT_EQ(Gemlet(c.args, &out, &err), c.code) << c.args << "\n" << err;
+    EXPECT_NE(err.find(c.says), std::string::npos) << c.args << "\n" << err;
+    EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << c.args << "\n" << err;
+    EXPECT_EQ(out, "") << c.args;
+  }
+}
+
+// Every subcommand that `gemlet help` lists: --help (exit 0) shows its usage with examples,
+// and an unknown flag is a one-line usage error (exit 2) naming the flag and --help, reported
+// before any work (run would otherwise read stdin or make the demo model first).
+TEST(Everywhere, EveryCommandHasHelpWithExamplesAndOneLineUsageErrors) {
+  std::string list, err;
+  ASSERT_EQ(Gemlet("help", &list, &err), 0) << err;
+  const std::string all = list + err;
+  const size_t from = all.find("commands:");
+  ASSERT_NE(from, std::string::npos) << all;
+  std::vector<std::string> commands;
+  std::istringstream lines(all.substr(from));
+  for (std::string line; std::getline(lines, line);) {
+    if (line.rfind("  ", 0) != 0 || line.size() < 3 || line[2] == ' ') continue;
+    commands.push_back(line.substr(2, line.find(' ', 2) - 2));
+  }
+  ASSERT_GE(commands.size(), 8u) << all;
+  for (const std::string& c : {"chat", "run", "perplexity", "convert"}) {
+    EXPECT_NE(std::find(commands.begin(), commands.end(), c), commands.end()) << c;
+  }
+  for (const std::string& c : commands) {
+    std::string out, e;
+    EXPECT_EQ(Gemlet(c + " --help", &out, &e), 0) << c;
+    const std::string help = out + e;
+    EXPECT_NE(help.find("usage: gemlet " + c), std::string::npos) << c << "\n" << help;
+    EXPECT_NE(help.find("examples:"), std::string::npos) << c << "\n" << help;
+    EXPECT_EQ(Gemlet(c + " --no-such-flag", &out, &e), 2) << c << "\n" << e;
+    EXPECT_EQ(e, "gemlet " + c + ": unknown flag --no-such-flag (see gemlet " + c + " --help)\n") << c;
+    EXPECT_EQ(out, "") << c;
+  }
+  EXPECT_FALSE(fs::exists(Dir() + "/cache/gemlet/demo-tiny.gemlet")) << "a usage error made the demo model";
+}
+
+}  // namespace
+}  // namespace gemlet::cli

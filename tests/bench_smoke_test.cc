@@ -14,22 +14,11 @@ namespace {
 
 const std::string kGemletBin = std::string(GEMLET_BINARY_DIR) + "/tools/cli/gemlet";
 
-int RunShell(const std::string& cmd, std::string* out) {
-  out->clear();
-  FILE* p = ::popen((cmd + " 2>/dev/null").c_str(), "r");
-  if (!p) return -1;
-  char buf[4096];
-  size_t n;
-  while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) out->append(buf, n);
-  const int st = ::pclose(p);
-  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
-}
-
 TEST(BenchSmoke, JsonHasEveryFieldPerTest) {
   const std::string model = Converted("tiny-e2b", "model-q4_0.gguf");
   ASSERT_FALSE(model.empty());
   std::string out;
-  ASSERT_EQ(RunShell(kGemletBin + " bench -m " + model + " -p 8,16 -n 4 -d 0,5 -r 2 -t 1,2 --json", &out), 0)
+  ASSERT_EQ(RunCommand(kGemletBin + " bench -m " + model + " -p 8,16 -n 4 -d 0,5 -r 2 -t 1,2 --json", &out), 0)
       << out;
   const auto j = nlohmann::json::parse(out);
   EXPECT_EQ(j["model"], model);
@@ -56,11 +45,11 @@ TEST(BenchSmoke, JsonHasEveryFieldPerTest) {
 TEST(BenchSmoke, RejectsBadFlags) {
   const std::string model = Converted("tiny-e2b", "model-q4_0.gguf");
   std::string out;
-  EXPECT_EQ(RunShell(kGemletBin + " bench", &out), 2);
-  EXPECT_EQ(RunShell(kGemletBin + " bench -m " + model + " -r 0", &out), 2);
-  EXPECT_EQ(RunShell(kGemletBin + " bench -m " + model + " --preset nope", &out), 2);
-  EXPECT_EQ(RunShell(kGemletBin + " bench -m " + model + " -p x", &out), 2);
-  EXPECT_EQ(RunShell(kGemletBin + " bench -m /nonexistent.gemlet -r 1", &out), 1);
+  EXPECT_EQ(RunCommand(kGemletBin + " bench", &out), 2);
+  EXPECT_EQ(RunCommand(kGemletBin + " bench -m " + model + " -r 0", &out), 2);
+  EXPECT_EQ(RunCommand(kGemletBin + " bench -m " + model + " --preset nope", &out), 2);
+  EXPECT_EQ(RunCommand(kGemletBin + " bench -m " + model + " -p x", &out), 2);
+  EXPECT_EQ(RunCommand(kGemletBin + " bench -m /nonexistent.gemlet -r 1", &out), 1);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -25,6 +26,18 @@
 #include "tools/convert/convert.h"
 
 namespace gemlet::oracle {
+
+// Runs a shell command (stderr discarded); returns its exit code and stdout.
+inline int RunCommand(const std::string& cmd, std::string* out) {
+  out->clear();
+  FILE* p = ::popen((cmd + " 2>/dev/null").c_str(), "r");
+  if (!p) return -1;
+  char buf[4096];
+  size_t n;
+  while ((n = std::fread(buf, 1, sizeof(buf), p)) > 0) out->append(buf, n);
+  const int st = ::pclose(p);
+  return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
 
 inline const std::string& OracleDir() {
   static const std::string d = std::string(GEMLET_SHARED_DIR) + "/oracle/";

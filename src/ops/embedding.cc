@@ -6,20 +6,13 @@
 #include <algorithm>
 
 #include "base/status.h"
-#include "kernels/ref/quant.h"
-#include "kernels/repack.h"
 
 namespace gemlet::ops {
 
 void GatherRows(const Weight& table, const int32_t* ids, int64_t n, float* out) {
   for (int64_t i = 0; i < n; ++i) {
     GEMLET_CHECK(ids[i] >= 0 && ids[i] < table.rows);
-    if (table.layout == TensorLayout::kQ4x8) {  // rows interleaved in groups of 8
-      kernels::DequantizeRowQ4x8(reinterpret_cast<const BlockQ4x8*>(table.data), table.cols / kQBlock, ids[i],
-                                 out + i * table.cols, table.cols);
-    } else {
-      kernels::DequantizeRowRef(table.type, table.row(ids[i]), out + i * table.cols, table.cols);
-    }
+    DequantizeWeightRow(table, ids[i], out + i * table.cols);
   }
 }
 

@@ -3,8 +3,6 @@
 #include <algorithm>
 #include <vector>
 
-#include "kernels/ref/quant.h"
-#include "kernels/repack.h"
 
 namespace gemlet::ops {
 
@@ -18,15 +16,6 @@ constexpr int64_t kUnitRows = 8;
 // Tokens quantized per parallel grain.
 constexpr int64_t kQuantGrain = 16;
 
-// Row r of w as K floats (any type and layout).
-void DequantizeRow(const Weight& w, int64_t r, float* out) {
-  if (w.layout == TensorLayout::kQ4x8) {
-    kernels::DequantizeRowQ4x8(reinterpret_cast<const BlockQ4x8*>(w.data), w.cols / kQBlock, r, out, w.cols);
-  } else {
-    kernels::DequantizeRowRef(w.type, w.row(r), out, w.cols);
-  }
-}
-
 void MatMulExactRows(const Weight& w, const float* x, int64_t T, float* y, int64_t r0, int64_t r1) {
   thread_local std::vector<float> row_buf;
   const bool is_f32 = w.type == TensorType::kF32;
@@ -38,7 +27,7 @@ void MatMulExactRows(const Weight& w, const float* x, int64_t T, float* y, int64
       if (is_f32) {
         wr = reinterpret_cast<const float*>(w.row(r));
       } else {
-        DequantizeRow(w, r, row_buf.data());
+        DequantizeWeightRow(w, r, row_buf.data());
         wr = row_buf.data();
       }
       for (int64_t t = t0; t < t1; ++t) y[t * w.rows + r] = DotF32(wr, x + t * w.cols, w.cols);

@@ -20,4 +20,7 @@ struct Weight {
   bool valid() const { return data != nullptr && rows > 0 && cols > 0; }
 };
 
+// Row r of w as cols floats, whatever its type and layout (row-major or kQ4x8).
+void DequantizeWeightRow(const Weight& w, int64_t r, float* out);
+
 }  // namespace gemlet::ops

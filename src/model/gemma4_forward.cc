@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
 
+#include "model/forward_steps.h"
 #include "ops/activation.h"
 #include "ops/attention.h"
 #include "ops/embedding.h"
@@ -13,21 +13,6 @@
 namespace gemlet::model {
 
 namespace {
-
-// fn over [0, n) split across the pool when n is large (element-wise work: GeGLU, softcap).
-void Elementwise(ThreadPool* pool, int64_t n, const std::function<void(int64_t, int64_t)>& fn) {
-  if (pool != nullptr && n >= (int64_t{1} << 16)) {
-    pool->ParallelFor(n, fn, int64_t{1} << 14);
-  } else {
-    fn(0, n);
-  }
-}
-
-template <typename T>
-T* Sized(std::vector<T>& v, int64_t n) {
-  if (static_cast<int64_t>(v.size()) < n) v.resize(n);
-  return v.data();
-}
 
 struct Dims {
   int64_t T, D, H, Hkv, V, L, P;
@@ -80,11 +65,7 @@ Status Forward(const Gemma4Model& model, std::span<const int32_t> tokens, std::s
   ops::MatMul(model.per_layer_model_proj(), x, T, ple, opt.mode, opt.pool);
   ops::Scale(ple, T * LP, static_cast<float>(1.0 / std::sqrt(static_cast<double>(D))));
   ops::RmsNorm(ple, model.per_layer_proj_norm().data(), T * n.L, n.P, eps, ple);
-  if (model.weights_file_mapped()) {  // one row per token, kept out of the resident set
-    ops::GatherRowsFromFileMapping(model.per_layer_token_embd(), tokens.data(), T, ple_tok);
-  } else {
-    ops::GatherRows(model.per_layer_token_embd(), tokens.data(), T, ple_tok);
-  }
+  GatherPerLayerTokenRows(model, tokens, ple_tok);
   ops::Scale(ple_tok, T * LP, static_cast<float>(std::sqrt(static_cast<double>(n.P))));
   const float inv_sqrt2 = static_cast<float>(1.0 / std::sqrt(2.0));
   for (int64_t i = 0; i < T * LP; ++i) ple[i] = (ple[i] + ple_tok[i]) * inv_sqrt2;

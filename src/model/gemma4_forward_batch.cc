@@ -2,8 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
 
+#include "model/forward_steps.h"
 #include "ops/activation.h"
 #include "ops/attention.h"
 #include "ops/embedding.h"
@@ -11,24 +11,6 @@
 #include "ops/rope.h"
 
 namespace gemlet::model {
-namespace {
-
-// fn over [0, n) split across the pool when n is large (element-wise work: GeGLU, softcap).
-void Elementwise(ThreadPool* pool, int64_t n, const std::function<void(int64_t, int64_t)>& fn) {
-  if (pool != nullptr && n >= (int64_t{1} << 16)) {
-    pool->ParallelFor(n, fn, int64_t{1} << 14);
-  } else {
-    fn(0, n);
-  }
-}
-
-template <typename T>
-T* Sized(std::vector<T>& v, int64_t n) {
-  if (static_cast<int64_t>(v.size()) < n) v.resize(n);
-  return v.data();
-}
-
-}  // namespace
 
 // Mirrors Forward() (gemma4_forward.cc) step for step with T = N rows at per-row positions.
 Status ForwardBatch(const Gemma4Model& model, std::span<const int32_t> tokens, std::span<KvStore* const> kvs,
@@ -70,11 +52,7 @@ Status ForwardBatch(const Gemma4Model& model, std::span<const int32_t> tokens, s
   matmul(model.per_layer_model_proj(), x, ple);
   ops::Scale(ple, N * LP, static_cast<float>(1.0 / std::sqrt(static_cast<double>(D))));
   ops::RmsNorm(ple, model.per_layer_proj_norm().data(), N * L, P, eps, ple);
-  if (model.weights_file_mapped()) {  // one row per token, kept out of the resident set
-    ops::GatherRowsFromFileMapping(model.per_layer_token_embd(), tokens.data(), N, ple_tok);
-  } else {
-    ops::GatherRows(model.per_layer_token_embd(), tokens.data(), N, ple_tok);
-  }
+  GatherPerLayerTokenRows(model, tokens, ple_tok);
   ops::Scale(ple_tok, N * LP, static_cast<float>(std::sqrt(static_cast<double>(P))));
   const float inv_sqrt2 = static_cast<float>(1.0 / std::sqrt(2.0));
   for (int64_t i = 0; i < N * LP; ++i) ple[i] = (ple[i] + ple_tok[i]) * inv_sqrt2;

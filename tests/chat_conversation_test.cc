@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -270,8 +271,17 @@ TEST(Conversation, LoadRefusesAnotherModelAndDamagedFilesAndChangesNothing) {
   flipped[flipped.size() / 2] ^= 0x40;
   std::string version = *bytes;
   version[8] = 2;
+  // A NaN as the last V value, with a checksum that matches (a hostile rather than a damaged
+  // file): refused before it can reach the attention.
+  std::string nan_kv = *bytes;
+  const uint32_t nan_bits = 0x7fc00000u;
+  std::memcpy(nan_kv.data() + nan_kv.size() - 12, &nan_bits, 4);
+  uint64_t fnv = 0xcbf29ce484222325ull;  // FNV-1a 64 of everything before it, as the file has
+  for (size_t i = 0; i + 8 < nan_kv.size(); ++i) fnv = (fnv ^ static_cast<unsigned char>(nan_kv[i])) * 0x100000001b3ull;
+  std::memcpy(nan_kv.data() + nan_kv.size() - 8, &fnv, 8);
   for (const auto& [path, code, words] : std::vector<std::tuple<std::string, ErrorCode, std::string>>{
            {write("flipped", flipped), ErrorCode::kCorrupt, "damaged"},
+           {write("nan", nan_kv), ErrorCode::kCorrupt, "NaN or infinity"},
            {write("truncated", bytes->substr(0, bytes->size() - 100)), ErrorCode::kCorrupt, ""},
            {write("short", bytes->substr(0, 11)), ErrorCode::kCorrupt, "not a gemlet session file"},
            {write("version", version), ErrorCode::kInvalidArgument, "version 2"},

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <string>
 #include <vector>
@@ -371,6 +372,27 @@ TEST(KernelsReference, QuantizedProductsMatchDequantizedFloat) {
     const double full = DotDouble(wrow.data(), xf.data(), K, &abs_sum);
     EXPECT_NEAR(y8[r], full, 0.01 * abs_sum) << "q8 row " << r << " vs f32 activations";
   }
+}
+
+// A NaN or infinite weight (a hostile checkpoint) quantizes to 0 without undefined behaviour
+// (the asan stage runs this under UBSan); the finite values of its block are unaffected.
+TEST(KernelsReference, WeightQuantizersTakeNonFiniteValues) {
+  std::vector<float> x(32);
+  for (int j = 0; j < 32; ++j) x[j] = 0.25f * static_cast<float>(j - 16);
+  x[3] = std::numeric_limits<float>::quiet_NaN();
+  BlockQ8 q8;
+  QuantizeRowQ8Ref(x.data(), &q8, 32);
+  EXPECT_EQ(q8.qs[3], 0);
+  EXPECT_EQ(q8.qs[0], -127);  // −4 is the block's largest magnitude
+  BlockQ4 q4;
+  QuantizeRowQ4Ref(x.data(), &q4, 32);
+  EXPECT_EQ(q4.qs[3] & 0x0f, 8);  // 8 is q4's zero
+  x[5] = std::numeric_limits<float>::infinity();
+  QuantizeRowQ8Ref(x.data(), &q8, 32);
+  QuantizeRowQ4Ref(x.data(), &q4, 32);
+  std::vector<float> back(32);
+  DequantizeRowRef(TensorType::kQ8, &q8, back.data(), 32);
+  for (float v : back) EXPECT_TRUE(std::isfinite(v) || std::isnan(v));
 }
 
 TEST(KernelsReference, FloatProductsMatchDouble) {

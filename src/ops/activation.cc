@@ -29,7 +29,9 @@ GEMLET_INLINE float ExpApprox(float x) {
   p = p * r + 1.6666665459e-1f;
   p = p * r + 5.0000001201e-1f;
   p = p * r * r + r + 1.0f;
-  const int32_t bits = (static_cast<int32_t>(n) + 127) << 23;
+  // NaN in, NaN out (through p); the exponent is taken from 0 then, since converting NaN to
+  // an integer is undefined.
+  const int32_t bits = (static_cast<int32_t>(n == n ? n : 0.0f) + 127) << 23;
   float s;
   std::memcpy(&s, &bits, 4);
   return p * s;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <limits>
 #include <vector>
 
 namespace gemlet::ops {
@@ -62,6 +63,25 @@ TEST(ActivationTest, SoftcapScaleAdd) {
   EXPECT_EQ(z[0], -50.0f);
   AddInPlace(z.data(), x.data(), z.size());
   EXPECT_EQ(z[0], -150.0f);
+}
+
+// Non-finite inputs (a corrupt KV state, an overflowing activation) give NaN or the limits,
+// never undefined behaviour (the asan stage runs this under UBSan).
+TEST(ActivationTest, NonFiniteInputs) {
+  const float nan = std::numeric_limits<float>::quiet_NaN();
+  const float inf = std::numeric_limits<float>::infinity();
+  EXPECT_TRUE(std::isnan(GeluTanhFast(nan)));
+  EXPECT_EQ(GeluTanhFast(inf), inf);
+  std::vector<float> x = {nan, inf, -inf, 1.0f};
+  std::vector<float> out(4);
+  GeGlu(x.data(), std::vector<float>(4, 1.0f).data(), 4, out.data());
+  EXPECT_TRUE(std::isnan(out[0]));
+  EXPECT_EQ(out[1], inf);
+  EXPECT_NEAR(out[3], GeluTanhRef(1.0), 1e-6);
+  Softcap(x.data(), 4, 30.0f);
+  EXPECT_TRUE(std::isnan(x[0]));
+  EXPECT_EQ(x[1], 30.0f);
+  EXPECT_EQ(x[2], -30.0f);
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <span>
@@ -92,6 +93,17 @@ class Reader {
   size_t n_;
   size_t off_ = 0;
 };
+
+// True if every f32 in the (possibly unaligned) bytes is finite. K and V come out of norms and
+// projections of finite weights: a NaN or infinity can only be corruption.
+bool AllFinite(const uint8_t* p, uint64_t count) {
+  for (uint64_t i = 0; i < count; ++i) {
+    float f;
+    std::memcpy(&f, p + i * sizeof(float), sizeof(float));
+    if (!std::isfinite(f)) return false;
+  }
+  return true;
+}
 
 struct LayerRows {
   uint32_t layer;
@@ -270,6 +282,9 @@ Result<nlohmann::json> LoadSessionBytes(const uint8_t* p, size_t size, const std
     const uint64_t bytes = lr.count * lr.row * sizeof(float);
     ASSIGN_OR_RETURN(lr.k, r.Take(bytes, "K rows"));
     ASSIGN_OR_RETURN(lr.v, r.Take(bytes, "V rows"));
+    if (!AllFinite(lr.k, lr.count * lr.row) || !AllFinite(lr.v, lr.count * lr.row)) {
+      return Corrupt(path + ": the K/V rows of layer " + std::to_string(l) + " hold a NaN or infinity");
+    }
     layers.push_back(lr);
   }
   if (r.offset() != size - 8) return Corrupt(path + ": unexpected bytes after the KV rows");

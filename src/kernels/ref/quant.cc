@@ -15,7 +15,10 @@ void QuantizeRowQ8Ref(const float* x, BlockQ8* y, int64_t n) {
     const float d = amax / 127.0f;
     const float id = d != 0.0f ? 1.0f / d : 0.0f;
     y[b].d = F32ToF16(d);
-    for (int j = 0; j < kQBlock; ++j) y[b].qs[j] = static_cast<int8_t>(std::roundf(xb[j] * id));
+    for (int j = 0; j < kQBlock; ++j) {
+      const float v = xb[j] * id;  // NaN (a NaN or infinite weight) → 0: converting NaN is undefined
+      y[b].qs[j] = static_cast<int8_t>(v == v ? std::roundf(v) : 0.0f);
+    }
   }
 }
 
@@ -33,7 +36,9 @@ void QuantizeRowQ4Ref(const float* x, BlockQ4* y, int64_t n) {
     const float id = d != 0.0f ? 1.0f / d : 0.0f;
     y[b].d = F32ToF16(d);
     for (int j = 0; j < kQBlock / 2; ++j) {
-      const float x0 = xb[j] * id, x1 = xb[j + kQBlock / 2] * id;
+      float x0 = xb[j] * id, x1 = xb[j + kQBlock / 2] * id;
+      x0 = x0 == x0 ? x0 : 0.0f;  // NaN (a NaN or infinite weight) → 0: converting NaN is undefined
+      x1 = x1 == x1 ? x1 : 0.0f;
       int q0 = static_cast<int>(static_cast<int8_t>(x0 + 8.5f));
       int q1 = static_cast<int>(static_cast<int8_t>(x1 + 8.5f));
       q0 = q0 > 15 ? 15 : q0;

@@ -85,6 +85,7 @@ stage_release() {
 configure_asan() {
   CC=clang CXX=clang++ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Release -DGEMLET_SANITIZE=ON \
     -DGEMLET_FUZZ=ON -DGEMLET_BENCH=OFF -DGEMLET_SERVER_E2E=ON -DCMAKE_CXX_FLAGS_RELEASE="-O0 -g1" \
+    -DGEMLET_HOT_OPT=-O1 \
     -DCMAKE_C_FLAGS_RELEASE="-O0 -g1"
 }
 

@@ -51,8 +51,10 @@ GEMLET_INLINE float GeluFast(float x) {
 
 // The array loops get an AVX2 clone on x86-64 (chosen at load time); the file is compiled
 // with -ffp-contract=off (CMakeLists.txt), so every clone gives the same bits.
+// ("avx2", not "arch=haswell": an arch= clone is chosen by CPU model, so AMD and newer Intel
+// CPUs got the baseline code.)
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define GEMLET_SIMD_CLONES __attribute__((target_clones("arch=haswell", "default")))
+#define GEMLET_SIMD_CLONES __attribute__((target_clones("avx2", "default")))
 #else
 #define GEMLET_SIMD_CLONES
 #endif
@@ -67,6 +69,10 @@ GEMLET_SIMD_CLONES void GeluTanhInPlace(float* x, int64_t n) {
 
 GEMLET_SIMD_CLONES void GeGlu(const float* gate, const float* up, int64_t n, float* out) {
   for (int64_t i = 0; i < n; ++i) out[i] = GeluFast(gate[i]) * up[i];
+}
+
+GEMLET_SIMD_CLONES void ExpInPlace(float* x, int64_t n) {
+  for (int64_t i = 0; i < n; ++i) x[i] = ExpApprox(x[i]);
 }
 
 GEMLET_SIMD_CLONES void Softcap(float* x, int64_t n, float cap) {

@@ -17,6 +17,10 @@ inline float GeluTanh(float x) {
 // form the array functions below use so that their loops vectorize.
 float GeluTanhFast(float x);
 
+// x[i] = e^x[i] (≤ 2 ulp; below −87 gives e^−87 ≈ 1.6e-38, above 88 gives e^88; NaN stays NaN).
+// Vectorized; used for softmax-style weights (the sampler).
+void ExpInPlace(float* x, int64_t n);
+
 // x[i] = GeluTanhFast(x[i]) for i < n.
 void GeluTanhInPlace(float* x, int64_t n);
 // out[i] = GeluTanhFast(gate[i]) · up[i] for i < n (Gemma4TextMLP: act(gate_proj(x)) * up_proj(x)).

@@ -18,8 +18,10 @@ constexpr int64_t kKeyTile = 64;
 // The element-wise loops below get an AVX2 clone on x86-64 (chosen at load time). The file is
 // compiled with -ffp-contract=off (src/ops/CMakeLists.txt), so every clone rounds each
 // multiply and add alike: the results are bit-identical whichever clone runs.
+// ("avx2", not "arch=haswell": an arch= clone is chosen by CPU model, so AMD and newer Intel
+// CPUs got the baseline code.)
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define GEMLET_SIMD_CLONES __attribute__((target_clones("arch=haswell", "default")))
+#define GEMLET_SIMD_CLONES __attribute__((target_clones("avx2", "default")))
 #else
 #define GEMLET_SIMD_CLONES
 #endif

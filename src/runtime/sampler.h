@@ -43,11 +43,22 @@ class Sampler {
   int32_t Sample(std::span<const float> logits, std::span<const int32_t> history);
 
  private:
+  // Moves the smallest set of most likely candidates (by `less`) whose weights reach
+  // `target` to the front of idx_; returns its size.
+  template <typename Less>
+  int64_t NucleusSize(double target, const Less& less);
+  // idx_ = the ids whose weight is ≥ theta, in id order; returns their count.
+  int64_t Head(float theta);
+  static double WeightSum(const float* w, int64_t n);
+  // An index in [0, n) drawn with probability w[i] / total (total = WeightSum(w, n)).
+  int64_t Draw(const float* w, int64_t n, double total);
+
   SamplerOptions opt_;
   std::mt19937_64 rng_;
   std::vector<float> work_;
+  std::vector<float> weight_;  // e^((l − max) / T), in id order
+  std::vector<float> kept_;    // the weights of the kept candidates, in idx_ order
   std::vector<int32_t> idx_;
-  std::vector<double> prob_;
 };
 
 }  // namespace gemlet::runtime

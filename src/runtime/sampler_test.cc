@@ -2,9 +2,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
+#include <numeric>
+#include <random>
+#include <set>
 #include <vector>
 
 namespace gemlet::runtime {
@@ -93,6 +97,52 @@ TEST(SamplerTest, TopKTopPMinP) {
   o.min_p = 1.0;  // only the top token
   Sampler m1(o);
   EXPECT_EQ(Histogram(m1, logits, 200).size(), 1u);
+}
+
+// A vocabulary-sized distribution (the sampler sorts only the head that top-p / min-p keep):
+// every drawn token lies in the nucleus computed here by a full sort, and the nucleus's
+// most likely tokens are drawn at their renormalized rates.
+TEST(SamplerTest, TopPAndMinPOverALargeVocabulary) {
+  const int V = 65536;
+  std::mt19937 rng(3);
+  std::normal_distribution<float> nd(0.0f, 2.0f);
+  std::vector<float> logits(V);
+  for (float& l : logits) l = nd(rng);
+  logits[12345] = 12.0f;  // a favourite with ~1/4 of the mass, then a long tail
+  std::vector<int> order(V);
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](int a, int b) { return logits[a] > logits[b]; });
+  double sum = 0;
+  for (float l : logits) sum += std::exp(double(l) - 12.0);
+  for (double top_p : {0.5, 0.9}) {
+    std::set<int> nucleus;
+    double cum = 0;
+    for (int id : order) {
+      nucleus.insert(id);
+      cum += std::exp(double(logits[id]) - 12.0) / sum;
+      if (cum >= top_p) break;
+    }
+    SamplerOptions o;
+    o.seed = 5;
+    o.top_p = top_p;
+    Sampler s(o);
+    int fav = 0;
+    const int n = 150;
+    for (int i = 0; i < n; ++i) {
+      const int32_t t = s.Sample(logits, {});
+      EXPECT_EQ(nucleus.count(t), 1u) << "top_p " << top_p << ": token " << t << " is outside the nucleus";
+      fav += t == 12345;
+    }
+    EXPECT_NEAR(fav / double(n), 1.0 / sum / cum, 0.12) << top_p;  // ~3 sigma
+  }
+  SamplerOptions o;
+  o.seed = 6;
+  o.min_p = 0.05;  // p ≥ 0.05 · p_max ⇔ logit ≥ 12 + ln 0.05
+  Sampler m(o);
+  for (int i = 0; i < 100; ++i) {
+    const int32_t t = m.Sample(logits, {});
+    EXPECT_GE(logits[t], 12.0f + std::log(0.05f) - 1e-4f) << t;
+  }
 }
 
 TEST(SamplerTest, PenaltiesChangeTheChoice) {

@@ -39,7 +39,7 @@ TEST(VerifyInProcess, EveryTierOfThisCpuAndTheTinyModelPass) {
 }
 
 TEST(VerifyInProcess, ABrokenKernelFailsNamingIt) {
-  for (const char* kernel : {"gemv_q4x8", "gemm_f"}) {
+  for (const char* kernel : {"gemv_q4x8", "gemm_f", "f32_to_f16"}) {
     std::FILE* out = std::tmpfile();
     ASSERT_NE(out, nullptr);
     VerifyOptions o;

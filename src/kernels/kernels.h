@@ -34,6 +34,9 @@
 //   elements i ≡ l (mod 16) of each whole group of 16 with fmaf; then the fixed tree
 //   s_l = a_l + a_{l+8} (l<8), s_l += s_{l+4} (l<4), s_l += s_{l+2} (l<2), s_0 + s_1;
 //   then the K mod 16 tail elements sequentially with fmaf. Bit-identical across tiers too.
+// - f16 <-> f32 rows (the KV cache): per element exactly base/half.h's F16ToF32 (exact, NaN
+//   payload kept, no quieting) and F32ToF16 (round to nearest even, ±inf above 65504, NaN ->
+//   sign | 0x7e00), on every tier.
 //
 // Shapes: weights are row-major [rows, K] with rows `row_stride_blocks` blocks apart (K/32 for
 // a whole tensor); K is a multiple of 32 for the quantized kernels, any K ≥ 0 for float.
@@ -99,6 +102,10 @@ using GemmFFn = void (*)(TensorType wtype, const void* w, int64_t row_stride, in
                          int64_t r1, const float* x, int64_t x_stride, int64_t T, int64_t K,
                          float* y, int64_t ldy);
 
+// y[i] = F16ToF32(x[i]) / y[i] = F32ToF16(x[i]) for i in [0, n); any n >= 0.
+using F16ToF32Fn = void (*)(const uint16_t* x, float* y, int64_t n);
+using F32ToF16Fn = void (*)(const float* x, uint16_t* y, int64_t n);
+
 struct KernelTable {
   Tier tier;
   QuantizeActFn quantize_act;
@@ -110,6 +117,8 @@ struct KernelTable {
   GemmQ4x8Fn gemm_q4x8;
   GemvFFn gemv_f;
   GemmFFn gemm_f;
+  F16ToF32Fn f16_to_f32;
+  F32ToF16Fn f32_to_f16;
 };
 
 // The best tier this CPU has, capped by the environment variable GEMLET_CPU (a level name of

@@ -156,16 +156,19 @@ void BM_Gemv(benchmark::State& state, Tier tier, WKind kind, int64_t rows, int64
       static_cast<double>(w.bytes) * state.iterations() / 1e9, benchmark::Counter::kIsRate);
 }
 
+// min_bytes 0: one copy (cache-resident if small); 512 MiB: weights streamed from memory, as in
+// a batched decode step (few tokens per weight byte).
 void BM_Gemm(benchmark::State& state, Tier tier, WKind kind, int64_t rows, int64_t K, int64_t T,
-             int threads) {
+             int threads, size_t min_bytes) {
   const KernelTable& k = *KernelsForTier(tier);
-  Weights w(kind, rows, K, 0);
+  Weights w(kind, rows, K, min_bytes);
   std::vector<ActBlock> x = MakeAct(k, T, K);
   std::vector<float> y(T * rows);
   SpinTeam team(threads);
   const int64_t nb = K / 32;
-  const void* wc = w.Copy(0);
+  size_t it = 0;
   for (auto _ : state) {
+    const void* wc = w.Copy(it++);
     team.Run([&](int p, int parts) {
       auto [r0, r1] = Split(rows, p, parts, 8);
       if (p == parts - 1) r1 = rows;
@@ -305,11 +308,29 @@ int RegisterAll() {
             const std::string name = "Gemm/" + tn + "/" + WKindName(kind) + "/" + s.what + ":" +
                                      std::to_string(s.rows) + "x" + std::to_string(s.K) +
                                      "/T:" + std::to_string(T) + "/threads:" + std::to_string(th);
-            benchmark::RegisterBenchmark(name.c_str(), BM_Gemm, tier, kind, s.rows, s.K, T, th)
+            benchmark::RegisterBenchmark(name.c_str(), BM_Gemm, tier, kind, s.rows, s.K, T, th, 0)
                 ->UseRealTime()
                 ->Unit(benchmark::kMillisecond);
           }
         }
+      }
+    }
+    // The GEMM's compute ceiling at few tokens: 256 × 1536 q4x8 weights stay in L2.
+    for (int64_t T : {1, 4}) {
+      const std::string name = "GemmL2/" + tn + "/q4x8/256x1536/T:" + std::to_string(T);
+      benchmark::RegisterBenchmark(name.c_str(), BM_Gemm, tier, WKind::kQ4x8, 256, 1536, T, 1, 0)
+          ->UseRealTime()
+          ->Unit(benchmark::kMicrosecond);
+    }
+    // Batched decode (the server's step over N streams): q4x8 weights from memory.
+    for (int64_t T : {2, 4, 8}) {
+      for (int th : {1, 2}) {
+        const std::string name = "GemmStream/" + tn + "/q4x8/ffn_gate_up:12288x1536/T:" + std::to_string(T) +
+                                 "/threads:" + std::to_string(th);
+        benchmark::RegisterBenchmark(name.c_str(), BM_Gemm, tier, WKind::kQ4x8, 12288, 1536, T, th,
+                                     size_t{512} << 20)
+            ->UseRealTime()
+            ->Unit(benchmark::kMicrosecond);
       }
     }
   }

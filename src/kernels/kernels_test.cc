@@ -315,6 +315,75 @@ TEST_P(TierTest, FloatWeightsMatchTwin) {
   }
 }
 
+// Every f16 value, and f32 values around every f16 rounding boundary (ties, subnormals,
+// overflow, NaN payloads), bit for bit against base/half.h; lengths cover the SIMD tails.
+TEST_P(TierTest, F16ConversionsMatchTwin) {
+  ASSERT_NE(k().f16_to_f32, nullptr);
+  ASSERT_NE(k().f32_to_f16, nullptr);
+  std::vector<uint16_t> h(65536 + 5);
+  for (size_t i = 0; i < h.size(); ++i) h[i] = static_cast<uint16_t>(i * 40503u);  // a permutation mod 2^16
+  std::vector<float> want(h.size() + 1), got(h.size() + 1, kSentinel);
+  for (int64_t n : {int64_t{0}, int64_t{1}, int64_t{3}, int64_t{7}, int64_t{8}, int64_t{9}, int64_t{17},
+                    static_cast<int64_t>(h.size())}) {
+    for (int64_t off : {0, 1, 3}) {
+      if (off + n > static_cast<int64_t>(h.size())) continue;
+      std::fill(got.begin(), got.end(), kSentinel);
+      F16ToF32Ref(h.data() + off, want.data(), n);
+      k().f16_to_f32(h.data() + off, got.data(), n);
+      for (int64_t i = 0; i < n; ++i) {
+        uint32_t a, b;
+        std::memcpy(&a, &want[i], 4);
+        std::memcpy(&b, &got[i], 4);
+        ASSERT_EQ(a, b) << "f16_to_f32 of 0x" << std::hex << h[off + i] << " (n " << std::dec << n << ")";
+      }
+      ASSERT_EQ(got[n], kSentinel) << "f16_to_f32 wrote past n = " << n;
+    }
+  }
+  // f32 -> f16: each f16 value's f32 image and its neighbours ±1, ±2 ulp, the midpoints to
+  // the next f16 (ties) and ±1 ulp around them, plus random bit patterns.
+  std::vector<float> f;
+  auto add_bits = [&](uint32_t u) {
+    float x;
+    std::memcpy(&x, &u, 4);
+    f.push_back(x);
+  };
+  for (uint32_t v = 0; v < 65536; ++v) {
+    uint32_t u;
+    const float x = F16ToF32(static_cast<uint16_t>(v));
+    std::memcpy(&u, &x, 4);
+    for (int d = -2; d <= 2; ++d) add_bits(u + d);
+    if ((v & 0x7fffu) < 0x7bffu) {  // midpoint to the next larger magnitude
+      const float y = F16ToF32(static_cast<uint16_t>(v + 1));
+      const double mid = (static_cast<double>(x) + y) / 2;
+      float m = static_cast<float>(mid);  // exact: f16 midpoints fit in f32
+      uint32_t um;
+      std::memcpy(&um, &m, 4);
+      for (int d = -1; d <= 1; ++d) add_bits(um + d);
+    }
+  }
+  for (uint32_t u : {0x477fe000u, 0x477fefffu, 0x477ff000u, 0x477ff001u, 0x7f7fffffu, 0x7f800000u, 0xff800000u,
+                     0x7f800001u, 0x7fc00000u, 0xffc12345u, 0x7fbfffffu, 0x00000001u, 0x80000001u, 0x33000000u,
+                     0x33000001u, 0xb3000001u, 0x387fe000u, 0x387ff000u}) {
+    add_bits(u);
+  }
+  std::mt19937 rng(7);
+  for (int i = 0; i < 100000; ++i) add_bits(static_cast<uint32_t>(rng()));
+  std::vector<uint16_t> hw(f.size() + 1), hg(f.size() + 1);
+  for (int64_t n : {int64_t{1}, int64_t{5}, int64_t{8}, int64_t{13}, static_cast<int64_t>(f.size()) - 1}) {
+    for (int64_t off : {0, 1}) {
+      std::fill(hg.begin(), hg.end(), 0xabcd);
+      F32ToF16Ref(f.data() + off, hw.data(), n);
+      k().f32_to_f16(f.data() + off, hg.data(), n);
+      for (int64_t i = 0; i < n; ++i) {
+        uint32_t u;
+        std::memcpy(&u, &f[off + i], 4);
+        ASSERT_EQ(hw[i], hg[i]) << "f32_to_f16 of bits 0x" << std::hex << u << " (n " << std::dec << n << ")";
+      }
+      ASSERT_EQ(hg[n], 0xabcd) << "f32_to_f16 wrote past n = " << n;
+    }
+  }
+}
+
 TEST_P(TierTest, MisuseIsACheckFailure) {
   std::vector<BlockQ4x8> w(2);
   std::vector<ActBlock> x(1);

@@ -127,6 +127,10 @@ Status Forward(const Gemma4Model& model, std::span<const int32_t> tokens, std::s
       ops::RmsNorm(k, L.k_norm.data(), T * n.Hkv, hd, eps, k);
       ops::ApplyRope(k, T, n.Hkv, hd, cs, sn);
       ops::RmsNorm(v, nullptr, T * n.Hkv, hd, eps, v);  // v_norm: no weight, no RoPE
+      if (kv->row_type() == TensorType::kF16) {  // the values the cache will hold (kv_store.h)
+        ops::RoundToF16(k, T * n.Hkv * hd);
+        ops::RoundToF16(v, T * n.Hkv * hd);
+      }
     } else {
       matmul(L.attn_q, a, q);  // [A, H, hd]
     }

@@ -91,6 +91,11 @@ Status ForwardBatch(const Gemma4Model& model, std::span<const int32_t> tokens, s
       ops::RmsNorm(k, Ly.k_norm.data(), N * Hkv, hd, eps, k);
       ops::ApplyRope(k, N, Hkv, hd, cs, sn);
       ops::RmsNorm(v, nullptr, N * Hkv, hd, eps, v);
+      for (int64_t i = 0; i < N; ++i) {  // the values each sequence's cache will hold (kv_store.h)
+        if (kvs[i]->row_type() != TensorType::kF16) continue;
+        ops::RoundToF16(k + i * Hkv * hd, Hkv * hd);
+        ops::RoundToF16(v + i * Hkv * hd, Hkv * hd);
+      }
     } else {
       matmul(Ly.attn_q, a, q);  // [N, H, hd]
     }

@@ -15,6 +15,7 @@
 #include <cstdint>
 
 #include "base/status.h"
+#include "base/tensor_type.h"
 #include "ops/attention.h"
 
 namespace gemlet::model {
@@ -33,6 +34,11 @@ class KvStore {
   virtual void Commit(int64_t layer, const float* k, const float* v, int64_t T) = 0;
   // Ends the step: size() += T.
   virtual void Advance(int64_t T) = 0;
+  // The element type the rows are stored in (ops::KvSegment::type of Past's segments). For
+  // kF16 the forward pass rounds the step's fresh rows to f16 values (ops::RoundToF16) before
+  // attending over them, so a token reads the same K/V whether it came in the same chunk or
+  // from the cache: prefill and decode agree bit for bit.
+  virtual TensorType row_type() const { return TensorType::kF32; }
 };
 
 }  // namespace gemlet::model

@@ -62,6 +62,10 @@ void AttendHeads(const kernels::KernelTable& kt, const AttentionShape& s, const 
   }
   thread_local std::vector<float> state;  // [nh, kKeyTile] scores, then m [nh], l [nh]
   if (static_cast<int64_t>(state.size()) < nh * (kKeyTile + 2)) state.resize(nh * (kKeyTile + 2));
+  thread_local std::vector<float> wide;  // f16 segments: the tile's K [kKeyTile, hd], then V
+  bool any_f16 = false;
+  for (int i = 0; i < n_segs; ++i) any_f16 |= segs[i].type == TensorType::kF16;
+  if (any_f16 && static_cast<int64_t>(wide.size()) < 2 * kKeyTile * hd) wide.resize(2 * kKeyTile * hd);
   float* sc = state.data();
   float* m = sc + nh * kKeyTile;
   float* l = m + nh;
@@ -90,13 +94,37 @@ void AttendHeads(const kernels::KernelTable& kt, const AttentionShape& s, const 
       }
       const int64_t e = std::min(z, sg->pos0 + sg->count);
       const int64_t r = u - sg->pos0;
-      const float* k = sg->k + r * sg->stride + g * hd;
-      if (nh == 1) {
-        kt.gemv_f(TensorType::kF32, k, sg->stride, 0, e - u, q, hd, sc + n);
-      } else {  // sc[h * kKeyTile + n + j] = q_h · k_j (same bits as the GEMV per head)
-        kt.gemm_f(TensorType::kF32, k, sg->stride, 0, e - u, q, hd, nh, hd, sc + n, kKeyTile);
+      const float* k;
+      int64_t k_stride;
+      if (sg->type == TensorType::kF16) {  // widen this run's rows of head g into the tile buffer
+        float* kw = wide.data() + n * hd;
+        float* vw = wide.data() + (kKeyTile + n) * hd;
+        const uint16_t* k16 = static_cast<const uint16_t*>(sg->k) + r * sg->stride + g * hd;
+        const uint16_t* v16 = static_cast<const uint16_t*>(sg->v) + r * sg->stride + g * hd;
+        if (sg->stride == hd) {  // one KV head: the run is contiguous
+          kt.f16_to_f32(k16, kw, (e - u) * hd);
+          kt.f16_to_f32(v16, vw, (e - u) * hd);
+        } else {
+          for (int64_t j = 0; j < e - u; ++j) {
+            kt.f16_to_f32(k16 + j * sg->stride, kw + j * hd, hd);
+            kt.f16_to_f32(v16 + j * sg->stride, vw + j * hd, hd);
+          }
+        }
+        k = kw;
+        k_stride = hd;
+        for (int64_t j = 0; j < e - u; ++j) vp[n + j] = vw + j * hd;
+      } else {
+        GEMLET_CHECK(sg->type == TensorType::kF32);
+        k = static_cast<const float*>(sg->k) + r * sg->stride + g * hd;
+        k_stride = sg->stride;
+        const float* v = static_cast<const float*>(sg->v) + r * sg->stride + g * hd;
+        for (int64_t j = 0; j < e - u; ++j) vp[n + j] = v + j * sg->stride;
       }
-      for (int64_t j = 0; j < e - u; ++j) vp[n + j] = sg->v + (r + j) * sg->stride + g * hd;
+      if (nh == 1) {
+        kt.gemv_f(TensorType::kF32, k, k_stride, 0, e - u, q, hd, sc + n);
+      } else {  // sc[h * kKeyTile + n + j] = q_h · k_j (same bits as the GEMV per head)
+        kt.gemm_f(TensorType::kF32, k, k_stride, 0, e - u, q, hd, nh, hd, sc + n, kKeyTile);
+      }
       n += e - u;
       u = e;
     }
@@ -167,6 +195,17 @@ void Attention(const AttentionShape& s, const float* q, const int64_t* q_pos, in
     pool->ParallelFor(units, run);
   } else {
     run(0, units);
+  }
+}
+
+void RoundToF16(float* x, int64_t n) {
+  const kernels::KernelTable& kt = kernels::ActiveKernels();
+  constexpr int64_t kChunk = 512;
+  uint16_t h[kChunk];
+  for (int64_t i = 0; i < n; i += kChunk) {
+    const int64_t m = std::min(kChunk, n - i);
+    kt.f32_to_f16(x + i, h, m);
+    kt.f16_to_f32(h, x + i, m);
   }
 }
 

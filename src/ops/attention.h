@@ -6,18 +6,21 @@
 
 #include <cstdint>
 
+#include "base/tensor_type.h"
 #include "base/thread_pool.h"
 
 namespace gemlet::ops {
 
 // Keys and values of the consecutive positions [pos0, pos0 + count). The row of position
-// pos0 + i starts at k + i·stride (and v + i·stride) and holds [n_kv_heads, head_dim] floats.
+// pos0 + i starts at element i·stride of k (and of v) and holds [n_kv_heads, head_dim]
+// elements of `type`: kF32 (float) or kF16 (uint16_t IEEE half, e.g. a KV cache in f16).
 struct KvSegment {
-  const float* k = nullptr;
-  const float* v = nullptr;
-  int64_t stride = 0;  // floats between consecutive positions' rows
+  const void* k = nullptr;
+  const void* v = nullptr;
+  int64_t stride = 0;  // elements between consecutive positions' rows
   int64_t pos0 = 0;
   int64_t count = 0;
+  TensorType type = TensorType::kF32;
 };
 
 struct AttentionShape {
@@ -33,7 +36,14 @@ struct AttentionShape {
 // q, out: [T, H, head_dim] (must not overlap the segments). A query that sees no key gets
 // zeros. Segments may come in any order and must not overlap; keys are visited in increasing
 // position order, so the result's bits do not depend on how the keys are split into segments.
+// f16 segments cost a conversion, not a second algorithm: each tile's K and V rows are
+// widened to f32 (exactly) and then run the f32 code, so the result is bit-identical to f32
+// segments holding the same (f16-representable) values.
 void Attention(const AttentionShape& shape, const float* q, const int64_t* q_pos, int64_t T,
                const KvSegment* segments, int n_segments, float* out, ThreadPool* pool);
+
+// x[i] = the f16 value nearest x[i] (round to nearest even, as base/half.h), as f32: the
+// values an f16 KV cache will hold, for rows attended over before they are stored.
+void RoundToF16(float* x, int64_t n);
 
 }  // namespace gemlet::ops

@@ -5,10 +5,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "base/status.h"
+#include "base/tensor_type.h"
 #include "base/thread_pool.h"
 #include "format/gemlet_file.h"
 #include "model/gemma4_config.h"
@@ -26,6 +28,9 @@ struct EngineOptions {
   // kFast (default): the int8 kernels for quantized weights (ops/matmul.h); kExact: f32 math
   // over dequantized weights, the reference path.
   ops::MatMulMode mode = ops::MatMulMode::kFast;
+  // Element type of the sessions' KV caches (runtime/kv_cache.h), kF32 or kF16: f16 halves
+  // their memory and attention's reads. Unset: kF16 in kFast mode, kF32 in kExact mode.
+  std::optional<TensorType> kv_type;
 };
 
 class Engine {
@@ -39,6 +44,10 @@ class Engine {
   // The pool for one-token steps (EngineOptions::decode_threads); pool() if not set apart.
   ThreadPool* decode_pool() const { return decode_pool_ ? decode_pool_.get() : pool_.get(); }
   ops::MatMulMode mode() const { return options_.mode; }
+  // EngineOptions::kv_type, or its default for the mode.
+  TensorType kv_type() const {
+    return options_.kv_type.value_or(options_.mode == ops::MatMulMode::kExact ? TensorType::kF32 : TensorType::kF16);
+  }
   int threads() const { return pool_->num_threads(); }
 
   // End-of-generation ids: metadata "tokenizer".eog_ids (default [1, 106, 50]).

@@ -3,13 +3,18 @@
 #include <algorithm>
 #include <cstring>
 
+#include "kernels/kernels.h"
+
 namespace gemlet::runtime {
 
-KvLayer::KvLayer(int64_t row_floats, int64_t ring_capacity) : row_(row_floats), ring_(ring_capacity) {
+KvLayer::KvLayer(int64_t row_floats, int64_t ring_capacity, TensorType type)
+    : row_(row_floats), ring_(ring_capacity), type_(type) {
+  GEMLET_CHECK_MSG(type == TensorType::kF32 || type == TensorType::kF16, "KV rows are f32 or f16");
+  elem_ = type == TensorType::kF32 ? sizeof(float) : sizeof(uint16_t);
   if (ring_ > 0) {
     cap_ = ring_;
-    k_.resize(cap_ * row_);
-    v_.resize(cap_ * row_);
+    k_.resize(cap_ * row_ * elem_);
+    v_.resize(cap_ * row_ * elem_);
   }
 }
 
@@ -18,7 +23,7 @@ void KvLayer::Grow(int64_t rows, int64_t limit) {
   int64_t cap = std::max<int64_t>(cap_, 16);
   while (cap < rows) cap *= 2;
   cap = std::min(cap, std::max(limit, rows));
-  std::vector<float> k(cap * row_), v(cap * row_);
+  std::vector<uint8_t> k(cap * row_ * elem_), v(cap * row_ * elem_);
   std::copy(k_.begin(), k_.end(), k.begin());
   std::copy(v_.begin(), v_.end(), v.begin());
   k_.swap(k);
@@ -28,41 +33,52 @@ void KvLayer::Grow(int64_t rows, int64_t limit) {
 
 int KvLayer::Segments(int64_t n, ops::KvSegment out[2]) const {
   if (n == 0) return 0;
+  const int64_t row_bytes = row_ * static_cast<int64_t>(elem_);
   if (ring_ == 0) {
-    out[0] = ops::KvSegment{k_.data(), v_.data(), row_, 0, n};
+    out[0] = ops::KvSegment{k_.data(), v_.data(), row_, 0, n, type_};
     return 1;
   }
   const int64_t first = std::max<int64_t>(0, n - ring_);
   const int64_t count = n - first;
   const int64_t slot = first % ring_;
   const int64_t run = std::min(count, ring_ - slot);
-  out[0] = ops::KvSegment{k_.data() + slot * row_, v_.data() + slot * row_, row_, first, run};
+  out[0] = ops::KvSegment{k_.data() + slot * row_bytes, v_.data() + slot * row_bytes, row_, first, run, type_};
   if (run == count) return 1;
-  out[1] = ops::KvSegment{k_.data(), v_.data(), row_, first + run, count - run};
+  out[1] = ops::KvSegment{k_.data(), v_.data(), row_, first + run, count - run, type_};
   return 2;
+}
+
+void KvLayer::Store(std::vector<uint8_t>& dst, int64_t slot, const float* src, int64_t rows) {
+  uint8_t* p = dst.data() + slot * row_ * static_cast<int64_t>(elem_);
+  if (type_ == TensorType::kF32) {
+    std::memcpy(p, src, rows * row_ * sizeof(float));
+  } else {
+    kernels::ActiveKernels().f32_to_f16(src, reinterpret_cast<uint16_t*>(p), rows * row_);
+  }
 }
 
 void KvLayer::Write(int64_t n, const float* k, const float* v, int64_t T) {
   if (ring_ == 0) {
-    std::memcpy(k_.data() + n * row_, k, T * row_ * sizeof(float));
-    std::memcpy(v_.data() + n * row_, v, T * row_ * sizeof(float));
+    Store(k_, n, k, T);
+    Store(v_, n, v, T);
     return;
   }
   for (int64_t t = std::max<int64_t>(0, T - ring_); t < T; ++t) {
     const int64_t slot = (n + t) % ring_;
-    std::memcpy(k_.data() + slot * row_, k + t * row_, row_ * sizeof(float));
-    std::memcpy(v_.data() + slot * row_, v + t * row_, row_ * sizeof(float));
+    Store(k_, slot, k + t * row_, 1);
+    Store(v_, slot, v + t * row_, 1);
   }
 }
 
-KvCache::KvCache(const model::Gemma4Config& cfg, int64_t context_limit) : limit_(context_limit) {
+KvCache::KvCache(const model::Gemma4Config& cfg, int64_t context_limit, TensorType type)
+    : limit_(context_limit), type_(type) {
   slot_.assign(cfg.num_layers, -1);
   for (int64_t l = 0; l < cfg.num_layers; ++l) {
     if (!cfg.has_kv(l)) continue;
     slot_[l] = static_cast<int>(layers_.size());
     // A sliding query at position t sees keys t − W < u ≤ t: the last W rows suffice.
     const int64_t ring = cfg.is_full(l) ? 0 : std::min(cfg.sliding_window, context_limit);
-    layers_.emplace_back(cfg.kv_dim(l), ring);
+    layers_.emplace_back(cfg.kv_dim(l), ring, type);
   }
 }
 

@@ -2,7 +2,10 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
 #include <vector>
+
+#include "base/half.h"
 
 namespace gemlet::runtime {
 namespace {
@@ -16,7 +19,14 @@ std::vector<float> Rows(int64_t p0, int64_t T, int64_t row, float sign) {
   return v;
 }
 
-// Checks that the segments hold exactly positions [first, n) in order, each row intact.
+// Element i of a segment's k or v rows, as f32.
+float At(const ops::KvSegment& s, const void* p, int64_t i) {
+  if (s.type == TensorType::kF16) return F16ToF32(static_cast<const uint16_t*>(p)[i]);
+  return static_cast<const float*>(p)[i];
+}
+
+// Checks that the segments hold exactly positions [first, n) in order, each row intact
+// (the positions are small integers, exact in f16 too).
 void ExpectHolds(const KvLayer& layer, int64_t n, int64_t first) {
   ops::KvSegment segs[2];
   const int count = layer.Segments(n, segs);
@@ -24,20 +34,23 @@ void ExpectHolds(const KvLayer& layer, int64_t n, int64_t first) {
   for (int i = 0; i < count; ++i) {
     ASSERT_EQ(segs[i].pos0, expect) << "n=" << n;
     ASSERT_EQ(segs[i].stride, layer.row_floats());
+    ASSERT_EQ(segs[i].type, layer.type());
     for (int64_t u = 0; u < segs[i].count; ++u, ++expect) {
       for (int64_t j = 0; j < layer.row_floats(); ++j) {
-        ASSERT_EQ(segs[i].k[u * segs[i].stride + j], static_cast<float>(expect)) << "n=" << n;
-        ASSERT_EQ(segs[i].v[u * segs[i].stride + j], -static_cast<float>(expect)) << "n=" << n;
+        ASSERT_EQ(At(segs[i], segs[i].k, u * segs[i].stride + j), static_cast<float>(expect)) << "n=" << n;
+        ASSERT_EQ(At(segs[i], segs[i].v, u * segs[i].stride + j), -static_cast<float>(expect)) << "n=" << n;
       }
     }
   }
   EXPECT_EQ(expect, n);
 }
 
+class KvLayerTest : public ::testing::TestWithParam<TensorType> {};
+
 // A ring of its own size: one position at a time past several wrap-arounds.
-TEST(KvLayerTest, RingWrapsOneAtATime) {
+TEST_P(KvLayerTest, RingWrapsOneAtATime) {
   const int64_t cap = 4, row = 3;
-  KvLayer ring(row, cap);
+  KvLayer ring(row, cap, GetParam());
   EXPECT_TRUE(ring.is_ring());
   ExpectHolds(ring, 0, 0);
   for (int64_t n = 0; n < 13; ++n) {
@@ -49,11 +62,11 @@ TEST(KvLayerTest, RingWrapsOneAtATime) {
 }
 
 // Chunks that end exactly at the ring size, cross the wrap, and exceed the ring.
-TEST(KvLayerTest, RingChunks) {
+TEST_P(KvLayerTest, RingChunks) {
   const int64_t cap = 5, row = 2;
   for (const std::vector<int64_t>& chunks :
        std::vector<std::vector<int64_t>>{{5, 5, 5}, {3, 4, 1, 7}, {12}, {1, 11, 2}, {4, 6, 6}}) {
-    KvLayer ring(row, cap);
+    KvLayer ring(row, cap, GetParam());
     int64_t n = 0;
     for (int64_t T : chunks) {
       auto k = Rows(n, T, row, 1), v = Rows(n, T, row, -1);
@@ -64,9 +77,9 @@ TEST(KvLayerTest, RingChunks) {
   }
 }
 
-TEST(KvLayerTest, ContiguousGrowsByDoublingUpToTheLimit) {
+TEST_P(KvLayerTest, ContiguousGrowsByDoublingUpToTheLimit) {
   const int64_t row = 4;
-  KvLayer full(row, 0);
+  KvLayer full(row, 0, GetParam());
   EXPECT_FALSE(full.is_ring());
   EXPECT_EQ(full.capacity_rows(), 0);
   int64_t n = 0;
@@ -81,6 +94,32 @@ TEST(KvLayerTest, ContiguousGrowsByDoublingUpToTheLimit) {
   }
   full.Grow(100, 100);
   EXPECT_EQ(full.capacity_rows(), 100);  // capped at the limit, not the next power of two
+  EXPECT_EQ(full.bytes(), 2u * 100 * row * (GetParam() == TensorType::kF16 ? 2 : 4));
+}
+
+INSTANTIATE_TEST_SUITE_P(Types, KvLayerTest, ::testing::Values(TensorType::kF32, TensorType::kF16),
+                         [](const ::testing::TestParamInfo<TensorType>& i) {
+                           return std::string(i.param == TensorType::kF16 ? "f16" : "f32");
+                         });
+
+// An f16 layer stores each committed f32 as base/half.h rounds it (nearest even), including
+// values that are not exact in f16 and a row length that is not a multiple of the SIMD width.
+TEST(KvLayerF16Test, CommitRoundsToNearestEven) {
+  const int64_t row = 13;
+  KvLayer full(row, 0, TensorType::kF16);
+  full.Grow(3, 3);
+  std::vector<float> k(3 * row), v(3 * row);
+  for (size_t i = 0; i < k.size(); ++i) {
+    k[i] = 1.0f / static_cast<float>(i + 3) - 0.1f;
+    v[i] = 1000.0f + static_cast<float>(i) * 0.3f;  // f16 spacing 0.5 here: ties and roundings
+  }
+  full.Write(0, k.data(), v.data(), 3);
+  ops::KvSegment seg[2];
+  ASSERT_EQ(full.Segments(3, seg), 1);
+  for (size_t i = 0; i < k.size(); ++i) {
+    EXPECT_EQ(static_cast<const uint16_t*>(seg[0].k)[i], F32ToF16(k[i])) << i;
+    EXPECT_EQ(static_cast<const uint16_t*>(seg[0].v)[i], F32ToF16(v[i])) << i;
+  }
 }
 
 model::Gemma4Config TinyConfig() {
@@ -114,6 +153,11 @@ TEST(KvCacheTest, OnlyLayersWithKvAndMemoryFollowsUse) {
   EXPECT_LE(small, 3u * 2 * 16 * 32 * 4 + 2 * 16 * 64 * 4);  // far below 100000 positions
   ASSERT_TRUE(cache.Reserve(1000).ok());
   EXPECT_LE(cache.bytes_allocated(), 3u * 2 * 16 * 32 * 4 + 2 * 1024 * 64 * 4);
+  // The same in f16: half the bytes.
+  KvCache half(cfg, 100000, TensorType::kF16);
+  EXPECT_EQ(half.type(), TensorType::kF16);
+  ASSERT_TRUE(half.Reserve(1000).ok());
+  EXPECT_EQ(2 * half.bytes_allocated(), cache.bytes_allocated());
 }
 
 TEST(KvCacheTest, CommitAdvancePastAndLimit) {
@@ -139,7 +183,7 @@ TEST(KvCacheTest, CommitAdvancePastAndLimit) {
     ASSERT_EQ(cache.Past(3, segs), 1);
     EXPECT_EQ(segs[0].pos0, 0);
     EXPECT_EQ(segs[0].count, cache.size());
-    EXPECT_EQ(segs[0].k[(cache.size() - 1) * 64], static_cast<float>(cache.size() - 1));
+    EXPECT_EQ(static_cast<const float*>(segs[0].k)[(cache.size() - 1) * 64], static_cast<float>(cache.size() - 1));
   }
   EXPECT_EQ(cache.size(), 36);
   Status st = cache.Reserve(41);

@@ -15,7 +15,7 @@ Session::Session(const Engine& engine, const SessionOptions& options)
     : engine_(engine),
       chunk_(std::max<int64_t>(1, options.prefill_chunk)),
       skip_shared_rows_(options.skip_shared_rows),
-      kv_(engine.config(), EffectiveLimit(engine, options.context_limit)) {}
+      kv_(engine.config(), EffectiveLimit(engine, options.context_limit), engine.kv_type()) {}
 
 Status Session::Prefill(std::span<const int32_t> tokens, std::vector<float>* logits, bool all_rows) {
   const int64_t n = static_cast<int64_t>(tokens.size());

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/mapped_file.h"
+#include "kernels/kernels.h"
 
 namespace gemlet::runtime {
 
@@ -105,6 +106,16 @@ bool AllFinite(const uint8_t* p, uint64_t count) {
   return true;
 }
 
+// |x| <= limit for every f32 of p[count].
+bool AllWithin(const uint8_t* p, uint64_t count, float limit) {
+  for (uint64_t i = 0; i < count; ++i) {
+    float f;
+    std::memcpy(&f, p + i * sizeof(float), sizeof(float));
+    if (!(std::fabs(f) <= limit)) return false;
+  }
+  return true;
+}
+
 struct LayerRows {
   uint32_t layer;
   uint64_t pos0, count, row;
@@ -160,11 +171,19 @@ Status SaveSessionFile(const std::string& path, const Session& session, const nl
     w.Put<uint64_t>(nseg ? seg[0].pos0 : 0);
     w.Put<uint64_t>(count);
     w.Put<uint64_t>(row);
+    // Rows on disk are f32 whatever the cache holds (f16 -> f32 -> f16 is lossless).
+    std::vector<float> wide(row);
     for (int kv_i = 0; kv_i < 2; ++kv_i) {
       for (int s = 0; s < nseg; ++s) {
         for (int64_t r = 0; r < seg[s].count; ++r) {
-          const float* src = (kv_i == 0 ? seg[s].k : seg[s].v) + r * seg[s].stride;
-          w.Bytes(src, row * sizeof(float));
+          const void* src = kv_i == 0 ? seg[s].k : seg[s].v;
+          if (seg[s].type == TensorType::kF16) {
+            kernels::ActiveKernels().f16_to_f32(static_cast<const uint16_t*>(src) + r * seg[s].stride, wide.data(),
+                                                static_cast<int64_t>(row));
+            w.Bytes(wide.data(), row * sizeof(float));
+          } else {
+            w.Bytes(static_cast<const float*>(src) + r * seg[s].stride, row * sizeof(float));
+          }
         }
       }
     }
@@ -284,6 +303,11 @@ Result<nlohmann::json> LoadSessionBytes(const uint8_t* p, size_t size, const std
     ASSIGN_OR_RETURN(lr.v, r.Take(bytes, "V rows"));
     if (!AllFinite(lr.k, lr.count * lr.row) || !AllFinite(lr.v, lr.count * lr.row)) {
       return Corrupt(path + ": the K/V rows of layer " + std::to_string(l) + " hold a NaN or infinity");
+    }
+    if (session->kv_cache().type() == TensorType::kF16 &&
+        (!AllWithin(lr.k, lr.count * lr.row, 65504.0f) || !AllWithin(lr.v, lr.count * lr.row, 65504.0f))) {
+      return InvalidArgument(path + ": the K/V rows of layer " + std::to_string(l) +
+                             " exceed the f16 range of this session's KV cache (|x| > 65504; load with --kv-type f32)");
     }
     layers.push_back(lr);
   }

@@ -16,6 +16,7 @@
 #include "runtime/engine.h"
 #include "runtime/session.h"
 #include "tools/cli/command.h"
+#include "tools/cli/kv_type_flag.h"
 
 namespace gemlet::cli {
 namespace {
@@ -23,6 +24,7 @@ namespace {
 constexpr char kUsage[] =
     R"(usage: gemlet bench -m MODEL.gemlet [-p LIST] [-n LIST] [-d LIST] [-r N] [-t LIST]
                     [--decode-threads N] [--preset litert] [--json] [--exact] [-ub N]
+                    [--kv-type f32|f16]
 
 Measures a model on this machine with random token ids (the numbers do not depend on the
 text): for each thread count, context depth and size,
@@ -47,6 +49,7 @@ flags:
   --preset litert    LiteRT-LM's protocol: prefill 1024 tokens, then decode 256 tokens after
                      them, in a 2048-token context (overrides -p, -n and -d)
   --exact            the exact f32 path instead of the int8 kernels
+  --kv-type T        KV cache rows: f16 or f32 (default f16; f32 with --exact)
   --json             {"model", "load_s", "peak_rss_bytes", "results": [{"test", "tok_s",
                      "tok_s_all", "ttft_s" (prefill tests), "threads", ...}]}
 
@@ -121,6 +124,7 @@ int Run(Flags& flags) {
   const std::string preset = flags.Str({"--preset"}, "");
   const bool json = flags.Bool({"--json"});
   const bool exact = flags.Bool({"--exact"});
+  const std::string kv_type = flags.Str({"--kv-type"}, "");
   for (const auto* r : {&p_list, &n_list, &d_list, &t_list}) {
     if (!r->ok()) return UsageError("bench", r->status().message());
   }
@@ -131,6 +135,8 @@ int Run(Flags& flags) {
   if (Status st = flags.Finish(); !st.ok()) return UsageError("bench", st.message());
   if (!flags.Positional().empty()) return UsageError("bench", "unexpected argument '" + flags.Positional()[0] + "'");
   if (model.empty()) return UsageError("bench", "-m MODEL is required");
+  std::optional<TensorType> kv;
+  if (!ParseKvType(kv_type, &kv)) return UsageError("bench", KvTypeError(kv_type));
   if (*reps < 1 || *reps > 1000) return UsageError("bench", "-r must be in [1, 1000]");
   if (*ubatch < 1) return UsageError("bench", "-ub must be ≥ 1");
   std::vector<int64_t> pp = *p_list, tg = *n_list, depths = *d_list, threads = *t_list;
@@ -151,6 +157,8 @@ int Run(Flags& flags) {
   runtime::EngineOptions eo;
   eo.mode = exact ? ops::MatMulMode::kExact : ops::MatMulMode::kFast;
   eo.decode_threads = static_cast<int>(*decode_threads);
+  eo.kv_type = kv;
+  std::string kv_name;
   std::vector<Result1> results;
   double load_s = 0;
   std::string tier;
@@ -164,6 +172,7 @@ int Run(Flags& flags) {
     const int64_t V = engine.config().vocab_size;
     const int64_t max_pos = engine.config().max_position_embeddings;
     tier = kernels::TierName(kernels::ActiveKernels().tier);
+    kv_name = engine.kv_type() == TensorType::kF16 ? "f16" : "f32";
 
     // One measurement: prefill `depth` tokens untimed, then time `n_prompt` prefill tokens or
     // `n_gen` decode steps.
@@ -242,6 +251,7 @@ int Run(Flags& flags) {
                           {"peak_rss_bytes", rss},
                           {"kernels", tier},
                           {"mode", exact ? "exact" : "fast"},
+                          {"kv_type", kv_name},
                           {"repetitions", *reps},
                           {"results", res}};
     std::printf("%s\n", out.dump(2).c_str());
@@ -255,8 +265,8 @@ int Run(Flags& flags) {
     std::printf("| %s | %s | %d | %s | %.2f | %s | %.2f |\n", model.c_str(), tier.c_str(), r.threads,
                 r.test.c_str(), Median(r.tok_s), ttft, Median(r.cpu_s));
   }
-  std::printf("\nload %.3f s, peak RSS %.1f MiB, median of %lld repetitions, %s path\n", load_s,
-              rss / 1048576.0, static_cast<long long>(*reps), exact ? "exact" : "fast");
+  std::printf("\nload %.3f s, peak RSS %.1f MiB, median of %lld repetitions, %s path, %s KV cache\n", load_s,
+              rss / 1048576.0, static_cast<long long>(*reps), exact ? "exact" : "fast", kv_name.c_str());
   return kExitOk;
 }
 

@@ -10,6 +10,7 @@
 #include "tools/cli/chat_input.h"
 #include "tools/cli/chat_options.h"
 #include "tools/cli/command.h"
+#include "tools/cli/kv_type_flag.h"
 #include "tools/cli/demo_model.h"
 
 namespace gemlet::cli {
@@ -49,6 +50,7 @@ flags:
   --ignore-eos            keep generating after end-of-turn tokens (until -n or the context)
   --threads N             worker threads (default: all cores)
   --chunk N               prefill chunk size in tokens (default 256)
+  --kv-type T             KV cache rows: f16 (default; half the memory of f32) or f32
   --no-history            do not read or write the history file
 )";
 
@@ -206,6 +208,7 @@ int Run(Flags& flags) {
   co.stop_at_eog = !flags.Bool({"--ignore-eos"});
   auto threads = flags.Int({"--threads"}, 0);
   auto chunk = flags.Int({"--chunk"}, 256);
+  const std::string kv_type = flags.Str({"--kv-type"}, "");
   const bool no_history = flags.Bool({"--no-history"});
   auto sampling = ReadSamplingFlags(flags);
   for (const Status* st : {&ctx.status(), &n_predict.status(), &threads.status(), &chunk.status()}) {
@@ -222,6 +225,8 @@ int Run(Flags& flags) {
   if (*n_predict < 1) return UsageError("chat", "-n must be >= 1");
   if (*threads < 0 || *threads > 1024) return UsageError("chat", "--threads must be in [0, 1024]");
   if (*chunk < 1) return UsageError("chat", "--chunk must be >= 1");
+  std::optional<TensorType> kv;
+  if (!ParseKvType(kv_type, &kv)) return UsageError("chat", KvTypeError(kv_type));
   co.policy = *pol;
   co.max_tokens = *n_predict;
   co.sampler = *sampling;
@@ -231,6 +236,7 @@ int Run(Flags& flags) {
   if (!model.ok()) return ReportError("chat", model.status());
   runtime::EngineOptions eo;
   eo.threads = static_cast<int>(*threads);
+  eo.kv_type = kv;
   auto engine = runtime::Engine::Open(*model, eo);
   if (!engine.ok()) return ReportError("chat", engine.status());
   const auto& cfg = (*engine)->config();

@@ -8,13 +8,14 @@
 #include "runtime/engine.h"
 #include "runtime/session.h"
 #include "tools/cli/command.h"
+#include "tools/cli/kv_type_flag.h"
 
 namespace gemlet::cli {
 namespace {
 
 constexpr char kUsage[] =
     R"(usage: gemlet logits -m MODEL.gemlet --tokens IDS -o OUT.npy [--mode MODE] [--threads N]
-                     [--exact] [--last] [--no-skip]
+                     [--exact] [--last] [--no-skip] [--kv-type f32|f16]
 
 Runs the model over the token ids (fed as given: no BOS is added; positions 0 … n−1) and
 writes the softcapped logits after every token as float32, shape [n_tokens, vocab], to a
@@ -36,6 +37,8 @@ flags:
                       (then the KV-shared layers run only for that token: the prefill skip)
   --no-skip           with --last: run every token through every layer anyway (the same
                       logits; for testing the prefill skip)
+  --kv-type T         KV cache rows: f32 (default here, as logits are for comparisons) or
+                      f16 (the default of run, chat, bench and serve in the fast path)
 
 examples:
   gemlet logits -m tiny.gemlet --tokens 2,105,437,107 -o logits.npy
@@ -53,8 +56,11 @@ int Run(Flags& flags) {
   const bool exact = flags.Bool({"--exact"});
   const bool last = flags.Bool({"--last"});
   const bool no_skip = flags.Bool({"--no-skip"});
+  const std::string kv_type = flags.Str({"--kv-type"}, "f32");
   if (!tokens.ok()) return UsageError("logits", tokens.status().message());
   if (!threads.ok()) return UsageError("logits", threads.status().message());
+  std::optional<TensorType> kv;
+  if (!ParseKvType(kv_type, &kv)) return UsageError("logits", KvTypeError(kv_type));
   if (Status st = flags.Finish(); !st.ok()) return UsageError("logits", st.message());
   if (!flags.Positional().empty())
     return UsageError("logits", "unexpected argument '" + flags.Positional()[0] + "'");
@@ -82,6 +88,7 @@ int Run(Flags& flags) {
   runtime::EngineOptions eo;
   eo.threads = static_cast<int>(*threads);
   eo.mode = exact ? ops::MatMulMode::kExact : ops::MatMulMode::kFast;
+  eo.kv_type = kv;
   auto engine = runtime::Engine::Open(model, eo);
   if (!engine.ok()) return ReportError("logits", engine.status());
   const auto& cfg = (*engine)->config();

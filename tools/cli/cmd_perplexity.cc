@@ -13,6 +13,7 @@
 #include "runtime/engine.h"
 #include "runtime/session.h"
 #include "tools/cli/command.h"
+#include "tools/cli/kv_type_flag.h"
 
 namespace gemlet::cli {
 namespace {
@@ -32,6 +33,8 @@ flags:
   --ctx N                 tokens per chunk, <bos> included (default 512)
   --max-chunks N          score at most N chunks (default: all)
   --threads N             worker threads (default: all cores)
+  --kv-type T             KV cache rows: f32 (default here, a measurement) or f16 (the default
+                          of run, chat, bench and serve: measures what the f16 cache costs)
   --chunk N               tokens per forward pass (default 64; memory grows with N x vocab)
   --json                  print one JSON object instead of the summary line
   -q, --quiet             no progress bar
@@ -81,6 +84,7 @@ int Run(Flags& flags) {
   auto ctx = flags.Int({"--ctx"}, 512);
   auto max_chunks = flags.Int({"--max-chunks"}, 0);
   auto threads = flags.Int({"--threads"}, 0);
+  const std::string kv_type = flags.Str({"--kv-type"}, "f32");
   auto batch = flags.Int({"--chunk"}, 64);
   const bool json = flags.Bool({"--json"});
   const bool quiet = flags.Bool({"-q", "--quiet"});
@@ -96,12 +100,15 @@ int Run(Flags& flags) {
   if (*ctx < 2) return UsageError("perplexity", "--ctx must be >= 2");
   if (*max_chunks < 0) return UsageError("perplexity", "--max-chunks must be >= 0");
   if (*threads < 0 || *threads > 1024) return UsageError("perplexity", "--threads must be in [0, 1024]");
+  std::optional<TensorType> kv;
+  if (!ParseKvType(kv_type, &kv)) return UsageError("perplexity", KvTypeError(kv_type));
   if (*batch < 1) return UsageError("perplexity", "--chunk must be >= 1");
 
   auto text = ReadFileToString(file);
   if (!text.ok()) return ReportError("perplexity", text.status());
   runtime::EngineOptions eo;
   eo.threads = static_cast<int>(*threads);
+  eo.kv_type = kv;
   auto engine = runtime::Engine::Open(model, eo);
   if (!engine.ok()) return ReportError("perplexity", engine.status());
   const auto& cfg = (*engine)->config();

@@ -11,6 +11,7 @@
 #include "runtime/tokenizer.h"
 #include "tools/cli/chat_options.h"
 #include "tools/cli/command.h"
+#include "tools/cli/kv_type_flag.h"
 #include "tools/cli/verify.h"
 
 namespace gemlet::cli {
@@ -40,6 +41,7 @@ flags:
   --ignore-eos            keep generating after end-of-generation tokens
   --threads N             worker threads (default: all cores)
   --chunk N               prefill chunk size in tokens (default 256)
+  --kv-type T             KV cache rows: f16 (default; half the memory of f32) or f32
   --chat                  wrap the prompt in the Gemma 4 chat format as one user turn
                           (<bos><|turn>user\nPROMPT<turn|>\n<|turn>model\n)
   --system TEXT           with --chat: a system turn first
@@ -83,6 +85,7 @@ int Run(Flags& flags) {
   const bool ignore_eos = flags.Bool({"--ignore-eos"});
   auto threads = flags.Int({"--threads"}, 0);
   auto chunk = flags.Int({"--chunk"}, 256);
+  const std::string kv_type = flags.Str({"--kv-type"}, "");
   auto temp = flags.Float({"--temp"}, 1.0);
   auto top_k = flags.Int({"--top-k"}, 64);
   auto top_p = flags.Float({"--top-p"}, 0.95);
@@ -98,6 +101,8 @@ int Run(Flags& flags) {
   }
   const RunChatFlags chat_flags = ReadRunChatFlags(flags);
   if (Status st = flags.Finish(); !st.ok()) return UsageError("run", st.message());
+  std::optional<TensorType> kv;
+  if (!ParseKvType(kv_type, &kv)) return UsageError("run", KvTypeError(kv_type));
   if (!flags.Positional().empty())
     return UsageError("run", "unexpected argument '" + flags.Positional()[0] + "'");
   // --chat/--system/--think, the prompt from stdin, the demo model without -m (chat_options.h).
@@ -127,6 +132,7 @@ int Run(Flags& flags) {
 
   runtime::EngineOptions eo;
   eo.threads = static_cast<int>(*threads);
+  eo.kv_type = kv;
   auto engine_or = runtime::Engine::Open(model, eo);
   if (!engine_or.ok()) return ReportError("run", engine_or.status());
   const runtime::Engine& engine = **engine_or;

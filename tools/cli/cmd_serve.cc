@@ -3,6 +3,7 @@
 
 #include "tools/cli/chat_options.h"
 #include "tools/cli/command.h"
+#include "tools/cli/kv_type_flag.h"
 #include "tools/server/serve.h"
 
 namespace gemlet::cli {
@@ -33,6 +34,7 @@ flags:
   --threads N             compute threads (default: one per hardware thread)
   --http-threads N        connection threads (default 32; each streaming client holds one)
   --exact                 f32 reference matmuls instead of the fast int8 kernels
+  --kv-type T             KV cache rows: f16 or f32 (default f16; f32 with --exact)
   --temp X, --top-k N, --top-p X, --min-p X
                           sampling defaults for requests that leave them out
                           (default 1.0, 64, 0.95, 0)
@@ -62,6 +64,7 @@ int Run(Flags& flags) {
   auto threads = flags.Int({"--threads"}, 0);
   auto http_threads = flags.Int({"--http-threads"}, 32);
   o.exact = flags.Bool({"--exact"});
+  const std::string kv_type = flags.Str({"--kv-type"}, "");
   auto temp = flags.Float({"--temp"}, 1.0);
   auto top_k = flags.Int({"--top-k"}, 64);
   auto top_p = flags.Float({"--top-p"}, 0.95);
@@ -77,6 +80,7 @@ int Run(Flags& flags) {
   if (*port < 0 || *port > 65535) return UsageError("serve", "--port must be in [0, 65535]");
   if (o.http.host.empty()) return UsageError("serve", "--host must not be empty");
   if (*ctx < 16) return UsageError("serve", "--ctx must be at least 16");
+  if (!ParseKvType(kv_type, &o.kv_type)) return UsageError("serve", KvTypeError(kv_type));
   if (*max_prompt < 0 || *max_prompt >= *ctx) return UsageError("serve", "--max-prompt must be in [0, --ctx) (0 = the whole context)");
   if (*slots < 1 || *slots > 256) return UsageError("serve", "--slots must be in [1, 256]");
   if (*queue < 0 || *queue > 100000) return UsageError("serve", "--queue must be in [0, 100000]");

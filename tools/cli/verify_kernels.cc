@@ -2,6 +2,7 @@
 // twins (bit for bit) or, for the scalar tier, against a float64 reference.
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <sstream>
 #include <string>
@@ -66,6 +67,15 @@ void BadGemmF(TensorType t, const void* w, int64_t s, int64_t r0, int64_t r1, co
   if (r1 > r0 && T > 0) y[r0] += 1.0f;
 }
 
+void BadF16ToF32(const uint16_t* x, float* y, int64_t n) {
+  g_orig.f16_to_f32(x, y, n);
+  if (n > 0) y[n - 1] += 1.0f;
+}
+void BadF32ToF16(const float* x, uint16_t* y, int64_t n) {
+  g_orig.f32_to_f16(x, y, n);
+  if (n > 0) y[n - 1] ^= 1;
+}
+
 // `table` with kernel `name` replaced by its faulty wrapper ("" leaves it as it is).
 KernelTable WithFault(const KernelTable& table, const std::string& name) {
   g_orig = table;
@@ -79,6 +89,8 @@ KernelTable WithFault(const KernelTable& table, const std::string& name) {
   if (name == "gemm_q4x8") k.gemm_q4x8 = BadGemmQ4x8;
   if (name == "gemv_f") k.gemv_f = BadGemvF;
   if (name == "gemm_f") k.gemm_f = BadGemmF;
+  if (name == "f16_to_f32") k.f16_to_f32 = BadF16ToF32;
+  if (name == "f32_to_f16") k.f32_to_f16 = BadF32ToF16;
   return k;
 }
 
@@ -345,11 +357,70 @@ void CheckFloat(const KernelTable& k, const KernelTable* twin, std::mt19937& rng
   }
 }
 
+// The KV cache's f16 conversions: every f16 value widened, and f32 values at and around the
+// f16 rounding boundaries, subnormals, overflow, infinities and NaN narrowed — against the
+// scalar twin bit for bit, or (scalar tier) against base/half.h, their specification.
+void CheckConvert(const KernelTable& k, const KernelTable* twin, std::mt19937& rng, Checker& c) {
+  std::vector<uint16_t> h(65536 + 7);  // every f16 bit pattern, then a ragged tail
+  for (size_t i = 0; i < h.size(); ++i) h[i] = static_cast<uint16_t>(i * 40503u);
+  for (uint32_t i = 0; i < 65536; ++i) h[i] = static_cast<uint16_t>(i);
+  std::vector<float> got(h.size()), want(h.size());
+  k.f16_to_f32(h.data(), got.data(), static_cast<int64_t>(h.size()));
+  for (size_t i = 0; i < h.size(); ++i) want[i] = F16ToF32(h[i]);
+  if (twin) twin->f16_to_f32(h.data(), want.data(), static_cast<int64_t>(h.size()));
+  bool ok = true;
+  for (size_t i = 0; i < h.size() && ok; ++i) ok = std::memcmp(&got[i], &want[i], 4) == 0;
+  if (!ok) {
+    c.Fail("f16_to_f32: differs from " + std::string(twin ? "the scalar twin" : "base/half.h"));
+    return;
+  }
+  c.Count();
+
+  std::vector<float> f;
+  for (uint32_t e = 0; e < 65536; e += 7) {  // f16 values and the f32 values between them
+    const float v = F16ToF32(static_cast<uint16_t>(e));
+    uint32_t bits;
+    std::memcpy(&bits, &v, 4);
+    for (int d : {-1, 0, 1, 0x1000, 0xfff, 0x1001}) {
+      const uint32_t b = bits + static_cast<uint32_t>(d);
+      float x;
+      std::memcpy(&x, &b, 4);
+      f.push_back(x);
+    }
+  }
+  for (float x : {65504.0f, 65519.99f, 65520.0f, 1e30f, -1e30f, 5.96e-8f, 2.98e-8f, 1e-10f,
+                  std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN()}) {
+    f.push_back(x);
+  }
+  std::uniform_int_distribution<uint32_t> bits_dist;
+  for (int i = 0; i < 4099; ++i) {
+    const uint32_t b = bits_dist(rng);
+    float x;
+    std::memcpy(&x, &b, 4);
+    f.push_back(x);
+  }
+  std::vector<uint16_t> hg(f.size()), hw(f.size());
+  k.f32_to_f16(f.data(), hg.data(), static_cast<int64_t>(f.size()));
+  for (size_t i = 0; i < f.size(); ++i) hw[i] = F32ToF16(f[i]);
+  if (twin) twin->f32_to_f16(f.data(), hw.data(), static_cast<int64_t>(f.size()));
+  for (size_t i = 0; i < f.size(); ++i) {
+    if (hg[i] != hw[i]) {
+      std::ostringstream s;
+      s << "f32_to_f16: " << f[i] << " narrowed to 0x" << std::hex << hg[i] << ", "
+        << (twin ? "scalar twin " : "base/half.h ") << "0x" << hw[i];
+      c.Fail(s.str());
+      return;
+    }
+  }
+  c.Count();
+}
+
 }  // namespace
 
 const std::vector<std::string>& VerifyKernelNames() {
-  static const std::vector<std::string> names = {"quantize_act", "gemv_q4",   "gemm_q4",   "gemv_q8", "gemm_q8",
-                                                 "gemv_q4x8",    "gemm_q4x8", "gemv_f",    "gemm_f"};
+  static const std::vector<std::string> names = {"quantize_act", "gemv_q4", "gemm_q4",    "gemv_q8",
+                                                 "gemm_q8",      "gemv_q4x8", "gemm_q4x8", "gemv_f",
+                                                 "gemm_f",       "f16_to_f32", "f32_to_f16"};
   return names;
 }
 
@@ -371,6 +442,7 @@ VerifyCheck VerifyKernelTier(kernels::Tier tier, const std::string& inject_fault
   if (!c.failed()) CheckQuant<BlockQ8>(k, twin, rng, c, false);
   if (!c.failed()) CheckQuant<BlockQ4>(k, twin, rng, c, /*interleaved=*/true);
   if (!c.failed()) CheckFloat(k, twin, rng, c);
+  if (!c.failed()) CheckConvert(k, twin, rng, c);
   check.pass = !c.failed();
   std::ostringstream s;
   if (c.failed()) {

@@ -15,7 +15,8 @@ namespace {
 
 class GemmaSequence : public SequenceState {
  public:
-  GemmaSequence(const model::Gemma4Config& cfg, int64_t context) : kv(cfg, context) {}
+  GemmaSequence(const model::Gemma4Config& cfg, int64_t context, TensorType kv_type)
+      : kv(cfg, context, kv_type) {}
   int64_t length() const override { return kv.size(); }
   runtime::KvCache kv;
 };
@@ -71,7 +72,7 @@ GemmaBackend::GemmaBackend(const runtime::Engine& engine, int64_t context)
 int32_t GemmaBackend::vocab_size() const { return static_cast<int32_t>(engine_.config().vocab_size); }
 
 Result<std::unique_ptr<SequenceState>> GemmaBackend::NewSequence() {
-  return std::unique_ptr<SequenceState>(new GemmaSequence(engine_.config(), context_));
+  return std::unique_ptr<SequenceState>(new GemmaSequence(engine_.config(), context_, engine_.kv_type()));
 }
 
 Result<std::unique_ptr<SequenceState>> GemmaBackend::Fork(const SequenceState& seq) {

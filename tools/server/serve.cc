@@ -37,6 +37,7 @@ Status Serve(const ServeOptions& options) {
   runtime::EngineOptions eo;
   eo.threads = options.threads;
   eo.mode = options.exact ? ops::MatMulMode::kExact : ops::MatMulMode::kFast;
+  eo.kv_type = options.kv_type;
   auto engine = runtime::Engine::Open(options.model_path, eo);
   if (!engine.ok()) return engine.status();
   const std::string alias = options.alias.empty() ? DefaultAlias(options.model_path) : options.alias;

@@ -3,9 +3,11 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "base/status.h"
+#include "base/tensor_type.h"
 #include "tools/server/api_handlers.h"
 #include "tools/server/http_server.h"
 #include "tools/server/scheduler.h"
@@ -17,6 +19,7 @@ struct ServeOptions {
   std::string alias;     // model id in the API; default: the file name without .gemlet
   int threads = 0;       // compute threads (0 = one per hardware thread)
   bool exact = false;    // f32 reference matmuls instead of the fast int8 kernels
+  std::optional<TensorType> kv_type;  // KV cache rows (runtime::EngineOptions::kv_type)
   int64_t context = 4096;  // tokens per request (prompt + reply)
   HttpOptions http;
   SchedulerOptions scheduler;

@@ -15,6 +15,9 @@ void GemvF(TensorType wtype, const void* w, int64_t row_stride, int64_t r0, int6
            const float* x, int64_t K, float* y);
 void GemmF(TensorType wtype, const void* w, int64_t row_stride, int64_t r0, int64_t r1,
            const float* x, int64_t x_stride, int64_t T, int64_t K, float* y, int64_t ldy);
+// f16 <-> f32 rows (FCVTL / FCVTN), bit-identical to F16ToF32Ref / F32ToF16Ref.
+void F16ToF32(const uint16_t* x, float* y, int64_t n);
+void F32ToF16(const float* x, uint16_t* y, int64_t n);
 }  // namespace neon
 
 const KernelTable& NeonKernels();     // Armv8.0 Advanced SIMD (Cortex-A72)

@@ -90,7 +90,8 @@ void GemmQ4x8Mmla(const BlockQ4x8* w, int64_t gs, int64_t r0, int64_t r1, const 
 const KernelTable& I8mmKernels() {
   static constexpr KernelTable t = {
       Tier::kI8mm, neon::QuantizeAct, GemvQ4,       GemmQ4,      GemvQ8,
-      GemmQ8,      GemvQ4x8,          GemmQ4x8Mmla, neon::GemvF, neon::GemmF};
+      GemmQ8,      GemvQ4x8,          GemmQ4x8Mmla, neon::GemvF, neon::GemmF,
+      neon::F16ToF32, neon::F32ToF16};
   return t;
 }
 

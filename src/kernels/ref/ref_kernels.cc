@@ -161,7 +161,8 @@ void GemmFRef(TensorType wt, const void* w, int64_t rs, int64_t r0, int64_t r1, 
 
 const KernelTable& ScalarKernels() {
   static const KernelTable t = {Tier::kScalar, QuantizeActRef, GemvQ4Ref,   GemmQ4Ref, GemvQ8Ref,
-                                GemmQ8Ref,     GemvQ4x8Ref,    GemmQ4x8Ref, GemvFRef,  GemmFRef};
+                                GemmQ8Ref,     GemvQ4x8Ref,    GemmQ4x8Ref, GemvFRef,  GemmFRef,
+                                F16ToF32Ref,   F32ToF16Ref};
   return t;
 }
 

@@ -33,6 +33,10 @@ void GemmQ4x8Ref(const BlockQ4x8* w, int64_t group_stride_blocks, int64_t r0, in
                  const ActBlock* x, int64_t x_stride_blocks, int64_t T, int64_t K, float* y,
                  int64_t ldy);
 
+// base/half.h per element (kernels.h's Numerics).
+void F16ToF32Ref(const uint16_t* x, float* y, int64_t n);
+void F32ToF16Ref(const float* x, uint16_t* y, int64_t n);
+
 // Float weights: the 16-lane dot of kernels.h's Numerics.
 float DotFRef(TensorType wtype, const void* w_row, const float* x, int64_t K);
 void GemvFRef(TensorType wtype, const void* w, int64_t row_stride, int64_t r0, int64_t r1,

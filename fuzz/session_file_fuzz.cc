@@ -73,9 +73,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static Fixture* fx = MakeFixture();
   std::string file = fx->header;
   file.append(reinterpret_cast<const char*>(data), size);
-  uint64_t h = 0xcbf29ce484222325ull;  // FNV-1a 64, as session_file.cc writes it
-  for (unsigned char c : file) h = (h ^ c) * 0x100000001b3ull;
-  Put<uint64_t>(&file, h);
+  Put<uint64_t>(&file, gemlet::runtime::SessionFileChecksum(file.data(), file.size()));
   // A private copy, so ASan sees the exact extent of the image.
   std::vector<uint8_t> buf(file.begin(), file.end());
   gemlet::runtime::Session session(*fx->engine, gemlet::runtime::SessionOptions{64, 16});

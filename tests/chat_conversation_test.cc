@@ -276,8 +276,7 @@ TEST(Conversation, LoadRefusesAnotherModelAndDamagedFilesAndChangesNothing) {
   std::string nan_kv = *bytes;
   const uint32_t nan_bits = 0x7fc00000u;
   std::memcpy(nan_kv.data() + nan_kv.size() - 12, &nan_bits, 4);
-  uint64_t fnv = 0xcbf29ce484222325ull;  // FNV-1a 64 of everything before it, as the file has
-  for (size_t i = 0; i + 8 < nan_kv.size(); ++i) fnv = (fnv ^ static_cast<unsigned char>(nan_kv[i])) * 0x100000001b3ull;
+  const uint64_t fnv = SessionFileChecksum(nan_kv.data(), nan_kv.size() - 8);
   std::memcpy(nan_kv.data() + nan_kv.size() - 8, &fnv, 8);
   for (const auto& [path, code, words] : std::vector<std::tuple<std::string, ErrorCode, std::string>>{
            {write("flipped", flipped), ErrorCode::kCorrupt, "damaged"},

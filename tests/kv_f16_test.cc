@@ -181,8 +181,7 @@ TEST_P(KvF16, F32FileIntoF16SessionChecksTheRange) {
   std::string d = *bytes;
   const float big = 70000.0f;
   std::memcpy(&d[d.size() - 12], &big, 4);
-  uint64_t h = 0xcbf29ce484222325ull;
-  for (size_t i = 0; i + 8 < d.size(); ++i) h = (h ^ static_cast<uint8_t>(d[i])) * 0x100000001b3ull;
+  const uint64_t h = runtime::SessionFileChecksum(d.data(), d.size() - 8);
   std::memcpy(&d[d.size() - 8], &h, 8);
   const std::string g = f + ".big";
   std::ofstream(g, std::ios::binary) << d;

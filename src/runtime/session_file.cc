@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstring>
 #include <filesystem>
+#include <limits>
 #include <span>
 #include <vector>
 
@@ -95,18 +96,9 @@ class Reader {
   size_t off_ = 0;
 };
 
-// True if every f32 in the (possibly unaligned) bytes is finite. K and V come out of norms and
-// projections of finite weights: a NaN or infinity can only be corruption.
-bool AllFinite(const uint8_t* p, uint64_t count) {
-  for (uint64_t i = 0; i < count; ++i) {
-    float f;
-    std::memcpy(&f, p + i * sizeof(float), sizeof(float));
-    if (!std::isfinite(f)) return false;
-  }
-  return true;
-}
-
-// |x| <= limit for every f32 of p[count].
+// True if |x| <= limit for every f32 x of the (possibly unaligned) bytes p[count] (false for
+// NaN). K and V come out of norms and projections of finite weights: a NaN or infinity can
+// only be corruption.
 bool AllWithin(const uint8_t* p, uint64_t count, float limit) {
   for (uint64_t i = 0; i < count; ++i) {
     float f;
@@ -124,6 +116,12 @@ struct LayerRows {
 };
 
 }  // namespace
+
+uint64_t SessionFileChecksum(const void* data, size_t n) {
+  Fnv h;
+  h.Add(data, n);
+  return h.value();
+}
 
 uint64_t ModelFingerprint(const GemletFile& file) {
   Fnv h;
@@ -188,9 +186,7 @@ Status SaveSessionFile(const std::string& path, const Session& session, const nl
       }
     }
   }
-  Fnv sum;
-  sum.Add(w.buf().data(), w.buf().size());
-  w.Put<uint64_t>(sum.value());
+  w.Put<uint64_t>(SessionFileChecksum(w.buf().data(), w.buf().size()));
 
   const std::string tmp = path + ".tmp." + std::to_string(::getpid());
   std::FILE* f = std::fopen(tmp.c_str(), "wb");
@@ -221,8 +217,7 @@ Result<nlohmann::json> LoadSessionBytes(const uint8_t* p, size_t size, const std
   if (size < 8 + 8 || std::memcmp(p, kMagic, 8) != 0) {
     return Corrupt(path + ": not a gemlet session file (made by /save in gemlet chat)");
   }
-  Fnv sum;
-  sum.Add(p, size - 8);
+  const uint64_t sum = SessionFileChecksum(p, size - 8);
   uint64_t stored_sum;
   std::memcpy(&stored_sum, p + size - 8, 8);
   Reader r(path, p, size - 8);
@@ -234,7 +229,7 @@ Result<nlohmann::json> LoadSessionBytes(const uint8_t* p, size_t size, const std
     return InvalidArgument(path + ": session file version " + std::to_string(version) + ", this gemlet reads " +
                            std::to_string(kSessionFileVersion) + " (save the conversation again with this version)");
   }
-  if (stored_sum != sum.value()) return Corrupt(path + ": checksum mismatch: the session file is damaged");
+  if (stored_sum != sum) return Corrupt(path + ": checksum mismatch: the session file is damaged");
 
   const Engine& engine = session->engine();
   const auto& cfg = engine.config();
@@ -301,7 +296,8 @@ Result<nlohmann::json> LoadSessionBytes(const uint8_t* p, size_t size, const std
     const uint64_t bytes = lr.count * lr.row * sizeof(float);
     ASSIGN_OR_RETURN(lr.k, r.Take(bytes, "K rows"));
     ASSIGN_OR_RETURN(lr.v, r.Take(bytes, "V rows"));
-    if (!AllFinite(lr.k, lr.count * lr.row) || !AllFinite(lr.v, lr.count * lr.row)) {
+    constexpr float kFloatMax = std::numeric_limits<float>::max();
+    if (!AllWithin(lr.k, lr.count * lr.row, kFloatMax) || !AllWithin(lr.v, lr.count * lr.row, kFloatMax)) {
       return Corrupt(path + ": the K/V rows of layer " + std::to_string(l) + " hold a NaN or infinity");
     }
     if (session->kv_cache().type() == TensorType::kF16 &&

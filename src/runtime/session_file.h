@@ -37,6 +37,9 @@ constexpr uint32_t kSessionFileVersion = 1;
 // shape. Files converted alike from the same checkpoint share it.
 uint64_t ModelFingerprint(const GemletFile& file);
 
+// The file's trailing checksum: FNV-1a 64 of every byte before it.
+uint64_t SessionFileChecksum(const void* data, size_t n);
+
 // Writes `session`'s state and `extra` to `path` (through a temporary file and a rename, so an
 // existing file is replaced only by a complete one).
 Status SaveSessionFile(const std::string& path, const Session& session, const nlohmann::json& extra);

@@ -61,8 +61,8 @@ const KernelTable* TableFor(Tier t, const CpuFeatures& f) {
   }
 }
 
-// Best first: AVX-VNNI's VEX encoding before AVX-512's EVEX one (same 256-bit kernels).
-constexpr Tier kPreference[] = {Tier::kAvxVnni, Tier::kAvx512, Tier::kAvx2,  Tier::kI8mm,
+// Best first: AVX-512 (512-bit int8 and float kernels) before AVX-VNNI (256-bit).
+constexpr Tier kPreference[] = {Tier::kAvx512, Tier::kAvxVnni, Tier::kAvx2,  Tier::kI8mm,
                                 Tier::kDotprod, Tier::kNeon,   Tier::kScalar};
 
 }  // namespace

@@ -102,6 +102,15 @@ using GemmFFn = void (*)(TensorType wtype, const void* w, int64_t row_stride, in
                          int64_t r1, const float* x, int64_t x_stride, int64_t T, int64_t K,
                          float* y, int64_t ldy);
 
+// Accumulating product with float rows (attention's P·V): for m < M, d < D
+//   acc = y[m·ldy + d];  for n = 0, 1, …, N−1: acc = fmaf(a[m·lda + n], B_n[d], acc);
+//   y[m·ldy + d] = acc
+// where row B_n starts at element n·b_stride of b, of type btype (kF32 or kF16). Sequential
+// over n per element, so splitting N across calls gives the same bits.
+using GemmAccFFn = void (*)(TensorType btype, const float* a, int64_t lda, int64_t M,
+                            const void* b, int64_t b_stride, int64_t N, int64_t D, float* y,
+                            int64_t ldy);
+
 // y[i] = F16ToF32(x[i]) / y[i] = F32ToF16(x[i]) for i in [0, n); any n >= 0.
 using F16ToF32Fn = void (*)(const uint16_t* x, float* y, int64_t n);
 using F32ToF16Fn = void (*)(const float* x, uint16_t* y, int64_t n);
@@ -119,6 +128,7 @@ struct KernelTable {
   GemmFFn gemm_f;
   F16ToF32Fn f16_to_f32;
   F32ToF16Fn f32_to_f16;
+  GemmAccFFn gemm_acc_f;
 };
 
 // The best tier this CPU has, capped by the environment variable GEMLET_CPU (a level name of

@@ -208,11 +208,14 @@ TEST_P(TierTest, GemvGemmQ4x8MatchTwinAndRowMajor) {
   std::mt19937 rng(3);
   for (int64_t K : kKs) {
     const int64_t nb = K / 32;
-    for (int64_t rows : {8, 16, 24, 40}) {
+    // Row groups computed: 1, 2, 2, 3, 4, 5, 6, 7, 9 (rows > 16 start at row 8), so every
+    // mix of 4-group, 2-group and single-group tiles; T up to 40 crosses the GEMM's token
+    // block at the largest K.
+    for (int64_t rows : {8, 16, 24, 32, 40, 48, 56, 64, 80}) {
       std::vector<BlockQ4> w = RandomQ4(rng, rows * nb);
       std::vector<BlockQ4x8> wx(rows / 8 * nb);
       ASSERT_TRUE(RepackQ4x8(w.data(), rows, K, wx.data()).ok());
-      for (int64_t T : kTokens) {
+      for (int64_t T : {1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 17, 40}) {
         const std::string what = "q4x8 K=" + std::to_string(K) + " rows=" + std::to_string(rows) +
                                  " T=" + std::to_string(T);
         const int64_t r0 = rows > 16 ? 8 : 0, r1 = rows;
@@ -308,6 +311,47 @@ TEST_P(TierTest, FloatWeightsMatchTwin) {
           GemvFRef(wt, w.data(), rs, rows > 1 ? 1 : 0, rows, x.data(), K, yr.data());
           k().gemv_f(wt, w.data(), rs, rows > 1 ? 1 : 0, rows, x.data(), K, yv.data());
           ExpectSame(yr, yv, what + " gemv");
+          if (HasFatalFailure()) return;
+        }
+      }
+    }
+  }
+}
+
+// y += A·B with f32 / f16 rows of B (attention's P·V): every tier bit for bit against the
+// twin, over row-block tails (M), SIMD tails (D), empty and odd N, strided rows; and N split
+// across two calls equals one call (the sum is sequential per element).
+TEST_P(TierTest, GemmAccMatchesTwin) {
+  ASSERT_NE(k().gemm_acc_f, nullptr);
+  std::mt19937 rng(9);
+  for (TensorType bt : {TensorType::kF32, TensorType::kF16}) {
+    for (int64_t D : {1, 7, 15, 16, 17, 31, 32, 33, 47, 100, 256}) {
+      for (int64_t M : {1, 2, 3, 4, 5, 7, 8, 9, 17}) {
+        for (int64_t N : {0, 1, 2, 31, 64, 65}) {
+          const std::string what = std::string(TensorTypeName(bt)) + " D=" + std::to_string(D) +
+                                   " M=" + std::to_string(M) + " N=" + std::to_string(N);
+          const int64_t bs = D + 5, lda = N + 2, ldy = D + 3;
+          std::vector<float> bf = RandomFloats(rng, std::max<int64_t>(N, 1) * bs, 1.0f);
+          std::vector<uint16_t> bh(bf.size());
+          for (size_t i = 0; i < bf.size(); ++i) {
+            bh[i] = F32ToF16(bf[i]);
+            if (bt == TensorType::kF16) bf[i] = F16ToF32(bh[i]);
+          }
+          const void* b = bt == TensorType::kF32 ? static_cast<const void*>(bf.data()) : bh.data();
+          std::vector<float> a = RandomFloats(rng, M * lda, 1.0f);
+          std::vector<float> y0 = RandomFloats(rng, M * ldy, 1.0f);
+          std::vector<float> want = y0, got = y0;
+          GemmAccFRef(bt, a.data(), lda, M, b, bs, N, D, want.data(), ldy);
+          k().gemm_acc_f(bt, a.data(), lda, M, b, bs, N, D, got.data(), ldy);
+          ExpectSame(want, got, what);
+          // Split N into [0, h) and [h, N): the same bits.
+          const int64_t h = N / 2;
+          std::vector<float> split = y0;
+          const size_t eb = bt == TensorType::kF32 ? 4 : 2;
+          k().gemm_acc_f(bt, a.data(), lda, M, b, bs, h, D, split.data(), ldy);
+          k().gemm_acc_f(bt, a.data() + h, lda, M, static_cast<const uint8_t*>(b) + h * bs * eb, bs,
+                         N - h, D, split.data(), ldy);
+          ExpectSame(want, split, what + " split");
           if (HasFatalFailure()) return;
         }
       }
@@ -548,9 +592,12 @@ TEST(KernelsDispatch, SelectHonoursFeaturesAndCap) {
   f.avx512 = true;
   EXPECT_EQ(SelectKernels(f, nullptr).tier, Tier::kAvx512);
   EXPECT_EQ(SelectKernels(f, "avx2").tier, Tier::kAvx2);
-  f.avx_vnni = true;
-  EXPECT_EQ(SelectKernels(f, "").tier, Tier::kAvxVnni);
-  EXPECT_EQ(SelectKernels(f, "neon").tier, Tier::kAvxVnni);  // not an x86 level: ignored
+  f.avx_vnni = true;  // both (Zen 5, Sapphire Rapids): the 512-bit kernels unless capped
+  EXPECT_EQ(SelectKernels(f, "").tier, Tier::kAvx512);
+  EXPECT_EQ(SelectKernels(f, "neon").tier, Tier::kAvx512);  // not an x86 level: ignored
+  EXPECT_EQ(SelectKernels(f, "avxvnni").tier, Tier::kAvxVnni);
+  f.avx512 = false;
+  EXPECT_EQ(SelectKernels(f, nullptr).tier, Tier::kAvxVnni);
 #elif defined(__aarch64__)
   CpuFeatures a72;
   a72.neon = true;  // Pi 4: no dotprod, still runs on plain NEON

@@ -153,9 +153,7 @@ Status Forward(const Gemma4Model& model, std::span<const int32_t> tokens, std::s
     ops::RmsNorm(x, L.ffn_norm.data(), A, D, eps, a);
     float* gate = Sized(s->gate, A * I);
     float* up = Sized(s->up, A * I);
-    const ops::MatMulOut gate_up[] = {{&L.ffn_gate, gate}, {&L.ffn_up, up}};  // one quantized `m`
-    ops::MatMulShared(gate_up, a, A, opt.mode, opt.pool);
-    Elementwise(opt.pool, A * I, [&](int64_t b, int64_t e) { ops::GeGlu(gate + b, up + b, e - b, gate + b); });
+    ops::MatMulGeGlu(L.ffn_gate, L.ffn_up, a, A, gate, up, opt.mode, opt.pool);  // gate = GELU(gate)·up
     matmul(L.ffn_down, gate, d);
     AddNormed(x, d, L.post_ffw_norm, na, eps);
 

@@ -120,9 +120,7 @@ Status ForwardBatch(const Gemma4Model& model, std::span<const int32_t> tokens, s
     ops::RmsNorm(x, Ly.ffn_norm.data(), N, D, eps, a);
     float* gate = Sized(s->gate, N * I);
     float* up = Sized(s->up, N * I);
-    const ops::MatMulOut gate_up[] = {{&Ly.ffn_gate, gate}, {&Ly.ffn_up, up}};
-    ops::MatMulShared(gate_up, a, N, opt.mode, opt.pool);
-    Elementwise(opt.pool, N * I, [&](int64_t b, int64_t e) { ops::GeGlu(gate + b, up + b, e - b, gate + b); });
+    ops::MatMulGeGlu(Ly.ffn_gate, Ly.ffn_up, a, N, gate, up, opt.mode, opt.pool);  // gate = GELU(gate)·up
     matmul(Ly.ffn_down, gate, d);
     add_normed(Ly.post_ffw_norm);
 

@@ -2,10 +2,12 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 #include <limits>
 #include <vector>
 
 #include "kernels/kernels.h"
+#include "ops/activation.h"
 #include "ops/matmul.h"
 
 namespace gemlet::ops {
@@ -14,6 +16,11 @@ namespace {
 
 // Keys per tile of the online softmax.
 constexpr int64_t kKeyTile = 64;
+// Query rows per work unit: they share each K/V tile (and the kernels' loads of it).
+constexpr int64_t kRowBlock = 4;
+// Keys per softmax chunk: each chunk's state is computed alone and the chunks are merged in
+// key order, on every path, so decode can share one query's chunks out between threads.
+constexpr int64_t kChunk = 256;
 
 // The element-wise loops below get an AVX2 clone on x86-64 (chosen at load time). The file is
 // compiled with -ffp-contract=off (src/ops/CMakeLists.txt), so every clone rounds each
@@ -26,59 +33,98 @@ constexpr int64_t kKeyTile = 64;
 #define GEMLET_SIMD_CLONES
 #endif
 
-// out[d] += p0·v0[d] + p1·v1[d]
-GEMLET_SIMD_CLONES void Axpy2(float* __restrict out, const float* __restrict v0, const float* __restrict v1,
-                              float p0, float p1, int64_t n) {
-  for (int64_t d = 0; d < n; ++d) out[d] += p0 * v0[d] + p1 * v1[d];
-}
-
-// out[d] += p·v[d]
-GEMLET_SIMD_CLONES void Axpy1(float* __restrict out, const float* __restrict v, float p, int64_t n) {
-  for (int64_t d = 0; d < n; ++d) out[d] += p * v[d];
-}
-
 // out[d] *= c
 GEMLET_SIMD_CLONES void ScaleRow(float* __restrict out, float c, int64_t n) {
   for (int64_t d = 0; d < n; ++d) out[d] *= c;
 }
 
-// Query heads [h0, h0 + nh) of one query row, which all read KV head g (eager_attention_forward
-// for those (t, h)), as a tiled online softmax: for one tile of keys at a time, the scores of
-// every head (the kernel table's float GEMM: keys as rows, the heads' queries as tokens), then
-// per head a running maximum m and sum l, the output rescaled when m grows, and the weighted
-// values. Each K/V tile is read from memory once for all the heads of the group (GQA/MQA) and
-// stays in cache while they use it. Tiles are aligned to absolute key positions (multiples of
-// kKeyTile) and gathered across segments, so the operations, and the bits of each head's
-// result, depend neither on how the keys are split into segments (prefill, chunked prefill and
-// decode agree exactly) nor on which other heads share the call. At most one tile of scores
-// per head is stored.
-void AttendHeads(const kernels::KernelTable& kt, const AttentionShape& s, const float* q, int64_t nh, int64_t qp,
-                 int64_t g, const KvSegment* segs, int n_segs, float* out) {
-  const int64_t hd = s.head_dim;
-  const int64_t lo = s.window > 0 ? qp - s.window + 1 : 0;  // positions are >= 0
-  int64_t first = qp + 1;  // lowest visible key position present in any segment
-  for (int i = 0; i < n_segs; ++i) {
-    if (segs[i].count > 0) first = std::min(first, std::max(lo, segs[i].pos0));
+// s[j] = s[j]·scale; returns max(m, max_j s[j]).
+GEMLET_SIMD_CLONES float ScaleAndMax(float* __restrict s, int64_t n, float scale, float m) {
+  for (int64_t j = 0; j < n; ++j) {
+    s[j] *= scale;
+    m = s[j] > m ? s[j] : m;
   }
-  thread_local std::vector<float> state;  // [nh, kKeyTile] scores, then m [nh], l [nh]
-  if (static_cast<int64_t>(state.size()) < nh * (kKeyTile + 2)) state.resize(nh * (kKeyTile + 2));
-  thread_local std::vector<float> wide;  // f16 segments: the tile's K [kKeyTile, hd], then V
-  bool any_f16 = false;
-  for (int i = 0; i < n_segs; ++i) any_f16 |= segs[i].type == TensorType::kF16;
-  if (any_f16 && static_cast<int64_t>(wide.size()) < 2 * kKeyTile * hd) wide.resize(2 * kKeyTile * hd);
-  float* sc = state.data();
-  float* m = sc + nh * kKeyTile;
-  float* l = m + nh;
-  const float* vp[kKeyTile];
-  for (int64_t h = 0; h < nh; ++h) {
-    m[h] = -std::numeric_limits<float>::infinity();
-    l[h] = 0;
+  return m;
+}
+
+// o[d] = o[d]·a + oc[d]·b
+GEMLET_SIMD_CLONES void Combine(float* __restrict o, float a, const float* __restrict oc, float b, int64_t n) {
+  for (int64_t d = 0; d < n; ++d) o[d] = o[d] * a + oc[d] * b;
+}
+
+// s[j] = s[j] − m
+GEMLET_SIMD_CLONES void SubScalar(float* __restrict s, int64_t n, float m) {
+  for (int64_t j = 0; j < n; ++j) s[j] -= m;
+}
+
+// One run of a tile's keys: n consecutive rows of one segment from key row `k`/`v` on.
+struct Run {
+  const void* k;
+  const void* v;
+  int64_t stride;
+  int64_t n;
+  int64_t c0;    // its first key's column in the tile
+  int64_t pos0;  // its first key's position
+  TensorType type;
+};
+
+// The keys the queries of a block may see: [lo, hi] (hi < lo: none).
+struct KeySpan {
+  int64_t lo = 0, hi = -1;
+};
+KeySpan VisibleKeys(const AttentionShape& s, const int64_t* qp, int64_t R, const KvSegment* segs, int n_segs) {
+  KeySpan k{std::numeric_limits<int64_t>::max(), -1};
+  for (int64_t r = 0; r < R; ++r) {
+    const int64_t lo = s.window > 0 ? qp[r] - s.window + 1 : 0;  // positions are >= 0
+    for (int i = 0; i < n_segs; ++i) {
+      if (segs[i].count > 0 && segs[i].pos0 <= qp[r]) k.lo = std::min(k.lo, std::max(lo, segs[i].pos0));
+    }
+    k.hi = std::max(k.hi, qp[r]);
   }
-  std::fill(out, out + nh * hd, 0.0f);
-  for (int64_t t0 = first / kKeyTile * kKeyTile; t0 <= qp; t0 += kKeyTile) {
-    const int64_t a = std::max(t0, lo), z = std::min(t0 + kKeyTile, qp + 1);  // tile keys [a, z)
+  if (k.hi < k.lo) return KeySpan{};
+  return k;
+}
+
+// The softmax state of M queries over some keys, not yet normalized: o [M, hd] = Σ_j e^(s_j − m)·V_j,
+// m [M] the largest score, l [M] = Σ_j e^(s_j − m).
+struct SoftmaxState {
+  float* o;
+  float* m;
+  float* l;
+};
+
+// The state of a block of queries that share one KV head g — R query rows (positions qp[r]) ×
+// nh heads, qb [R·nh, hd] contiguous — over the keys of chunk [k0, k0 + kChunk), as a tiled
+// online softmax (eager_attention_forward for each (row, head)). For one tile of keys at a
+// time: the scores of every query (the kernel table's float GEMM, keys as rows and the queries
+// as tokens, on the cache's f16 or f32 rows in place), per query a running maximum m and sum
+// l, its output rescaled when m grows, and the weighted values (the kernel table's
+// accumulating GEMM, every query at once). Each K/V tile is read once for all the queries of
+// the block (the heads of a GQA/MQA group, and neighbouring prompt rows) and stays in cache
+// while they use it. Keys a query may not see (after its position, before its window) get
+// weight exactly 0, and tiles are aligned to absolute key positions (multiples of kKeyTile) and
+// gathered across segments; since every kernel computes each (query, key) and (query, column)
+// element alone in a fixed order, the bits of a query's state depend neither on how the keys
+// are split into segments nor on which queries share the block.
+void AttendChunk(const kernels::KernelTable& kt, const AttentionShape& s, const float* qb, const int64_t* qp,
+                 int64_t R, int64_t nh, int64_t g, const KvSegment* segs, int n_segs, KeySpan keys, int64_t k0,
+                 SoftmaxState st) {
+  const int64_t hd = s.head_dim, M = R * nh;
+  for (int64_t i = 0; i < M; ++i) {
+    st.m[i] = -std::numeric_limits<float>::infinity();
+    st.l[i] = 0;
+  }
+  std::fill(st.o, st.o + M * hd, 0.0f);
+  const int64_t t_lo = std::max(keys.lo, k0), t_hi = std::min(keys.hi, k0 + kChunk - 1);
+  thread_local std::vector<float> scores;  // [M, kKeyTile]
+  if (static_cast<int64_t>(scores.size()) < M * kKeyTile) scores.resize(M * kKeyTile);
+  float* sc = scores.data();
+  thread_local std::vector<Run> runs;
+  for (int64_t t0 = t_lo / kKeyTile * kKeyTile; t0 <= t_hi; t0 += kKeyTile) {
+    const int64_t a = std::max(t0, t_lo), z = std::min(t0 + kKeyTile, t_hi + 1);  // tile keys [a, z)
     // Gather the tile's keys in position order from the segments that hold them.
     int64_t n = 0;
+    runs.clear();
     for (int64_t u = a; u < z;) {
       const KvSegment* sg = nullptr;
       for (int i = 0; i < n_segs; ++i) {
@@ -92,79 +138,140 @@ void AttendHeads(const kernels::KernelTable& kt, const AttentionShape& s, const 
         u = next;
         continue;
       }
+      GEMLET_CHECK(sg->type == TensorType::kF32 || sg->type == TensorType::kF16);
       const int64_t e = std::min(z, sg->pos0 + sg->count);
-      const int64_t r = u - sg->pos0;
-      const float* k;
-      int64_t k_stride;
-      if (sg->type == TensorType::kF16) {  // widen this run's rows of head g into the tile buffer
-        float* kw = wide.data() + n * hd;
-        float* vw = wide.data() + (kKeyTile + n) * hd;
-        const uint16_t* k16 = static_cast<const uint16_t*>(sg->k) + r * sg->stride + g * hd;
-        const uint16_t* v16 = static_cast<const uint16_t*>(sg->v) + r * sg->stride + g * hd;
-        if (sg->stride == hd) {  // one KV head: the run is contiguous
-          kt.f16_to_f32(k16, kw, (e - u) * hd);
-          kt.f16_to_f32(v16, vw, (e - u) * hd);
-        } else {
-          for (int64_t j = 0; j < e - u; ++j) {
-            kt.f16_to_f32(k16 + j * sg->stride, kw + j * hd, hd);
-            kt.f16_to_f32(v16 + j * sg->stride, vw + j * hd, hd);
-          }
-        }
-        k = kw;
-        k_stride = hd;
-        for (int64_t j = 0; j < e - u; ++j) vp[n + j] = vw + j * hd;
-      } else {
-        GEMLET_CHECK(sg->type == TensorType::kF32);
-        k = static_cast<const float*>(sg->k) + r * sg->stride + g * hd;
-        k_stride = sg->stride;
-        const float* v = static_cast<const float*>(sg->v) + r * sg->stride + g * hd;
-        for (int64_t j = 0; j < e - u; ++j) vp[n + j] = v + j * sg->stride;
-      }
-      if (nh == 1) {
-        kt.gemv_f(TensorType::kF32, k, k_stride, 0, e - u, q, hd, sc + n);
-      } else {  // sc[h * kKeyTile + n + j] = q_h · k_j (same bits as the GEMV per head)
-        kt.gemm_f(TensorType::kF32, k, k_stride, 0, e - u, q, hd, nh, hd, sc + n, kKeyTile);
-      }
+      const int64_t esize = sg->type == TensorType::kF16 ? 2 : 4;
+      const int64_t off = ((u - sg->pos0) * sg->stride + g * hd) * esize;
+      runs.push_back(Run{static_cast<const uint8_t*>(sg->k) + off, static_cast<const uint8_t*>(sg->v) + off,
+                         sg->stride, e - u, n, u, sg->type});
+      // sc[i * kKeyTile + n + j] = q_i · k_j (the same bits whichever queries share the call)
+      kt.gemm_f(sg->type, runs.back().k, sg->stride, 0, e - u, qb, hd, M, hd, sc + n, kKeyTile);
       n += e - u;
       u = e;
     }
     if (n == 0) continue;
-    for (int64_t h = 0; h < nh; ++h) {
-      float* sh = sc + h * kKeyTile;
-      float* oh = out + h * hd;
-      float mt = m[h];
-      for (int64_t j = 0; j < n; ++j) {
-        sh[j] *= s.scale;
-        mt = std::max(mt, sh[j]);
-      }
-      if (mt > m[h]) {  // rescale what was accumulated under the old maximum
-        const float corr = std::exp(m[h] - mt);
-        l[h] *= corr;
-        ScaleRow(oh, corr, hd);
-        m[h] = mt;
-      }
-      int64_t j = 0;
-      for (; j + 2 <= n; j += 2) {
-        const float p0 = std::exp(sh[j] - m[h]), p1 = std::exp(sh[j + 1] - m[h]);
-        l[h] += p0;
-        l[h] += p1;
-        const float* v0 = vp[j];
-        const float* v1 = vp[j + 1];
-        Axpy2(oh, v0, v1, p0, p1, hd);
-      }
-      for (; j < n; ++j) {
-        const float p = std::exp(sh[j] - m[h]);
-        l[h] += p;
-        const float* v = vp[j];
-        Axpy1(oh, v, p, hd);
+    for (int64_t r = 0; r < R; ++r) {
+      const int64_t lo = s.window > 0 ? qp[r] - s.window + 1 : 0;
+      for (int64_t h = 0; h < nh; ++h) {
+        const int64_t i = r * nh + h;
+        float* si = sc + i * kKeyTile;
+        // The visible columns [c_lo, c_hi) of this tile: keys in [lo, qp[r]], which are
+        // contiguous in the run order (positions increase along the tile).
+        int64_t c_lo = n, c_hi = 0;
+        for (const Run& run : runs) {
+          const int64_t p0 = std::max(run.pos0, lo), p1 = std::min(run.pos0 + run.n, qp[r] + 1);
+          if (p0 < p1) {
+            c_lo = std::min(c_lo, run.c0 + p0 - run.pos0);
+            c_hi = std::max(c_hi, run.c0 + p1 - run.pos0);
+          }
+        }
+        if (c_lo >= c_hi) {  // nothing visible in this tile: weight 0 everywhere
+          std::fill(si, si + n, 0.0f);
+          continue;
+        }
+        std::fill(si, si + c_lo, 0.0f);
+        std::fill(si + c_hi, si + n, 0.0f);
+        float* sv = si + c_lo;
+        const int64_t nv = c_hi - c_lo;
+        const float mt = ScaleAndMax(sv, nv, s.scale, st.m[i]);
+        if (mt > st.m[i]) {  // rescale what was accumulated under the old maximum
+          const float corr = std::exp(st.m[i] - mt);
+          st.l[i] *= corr;
+          ScaleRow(st.o + i * hd, corr, hd);
+          st.m[i] = mt;
+        }
+        SubScalar(sv, nv, st.m[i]);
+        ExpInPlace(sv, nv);  // p_j = e^(s_j − m)
+        // l += Σ p_j in a fixed order: 8 running sums by key position mod 8, then a tree (so
+        // the bits do not depend on the tile's other keys).
+        float part[8] = {};
+        for (const Run& run : runs) {
+          const int64_t p0 = std::max(run.pos0, lo), p1 = std::min(run.pos0 + run.n, qp[r] + 1);
+          for (int64_t p = p0; p < p1; ++p) part[p % 8] += si[run.c0 + p - run.pos0];
+        }
+        st.l[i] += ((part[0] + part[4]) + (part[2] + part[6])) + ((part[1] + part[5]) + (part[3] + part[7]));
       }
     }
+    // o[i, :] += Σ_j p[i, j] · V_j for every query, one run of rows at a time.
+    for (const Run& r : runs) kt.gemm_acc_f(r.type, sc + r.c0, kKeyTile, M, r.v, r.stride, r.n, hd, st.o, hd);
   }
-  for (int64_t h = 0; h < nh; ++h) {
-    if (l[h] == 0) continue;  // no key visible: zeros
-    const float inv = 1.0f / l[h];
-    ScaleRow(out + h * hd, inv, hd);
+}
+
+// acc ← the state over acc's keys and then c's (the chunks in increasing key order).
+void Merge(SoftmaxState acc, SoftmaxState c, int64_t M, int64_t hd) {
+  for (int64_t i = 0; i < M; ++i) {
+    if (c.m[i] == -std::numeric_limits<float>::infinity()) continue;  // c saw no key
+    float* o = acc.o + i * hd;
+    const float* oc = c.o + i * hd;
+    if (acc.m[i] == -std::numeric_limits<float>::infinity()) {
+      std::copy(oc, oc + hd, o);
+      acc.m[i] = c.m[i];
+      acc.l[i] = c.l[i];
+      continue;
+    }
+    const float mn = std::max(acc.m[i], c.m[i]);
+    const float a = std::exp(acc.m[i] - mn), b = std::exp(c.m[i] - mn);
+    acc.l[i] = acc.l[i] * a + c.l[i] * b;
+    acc.m[i] = mn;
+    Combine(o, a, oc, b, hd);
   }
+}
+
+// out rows ← o / l (a query that saw no key gets zeros).
+void Finish(SoftmaxState st, int64_t R, int64_t nh, int64_t hd, float* out, int64_t out_row) {
+  for (int64_t r = 0; r < R; ++r) {
+    for (int64_t h = 0; h < nh; ++h) {
+      const int64_t i = r * nh + h;
+      float* dst = out + r * out_row + h * hd;
+      if (st.l[i] == 0) {
+        std::fill(dst, dst + hd, 0.0f);
+        continue;
+      }
+      std::copy(st.o + i * hd, st.o + (i + 1) * hd, dst);
+      ScaleRow(dst, 1.0f / st.l[i], hd);
+    }
+  }
+}
+
+// Per-thread buffers of one block: queries [M, hd], then two states (running, chunk).
+struct BlockBuffers {
+  float* qb;
+  SoftmaxState run, chunk;
+};
+BlockBuffers Buffers(int64_t M, int64_t hd) {
+  thread_local std::vector<float> buf;
+  const int64_t need = 3 * M * hd + 4 * M;
+  if (static_cast<int64_t>(buf.size()) < need) buf.resize(need);
+  float* p = buf.data();
+  BlockBuffers b;
+  b.qb = p;
+  b.run = {p + M * hd, p + 3 * M * hd, p + 3 * M * hd + M};
+  b.chunk = {p + 2 * M * hd, p + 3 * M * hd + 2 * M, p + 3 * M * hd + 3 * M};
+  return b;
+}
+
+// Copies R rows of nh·hd queries (row r at q + r·q_row) into qb.
+void GatherQueries(const float* q, int64_t q_row, int64_t R, int64_t nh, int64_t hd, float* qb) {
+  for (int64_t r = 0; r < R; ++r) std::copy(q + r * q_row, q + r * q_row + nh * hd, qb + r * nh * hd);
+}
+
+// The whole attention of one block: every chunk in order, merged.
+void AttendBlock(const kernels::KernelTable& kt, const AttentionShape& s, const float* q, int64_t q_row,
+                 const int64_t* qp, int64_t R, int64_t nh, int64_t g, const KvSegment* segs, int n_segs,
+                 float* out, int64_t out_row) {
+  const int64_t hd = s.head_dim, M = R * nh;
+  const BlockBuffers b = Buffers(M, hd);
+  GatherQueries(q, q_row, R, nh, hd, b.qb);
+  const KeySpan keys = VisibleKeys(s, qp, R, segs, n_segs);
+  for (int64_t i = 0; i < M; ++i) {
+    b.run.m[i] = -std::numeric_limits<float>::infinity();
+    b.run.l[i] = 0;
+  }
+  for (int64_t k0 = keys.lo / kChunk * kChunk; k0 <= keys.hi; k0 += kChunk) {
+    AttendChunk(kt, s, b.qb, qp, R, nh, g, segs, n_segs, keys, k0, b.chunk);
+    Merge(b.run, b.chunk, M, hd);
+  }
+  Finish(b.run, R, nh, hd, out, out_row);
 }
 
 }  // namespace
@@ -174,28 +281,66 @@ void Attention(const AttentionShape& s, const float* q, const int64_t* q_pos, in
   const int64_t H = s.n_heads, hd = s.head_dim, Hkv = s.n_kv_heads;
   const int64_t group = H / Hkv;
   const kernels::KernelTable& kt = kernels::ActiveKernels();
-  // Work units: (query row, KV head, slice of its query heads). Whole groups read each K/V
-  // tile once; when there are fewer rows × KV heads than threads (decode), the group's heads
-  // are split into one slice per thread, so every thread gets work and each K/V byte is read
-  // once per thread.
   const int64_t threads = pool ? pool->num_threads() : 1;
-  int64_t slices = 1;
-  if (T * Hkv < threads) slices = std::min<int64_t>(group, (threads + T * Hkv - 1) / (T * Hkv));
-  const int64_t per = (group + slices - 1) / slices;
-  slices = (group + per - 1) / per;
-  auto run = [&](int64_t i0, int64_t i1) {
-    for (int64_t i = i0; i < i1; ++i) {
-      const int64_t t = i / (Hkv * slices), g = i / slices % Hkv, sl = i % slices;
-      const int64_t h0 = g * group + sl * per, nh = std::min(per, group - sl * per);
-      AttendHeads(kt, s, q + (t * H + h0) * hd, nh, q_pos[t], g, segments, n_segments, out + (t * H + h0) * hd);
+  const int64_t blocks = (T + kRowBlock - 1) / kRowBlock;
+  auto parallel = [&](int64_t units, const std::function<void(int64_t, int64_t)>& fn) {
+    if (pool) {
+      pool->ParallelFor(units, fn);
+    } else {
+      fn(0, units);
     }
   };
-  const int64_t units = T * Hkv * slices;
-  if (pool) {
-    pool->ParallelFor(units, run);
-  } else {
-    run(0, units);
+
+  // Few queries (decode): the keys' chunks are shared out between the threads, each with
+  // every head of a KV head's group (so each K/V byte is read once), and their states merged
+  // in key order — the same operations, so the same bits, as one thread doing every chunk.
+  if (blocks == 1 && threads > 1) {
+    const KeySpan keys = VisibleKeys(s, q_pos, T, segments, n_segments);
+    const int64_t c0 = keys.lo / kChunk, nc = keys.hi < keys.lo ? 0 : keys.hi / kChunk - c0 + 1;
+    if (nc * Hkv >= threads) {
+      const int64_t M = T * group, per_state = M * hd + 2 * M;
+      thread_local std::vector<float> states;  // [Hkv, nc] states
+      if (static_cast<int64_t>(states.size()) < Hkv * nc * per_state) states.resize(Hkv * nc * per_state);
+      float* const base = states.data();  // (workers see their own thread_local `states`)
+      auto state = [base, M, hd, per_state](int64_t i) {
+        float* p = base + i * per_state;
+        return SoftmaxState{p, p + M * hd, p + M * hd + M};
+      };
+      parallel(Hkv * nc, [&](int64_t i0, int64_t i1) {
+        for (int64_t i = i0; i < i1; ++i) {
+          const int64_t g = i / nc, c = i % nc;
+          const BlockBuffers b = Buffers(M, hd);
+          GatherQueries(q + g * group * hd, H * hd, T, group, hd, b.qb);
+          AttendChunk(kt, s, b.qb, q_pos, T, group, g, segments, n_segments, keys, (c0 + c) * kChunk, state(i));
+        }
+      });
+      for (int64_t g = 0; g < Hkv; ++g) {
+        for (int64_t c = 1; c < nc; ++c) Merge(state(g * nc), state(g * nc + c), M, hd);
+        Finish(state(g * nc), T, group, hd, out + g * group * hd, H * hd);
+      }
+      return;
+    }
   }
+
+  // Work units: (block of kRowBlock query rows, KV head, slice of its query heads). A block's
+  // queries share every K/V tile; when there are fewer blocks × KV heads than threads, the
+  // group's heads are split into one slice per thread, so every thread gets work.
+  int64_t slices = 1;
+  if (blocks * Hkv < threads) slices = std::min<int64_t>(group, (threads + blocks * Hkv - 1) / (blocks * Hkv));
+  const int64_t per = (group + slices - 1) / slices;
+  slices = (group + per - 1) / per;
+  parallel(blocks * Hkv * slices, [&](int64_t i0, int64_t i1) {
+    for (int64_t i = i0; i < i1; ++i) {
+      // Blocks alternate from both ends (0, last, 1, last − 1, ...): under a causal mask later
+      // rows see more keys, and each thread's contiguous range of units gets a mix.
+      const int64_t u = i / (Hkv * slices), g = i / slices % Hkv, sl = i % slices;
+      const int64_t b = u % 2 == 0 ? u / 2 : blocks - 1 - u / 2;
+      const int64_t t = b * kRowBlock, R = std::min(kRowBlock, T - t);
+      const int64_t h0 = g * group + sl * per, nh = std::min(per, group - sl * per);
+      AttendBlock(kt, s, q + (t * H + h0) * hd, H * hd, q_pos + t, R, nh, g, segments, n_segments,
+                  out + (t * H + h0) * hd, H * hd);
+    }
+  });
 }
 
 void RoundToF16(float* x, int64_t n) {

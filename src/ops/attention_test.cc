@@ -86,6 +86,31 @@ TEST_P(AttentionTest, MatchesNaiveWithAnySegmentSplit) {
   }
 }
 
+// Each query row computed alone (a decode step, whose keys are shared out between threads)
+// gives exactly the bits it gets inside a prefill block, across several softmax chunks.
+TEST_P(AttentionTest, EachRowAloneEqualsItsRowInTheBlock) {
+  const Case c = GetParam();
+  AttentionShape s{c.H, c.Hkv, c.hd, c.window, 0.5f};
+  const int64_t kv_row = c.Hkv * c.hd, qrow = c.H * c.hd;
+  auto q = testing::RandomVector(c.T * qrow, 4);
+  auto k = testing::RandomVector(c.N * kv_row, 5);
+  auto v = testing::RandomVector(c.N * kv_row, 6);
+  std::vector<int64_t> pos(c.T);
+  for (int64_t t = 0; t < c.T; ++t) pos[t] = c.N - c.T + t;
+  const KvSegment seg{k.data(), v.data(), kv_row, 0, c.N};
+  ThreadPool pool2(2), pool3(3);
+  std::vector<float> block(c.T * qrow);
+  Attention(s, q.data(), pos.data(), c.T, &seg, 1, block.data(), &pool2);
+  for (int64_t t = 0; t < c.T; ++t) {
+    for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool2, &pool3}) {
+      std::vector<float> row(qrow, -1.0f);
+      Attention(s, q.data() + t * qrow, &pos[t], 1, &seg, 1, row.data(), p);
+      ASSERT_EQ(row, std::vector<float>(block.begin() + t * qrow, block.begin() + (t + 1) * qrow))
+          << "row " << t << (p ? " threaded" : " serial");
+    }
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Shapes, AttentionTest,
                          ::testing::Values(Case{2, 1, 32, 0, 5, 5},  // MQA, full causal prefill
                                            Case{2, 1, 32, 16, 36,
@@ -93,7 +118,10 @@ INSTANTIATE_TEST_SUITE_P(Shapes, AttentionTest,
                                            Case{4, 2, 16, 12, 7, 40},  // GQA, chunk after a long past
                                            Case{4, 2, 64, 0, 1, 50},   // decode step, full attention
                                            Case{8, 2, 16, 3, 9, 9},    // tiny window
-                                           Case{4, 4, 8, 1, 4, 10}));  // window 1: a token sees only itself
+                                           Case{4, 4, 8, 1, 4, 10},    // window 1: a token sees only itself
+                                           Case{8, 1, 32, 0, 3, 700},  // several key chunks
+                                           Case{8, 1, 32, 300, 6, 700},  // a window across chunks
+                                           Case{4, 2, 16, 0, 5, 530}));  // GQA across chunks
 
 // f16 segments (a KV cache in f16) give exactly the bits of f32 segments holding the same
 // f16-rounded values, alone and mixed with f32 segments (the forward's f16 past + f32 fresh

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "ops/activation.h"
 
 namespace gemlet::ops {
 
@@ -106,6 +107,62 @@ float DotF32(const float* a, const float* b, int64_t n) {
   return ((acc[0] + acc[4]) + (acc[1] + acc[5])) + ((acc[2] + acc[6]) + (acc[3] + acc[7]));
 }
 
+namespace {
+
+// The int8 blocks of x [T, K] when some product in `mode` uses them (else nullptr), in the
+// calling thread's buffer (the workers only read them inside the caller's MatMul call).
+const kernels::ActBlock* QuantizeActivations(const kernels::KernelTable& k, const float* x, int64_t T,
+                                             int64_t K, bool int8, ThreadPool* pool) {
+  if (!int8) return nullptr;
+  thread_local std::vector<kernels::ActBlock> xq_buf;
+  GEMLET_CHECK(K % kQBlock == 0);
+  const int64_t nb = K / kQBlock;
+  if (static_cast<int64_t>(xq_buf.size()) < T * nb) xq_buf.resize(T * nb);
+  kernels::ActBlock* q = xq_buf.data();
+  auto quantize = [&](int64_t t0, int64_t t1) {
+    for (int64_t t = t0; t < t1; ++t) k.quantize_act(x + t * K, q + t * nb, K);
+  };
+  if (pool && T >= 2 * kQuantGrain) {
+    pool->ParallelFor(T, quantize, kQuantGrain);
+  } else {
+    quantize(0, T);
+  }
+  return q;
+}
+
+void ProductRows(const kernels::KernelTable& k, const Weight& w, const float* x, const kernels::ActBlock* xq,
+                 int64_t T, float* y, int64_t r0, int64_t r1, MatMulMode mode) {
+  if (mode == MatMulMode::kFast) {
+    MatMulFastRows(k, w, x, xq, T, y, r0, r1);
+  } else {
+    MatMulExactRows(w, x, T, y, r0, r1);
+  }
+}
+
+}  // namespace
+
+void MatMulGeGlu(const Weight& gate, const Weight& up, const float* x, int64_t T, float* gate_y, float* up_y,
+                 MatMulMode mode, ThreadPool* pool) {
+  if (T <= 0) return;
+  GEMLET_CHECK(gate.cols == up.cols && gate.rows == up.rows);
+  const int64_t K = gate.cols, I = gate.rows;
+  const kernels::KernelTable& k = kernels::ActiveKernels();
+  const kernels::ActBlock* xq =
+      QuantizeActivations(k, x, T, K, UsesInt8Activations(gate, mode) || UsesInt8Activations(up, mode), pool);
+  auto run = [&](int64_t u0, int64_t u1) {
+    const int64_t r0 = u0 * kUnitRows, r1 = std::min(I, u1 * kUnitRows);
+    ProductRows(k, gate, x, xq, T, gate_y, r0, r1, mode);
+    ProductRows(k, up, x, xq, T, up_y, r0, r1, mode);
+    for (int64_t t = 0; t < T; ++t) GeGlu(gate_y + t * I + r0, up_y + t * I + r0, r1 - r0, gate_y + t * I + r0);
+  };
+  const int64_t units = (I + kUnitRows - 1) / kUnitRows;
+  if (pool == nullptr) {
+    run(0, units);
+  } else {
+    pool->ParallelFor(units, run, 2);
+  }
+}
+
 void MatMulShared(std::span<const MatMulOut> outs, const float* x, int64_t T, MatMulMode mode,
                   ThreadPool* pool) {
   if (T <= 0 || outs.empty()) return;
@@ -116,26 +173,7 @@ void MatMulShared(std::span<const MatMulOut> outs, const float* x, int64_t T, Ma
     int8 = int8 || UsesInt8Activations(*o.w, mode);
   }
   const kernels::KernelTable& k = kernels::ActiveKernels();
-
-  // The activations as int8 blocks, once for every product (the caller's thread owns them;
-  // the workers only read them inside this call).
-  thread_local std::vector<kernels::ActBlock> xq_buf;
-  const kernels::ActBlock* xq = nullptr;
-  if (int8) {
-    GEMLET_CHECK(K % kQBlock == 0);
-    const int64_t nb = K / kQBlock;
-    if (static_cast<int64_t>(xq_buf.size()) < T * nb) xq_buf.resize(T * nb);
-    kernels::ActBlock* q = xq_buf.data();
-    auto quantize = [&](int64_t t0, int64_t t1) {
-      for (int64_t t = t0; t < t1; ++t) k.quantize_act(x + t * K, q + t * nb, K);
-    };
-    if (pool && T >= 2 * kQuantGrain) {
-      pool->ParallelFor(T, quantize, kQuantGrain);
-    } else {
-      quantize(0, T);
-    }
-    xq = q;
-  }
+  const kernels::ActBlock* xq = QuantizeActivations(k, x, T, K, int8, pool);
 
   // Work units of kUnitRows output rows, numbered across the products in order.
   constexpr int kMaxOuts = 8;
@@ -153,11 +191,7 @@ void MatMulShared(std::span<const MatMulOut> outs, const float* x, int64_t T, Ma
       const Weight& w = *outs[i].w;
       const int64_t r0 = (b - first_unit[i]) * kUnitRows;
       const int64_t r1 = std::min(w.rows, (e - first_unit[i]) * kUnitRows);
-      if (mode == MatMulMode::kFast) {
-        MatMulFastRows(k, w, x, xq, T, outs[i].y, r0, r1);
-      } else {
-        MatMulExactRows(w, x, T, outs[i].y, r0, r1);
-      }
+      ProductRows(k, w, x, xq, T, outs[i].y, r0, r1, mode);
     }
   };
   if (pool == nullptr) {

@@ -46,6 +46,13 @@ struct MatMulOut {
 void MatMulShared(std::span<const MatMulOut> outs, const float* x, int64_t T, MatMulMode mode,
                   ThreadPool* pool);
 
+// The gated GELU product of a feed-forward block, fused: gate_y [T, I] = GELU_tanh(x · gate^T) ⊙
+// (x · up^T), with up_y [T, I] as scratch. One parallel region; each work unit combines its
+// own rows right after computing them (no second pass over [T, I]). The same bits as the two
+// products followed by GeGlu (ops/activation.h).
+void MatMulGeGlu(const Weight& gate, const Weight& up, const float* x, int64_t T, float* gate_y, float* up_y,
+                 MatMulMode mode, ThreadPool* pool);
+
 // True if MatMul in `mode` quantizes the activations for `w` (kFast and a q4/q8 weight).
 bool UsesInt8Activations(const Weight& w, MatMulMode mode);
 

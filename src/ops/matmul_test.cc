@@ -12,6 +12,7 @@
 
 #include "kernels/kernels.h"
 #include "kernels/repack.h"
+#include "ops/activation.h"
 #include "ops/embedding.h"
 #include "ops/ops_test_util.h"
 
@@ -171,6 +172,34 @@ TEST(MatMulFastTest, SharedInputEqualsSeparateCalls) {
       EXPECT_EQ(ya, ra) << MatMulModeName(mode);
       EXPECT_EQ(yb, rb) << MatMulModeName(mode);
       EXPECT_EQ(yc, rc) << MatMulModeName(mode);
+    }
+  }
+}
+
+// MatMulGeGlu equals the two products followed by GeGlu, bit for bit: both modes, GEMV and
+// GEMM, serial and threaded, interleaved q4 and float weights, rows not a multiple of 8.
+TEST(MatMulFastTest, FusedGeGluEqualsProductsThenGeGlu) {
+  ThreadPool pool(2);
+  const int64_t cols = 64;
+  for (int64_t rows : {40, 13}) {
+    auto g = testing::MakeWeight(TensorType::kQ4, rows, cols, 11);
+    auto u = testing::MakeWeight(TensorType::kBF16, rows, cols, 12);
+    std::vector<Q4x8Weight> gx;
+    if (rows % 8 == 0) gx.push_back(Interleave(g));
+    const Weight& gw = gx.empty() ? g.w : gx[0].w;
+    for (MatMulMode mode : {MatMulMode::kExact, MatMulMode::kFast}) {
+      for (int64_t T : {1, 6}) {
+        for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool}) {
+          auto x = testing::RandomVector(T * cols, 7 + T);
+          std::vector<float> gate(T * rows), up(T * rows), want(T * rows), wu(T * rows);
+          MatMulGeGlu(gw, u.w, x.data(), T, gate.data(), up.data(), mode, p);
+          MatMul(gw, x.data(), T, want.data(), mode, nullptr);
+          MatMul(u.w, x.data(), T, wu.data(), mode, nullptr);
+          GeGlu(want.data(), wu.data(), T * rows, want.data());
+          EXPECT_EQ(gate, want) << MatMulModeName(mode) << " rows=" << rows << " T=" << T
+                                << (p ? " threaded" : " serial");
+        }
+      }
     }
   }
 }

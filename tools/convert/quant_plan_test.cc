@@ -16,9 +16,9 @@ TEST(QuantPlan, DefaultKeepQ8) {
   EXPECT_EQ(PlanType(*d, TensorClass::kFeedForward, TensorType::kBF16), TensorType::kQ4);
   EXPECT_EQ(PlanType(*d, TensorClass::kTokenEmbedding, TensorType::kBF16), TensorType::kQ4);
   EXPECT_EQ(PlanType(*d, TensorClass::kPleTable, TensorType::kBF16), TensorType::kQ4);
-  EXPECT_EQ(PlanType(*d, TensorClass::kPleModelProj, TensorType::kF32), TensorType::kBF16);
-  EXPECT_EQ(PlanType(*d, TensorClass::kPleGate, TensorType::kBF16), TensorType::kBF16);
-  EXPECT_EQ(PlanType(*d, TensorClass::kPleProj, TensorType::kBF16), TensorType::kBF16);
+  EXPECT_EQ(PlanType(*d, TensorClass::kPleModelProj, TensorType::kF32), TensorType::kQ4);
+  EXPECT_EQ(PlanType(*d, TensorClass::kPleGate, TensorType::kBF16), TensorType::kQ4);
+  EXPECT_EQ(PlanType(*d, TensorClass::kPleProj, TensorType::kBF16), TensorType::kQ4);
   EXPECT_EQ(PlanType(*d, TensorClass::kNorm, TensorType::kBF16), TensorType::kF32);
   EXPECT_EQ(PlanType(*d, TensorClass::kScalar, TensorType::kBF16), TensorType::kF32);
 
@@ -29,7 +29,7 @@ TEST(QuantPlan, DefaultKeepQ8) {
   EXPECT_EQ(PlanType(*k, TensorClass::kNorm, TensorType::kF32), TensorType::kF32);
   // K-quant sources have no gemlet type: the default plan's type for the class.
   EXPECT_EQ(PlanType(*k, TensorClass::kTokenEmbedding, std::nullopt), TensorType::kQ4);
-  EXPECT_EQ(PlanType(*k, TensorClass::kPleGate, std::nullopt), TensorType::kBF16);
+  EXPECT_EQ(PlanType(*k, TensorClass::kPleGate, std::nullopt), TensorType::kQ4);
 
   auto q = MakeQuantPlan("q8", {});
   ASSERT_TRUE(q.ok());

@@ -18,6 +18,8 @@ void GemmF(TensorType wtype, const void* w, int64_t row_stride, int64_t r0, int6
 // f16 <-> f32 rows (FCVTL / FCVTN), bit-identical to F16ToF32Ref / F32ToF16Ref.
 void F16ToF32(const uint16_t* x, float* y, int64_t n);
 void F32ToF16(const float* x, uint16_t* y, int64_t n);
+void GemmAccF(TensorType btype, const float* a, int64_t lda, int64_t M, const void* b,
+              int64_t b_stride, int64_t N, int64_t D, float* y, int64_t ldy);
 }  // namespace neon
 
 const KernelTable& NeonKernels();     // Armv8.0 Advanced SIMD (Cortex-A72)

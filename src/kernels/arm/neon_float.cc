@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "base/half.h"
 #include "kernels/arm/arm_kernels.h"
 
 namespace gemlet::kernels::neon {
@@ -167,6 +168,77 @@ void GemmF(TensorType wt, const void* w, int64_t rs, int64_t r0, int64_t r1, con
 void GemvF(TensorType wt, const void* w, int64_t rs, int64_t r0, int64_t r1, const float* x,
            int64_t K, float* y) {
   GemmF(wt, w, rs, r0, r1, x, K, 1, K, y, 0);
+}
+
+namespace {
+
+// GemmAccF for MB rows of a (MB ≤ 4) and 16 columns d0..d0+15: 4·MB accumulators.
+template <TensorType T, int MB>
+inline void AccTile16(const float* a, int64_t lda, const void* b, int64_t bs, int64_t N,
+                      int64_t d0, float* y, int64_t ldy) {
+  float32x4_t acc[MB][4];
+  for (int m = 0; m < MB; ++m)
+    for (int i = 0; i < 4; ++i) acc[m][i] = vld1q_f32(y + m * ldy + d0 + 4 * i);
+  const int64_t eb = T == TensorType::kF32 ? 4 : 2;
+  const uint8_t* bp = static_cast<const uint8_t*>(b);
+  for (int64_t n = 0; n < N; ++n) {
+    const void* row = bp + n * bs * eb;
+    float32x4_t bv[4];
+    for (int i = 0; i < 4; ++i) bv[i] = Load4<T>(row, d0 + 4 * i);
+    for (int m = 0; m < MB; ++m) {
+      const float32x4_t am = vdupq_n_f32(a[m * lda + n]);
+      for (int i = 0; i < 4; ++i) acc[m][i] = vfmaq_f32(acc[m][i], am, bv[i]);
+    }
+  }
+  for (int m = 0; m < MB; ++m)
+    for (int i = 0; i < 4; ++i) vst1q_f32(y + m * ldy + d0 + 4 * i, acc[m][i]);
+}
+
+template <TensorType T, int MB>
+inline void AccRows(const float* a, int64_t lda, const void* b, int64_t bs, int64_t N, int64_t D,
+                    float* y, int64_t ldy) {
+  int64_t d = 0;
+  for (; d + 16 <= D; d += 16) AccTile16<T, MB>(a, lda, b, bs, N, d, y, ldy);
+  const int64_t eb = T == TensorType::kF32 ? 4 : 2;
+  const uint8_t* bp = static_cast<const uint8_t*>(b);
+  for (int m = 0; m < MB; ++m) {  // the last D mod 16 columns, one at a time
+    for (int64_t dd = d; dd < D; ++dd) {
+      float acc = y[m * ldy + dd];
+      for (int64_t n = 0; n < N; ++n) {
+        const void* row = bp + n * bs * eb;
+        const float bv = T == TensorType::kF32 ? static_cast<const float*>(row)[dd]
+                                               : gemlet::F16ToF32(static_cast<const uint16_t*>(row)[dd]);
+        acc = std::fmaf(a[m * lda + n], bv, acc);
+      }
+      y[m * ldy + dd] = acc;
+    }
+  }
+}
+
+template <TensorType T>
+void GemmAccT(const float* a, int64_t lda, int64_t M, const void* b, int64_t bs, int64_t N,
+              int64_t D, float* y, int64_t ldy) {
+  int64_t m = 0;
+  for (; m + 4 <= M; m += 4) AccRows<T, 4>(a + m * lda, lda, b, bs, N, D, y + m * ldy, ldy);
+  switch (M - m) {
+    case 3:
+      return AccRows<T, 3>(a + m * lda, lda, b, bs, N, D, y + m * ldy, ldy);
+    case 2:
+      return AccRows<T, 2>(a + m * lda, lda, b, bs, N, D, y + m * ldy, ldy);
+    case 1:
+      return AccRows<T, 1>(a + m * lda, lda, b, bs, N, D, y + m * ldy, ldy);
+    default:
+      return;
+  }
+}
+
+}  // namespace
+
+void GemmAccF(TensorType bt, const float* a, int64_t lda, int64_t M, const void* b, int64_t bs,
+              int64_t N, int64_t D, float* y, int64_t ldy) {
+  GEMLET_CHECK(bt == TensorType::kF32 || bt == TensorType::kF16);
+  if (bt == TensorType::kF16) return GemmAccT<TensorType::kF16>(a, lda, M, b, bs, N, D, y, ldy);
+  GemmAccT<TensorType::kF32>(a, lda, M, b, bs, N, D, y, ldy);
 }
 
 }  // namespace gemlet::kernels::neon

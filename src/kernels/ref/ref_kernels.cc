@@ -159,10 +159,24 @@ void GemmFRef(TensorType wt, const void* w, int64_t rs, int64_t r0, int64_t r1, 
   for (int64_t t = 0; t < T; ++t) GemvFRef(wt, w, rs, r0, r1, x + t * xs, K, y + t * ldy);
 }
 
+void GemmAccFRef(TensorType bt, const float* a, int64_t lda, int64_t M, const void* b,
+                 int64_t bs, int64_t N, int64_t D, float* y, int64_t ldy) {
+  GEMLET_CHECK(bt == TensorType::kF32 || bt == TensorType::kF16);
+  for (int64_t m = 0; m < M; ++m) {
+    for (int64_t d = 0; d < D; ++d) {
+      float acc = y[m * ldy + d];
+      for (int64_t n = 0; n < N; ++n) {
+        acc = std::fmaf(a[m * lda + n], LoadF(bt, RowPtr(bt, b, bs, n), d), acc);
+      }
+      y[m * ldy + d] = acc;
+    }
+  }
+}
+
 const KernelTable& ScalarKernels() {
   static const KernelTable t = {Tier::kScalar, QuantizeActRef, GemvQ4Ref,   GemmQ4Ref, GemvQ8Ref,
                                 GemmQ8Ref,     GemvQ4x8Ref,    GemmQ4x8Ref, GemvFRef,  GemmFRef,
-                                F16ToF32Ref,   F32ToF16Ref};
+                                F16ToF32Ref,   F32ToF16Ref,    GemmAccFRef};
   return t;
 }
 

@@ -45,6 +45,9 @@ void GemmFRef(TensorType wtype, const void* w, int64_t row_stride, int64_t r0, i
               const float* x, int64_t x_stride, int64_t T, int64_t K, float* y, int64_t ldy);
 
 // The Tier::kScalar table (all of the above).
+void GemmAccFRef(TensorType btype, const float* a, int64_t lda, int64_t M, const void* b,
+                 int64_t b_stride, int64_t N, int64_t D, float* y, int64_t ldy);
+
 const KernelTable& ScalarKernels();
 
 }  // namespace gemlet::kernels

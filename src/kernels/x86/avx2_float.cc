@@ -188,4 +188,76 @@ void GemvF(TensorType wt, const void* w, int64_t rs, int64_t r0, int64_t r1, con
   GemmF(wt, w, rs, r0, r1, x, K, 1, K, y, 0);
 }
 
+namespace {
+
+// GemmAccF for MB rows of a (MB ≤ 4) and 16 columns d0..d0+15: 2·MB accumulators in
+// registers while n runs over the B rows (each B load serves MB rows).
+template <TensorType T, int MB>
+inline void AccTile16(const float* a, int64_t lda, const void* b, int64_t bs, int64_t N,
+                      int64_t d0, float* y, int64_t ldy) {
+  __m256 acc[MB][2];
+  for (int m = 0; m < MB; ++m) {
+    acc[m][0] = _mm256_loadu_ps(y + m * ldy + d0);
+    acc[m][1] = _mm256_loadu_ps(y + m * ldy + d0 + 8);
+  }
+  const int64_t eb = ElemBytes(T);
+  const uint8_t* bp = static_cast<const uint8_t*>(b);
+  for (int64_t n = 0; n < N; ++n) {
+    const void* row = bp + n * bs * eb;
+    const __m256 b0 = Load8<T>(row, d0), b1 = Load8<T>(row, d0 + 8);
+    for (int m = 0; m < MB; ++m) {
+      const __m256 am = _mm256_broadcast_ss(a + m * lda + n);
+      acc[m][0] = _mm256_fmadd_ps(am, b0, acc[m][0]);
+      acc[m][1] = _mm256_fmadd_ps(am, b1, acc[m][1]);
+    }
+  }
+  for (int m = 0; m < MB; ++m) {
+    _mm256_storeu_ps(y + m * ldy + d0, acc[m][0]);
+    _mm256_storeu_ps(y + m * ldy + d0 + 8, acc[m][1]);
+  }
+}
+
+template <TensorType T, int MB>
+inline void AccRows(const float* a, int64_t lda, const void* b, int64_t bs, int64_t N, int64_t D,
+                    float* y, int64_t ldy) {
+  int64_t d = 0;
+  for (; d + 16 <= D; d += 16) AccTile16<T, MB>(a, lda, b, bs, N, d, y, ldy);
+  if (d == D) return;
+  const int64_t eb = ElemBytes(T);
+  const uint8_t* bp = static_cast<const uint8_t*>(b);
+  for (int m = 0; m < MB; ++m) {  // the last D mod 16 columns, one at a time
+    for (int64_t dd = d; dd < D; ++dd) {
+      float acc = y[m * ldy + dd];
+      for (int64_t n = 0; n < N; ++n) acc = Fma1(a[m * lda + n], Load1<T>(bp + n * bs * eb, dd), acc);
+      y[m * ldy + dd] = acc;
+    }
+  }
+}
+
+template <TensorType T>
+void GemmAccT(const float* a, int64_t lda, int64_t M, const void* b, int64_t bs, int64_t N,
+              int64_t D, float* y, int64_t ldy) {
+  int64_t m = 0;
+  for (; m + 4 <= M; m += 4) AccRows<T, 4>(a + m * lda, lda, b, bs, N, D, y + m * ldy, ldy);
+  switch (M - m) {
+    case 3:
+      return AccRows<T, 3>(a + m * lda, lda, b, bs, N, D, y + m * ldy, ldy);
+    case 2:
+      return AccRows<T, 2>(a + m * lda, lda, b, bs, N, D, y + m * ldy, ldy);
+    case 1:
+      return AccRows<T, 1>(a + m * lda, lda, b, bs, N, D, y + m * ldy, ldy);
+    default:
+      return;
+  }
+}
+
+}  // namespace
+
+void GemmAccF(TensorType bt, const float* a, int64_t lda, int64_t M, const void* b, int64_t bs,
+              int64_t N, int64_t D, float* y, int64_t ldy) {
+  GEMLET_CHECK(bt == TensorType::kF32 || bt == TensorType::kF16);
+  if (bt == TensorType::kF16) return GemmAccT<TensorType::kF16>(a, lda, M, b, bs, N, D, y, ldy);
+  GemmAccT<TensorType::kF32>(a, lda, M, b, bs, N, D, y, ldy);
+}
+
 }  // namespace gemlet::kernels::avx2

@@ -1,0 +1,72 @@
+// Attention at Gemma 4 E2B shapes over an f16 KV cache (MQA: 8 query heads, 1 KV head):
+//   Decode/<hd>/<keys>: one query row (a decode step) over `keys` cached positions;
+//   Prefill/<hd>/<T>/<depth>: T query rows after `depth` cached positions (causal).
+// Window 512 for hd 256 (the sliding layers), none for hd 512 (the full layers). Reports
+// keys/s (query rows × visible keys per second, so heads are counted once).
+//   gemlet_ops_bench --benchmark_filter=Attention --benchmark_repetitions=3
+#include <benchmark/benchmark.h>
+
+#include <cstdint>
+#include <memory>
+#include <random>
+#include <vector>
+
+#include "base/half.h"
+#include "base/thread_pool.h"
+#include "ops/attention.h"
+
+namespace gemlet::ops {
+namespace {
+
+constexpr int64_t kHeads = 8;
+
+struct Case {
+  AttentionShape shape;
+  std::vector<uint16_t> kv;  // [positions, 2, head_dim]: K then V of each position
+  std::vector<float> q, out;
+  std::vector<int64_t> pos;
+  KvSegment seg;
+};
+
+std::unique_ptr<Case> MakeCase(int64_t hd, int64_t positions, int64_t T) {
+  auto c = std::make_unique<Case>();
+  c->shape = {kHeads, 1, hd, hd == 256 ? 512 : 0, 1.0f / 16};
+  std::mt19937 rng(7);
+  std::normal_distribution<float> nd(0.0f, 1.0f);
+  c->kv.resize(positions * 2 * hd);
+  for (auto& h : c->kv) h = F32ToF16(nd(rng));
+  c->q.resize(T * kHeads * hd);
+  for (auto& x : c->q) x = nd(rng);
+  c->out.resize(T * kHeads * hd);
+  for (int64_t t = 0; t < T; ++t) c->pos.push_back(positions - T + t);
+  c->seg = {c->kv.data(), c->kv.data() + hd, 2 * hd, 0, positions, TensorType::kF16};
+  return c;
+}
+
+void Run(benchmark::State& state, int64_t hd, int64_t depth, int64_t T) {
+  const int threads = static_cast<int>(state.range(0));
+  ThreadPool pool(threads);
+  auto c = MakeCase(hd, depth + T, T);
+  int64_t keys = 0;
+  for (int64_t p : c->pos) keys += c->shape.window > 0 ? std::min<int64_t>(p + 1, c->shape.window) : p + 1;
+  for (auto _ : state) {
+    Attention(c->shape, c->q.data(), c->pos.data(), T, &c->seg, 1, c->out.data(), &pool);
+    benchmark::DoNotOptimize(c->out.data());
+  }
+  state.counters["keys/s"] = benchmark::Counter(static_cast<double>(keys) * state.iterations(),
+                                                benchmark::Counter::kIsRate);
+}
+
+void BM_AttentionDecode512(benchmark::State& s) { Run(s, 512, 4096, 1); }
+void BM_AttentionDecode256(benchmark::State& s) { Run(s, 256, 4096, 1); }
+void BM_AttentionPrefill512(benchmark::State& s) { Run(s, 512, 4096, 512); }
+void BM_AttentionPrefill256(benchmark::State& s) { Run(s, 256, 0, 512); }
+BENCHMARK(BM_AttentionDecode512)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_AttentionDecode256)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_AttentionPrefill512)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_AttentionPrefill256)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
+
+}  // namespace
+}  // namespace gemlet::ops
+
+BENCHMARK_MAIN();

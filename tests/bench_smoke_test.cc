@@ -18,12 +18,17 @@ TEST(BenchSmoke, JsonHasEveryFieldPerTest) {
   const std::string model = Converted("tiny-e2b", "model-q4_0.gguf");
   ASSERT_FALSE(model.empty());
   std::string out;
-  ASSERT_EQ(RunCommand(kGemletBin + " bench -m " + model + " -p 8,16 -n 4 -d 0,5 -r 2 -t 1,2 --json", &out), 0)
+  ASSERT_EQ(RunCommand(kGemletBin + " bench -m " + model + " -p 8,16 -n 4 -d 0,5 -r 2 -t 1,2 --json --bandwidth-mib 64", &out), 0)
       << out;
   const auto j = nlohmann::json::parse(out);
   EXPECT_EQ(j["model"], model);
   EXPECT_GT(j["load_s"].get<double>(), 0.0);
   EXPECT_GT(j["peak_rss_bytes"].get<uint64_t>(), 0u);
+  EXPECT_GT(j["decode_bytes_per_token"].get<uint64_t>(), 0u);
+  // The read bandwidth, measured once per thread count before its decode tests.
+  ASSERT_EQ(j["read_bandwidth"].size(), 2u);
+  EXPECT_EQ(j["read_bandwidth"][1]["threads"], 2);
+  EXPECT_GT(j["read_bandwidth"][0]["read_gb_s"].get<double>(), 0.0);
   const auto& res = j["results"];
   // 2 thread counts × 2 depths × (2 prompt sizes + 1 generation length).
   ASSERT_EQ(res.size(), 12u);
@@ -36,8 +41,11 @@ TEST(BenchSmoke, JsonHasEveryFieldPerTest) {
     EXPECT_GT(r["tok_s"].get<double>(), 0.0);
     const bool prompt = r["test"].get<std::string>().rfind("pp", 0) == 0;
     EXPECT_EQ(r.contains("ttft_s"), prompt) << r.dump();
+    EXPECT_EQ(r.contains("bound_tok_s"), !prompt) << r.dump();
     if (prompt) {
       EXPECT_GT(r["ttft_s"].get<double>(), 0.0);
+    } else {
+      EXPECT_GT(r["bound_tok_s"].get<double>(), 0.0);
     }
   }
 }
@@ -49,6 +57,7 @@ TEST(BenchSmoke, RejectsBadFlags) {
   EXPECT_EQ(RunCommand(kGemletBin + " bench -m " + model + " -r 0", &out), 2);
   EXPECT_EQ(RunCommand(kGemletBin + " bench -m " + model + " --preset nope", &out), 2);
   EXPECT_EQ(RunCommand(kGemletBin + " bench -m " + model + " -p x", &out), 2);
+  EXPECT_EQ(RunCommand(kGemletBin + " bench -m " + model + " --bandwidth-mib -1", &out), 2);
   EXPECT_EQ(RunCommand(kGemletBin + " bench -m /nonexistent.gemlet -r 1", &out), 1);
 }
 

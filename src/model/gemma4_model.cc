@@ -128,4 +128,22 @@ Result<std::unique_ptr<Gemma4Model>> Gemma4Model::Bind(const GemletFile& file) {
   return m;
 }
 
+uint64_t Gemma4Model::decode_bytes_per_token() const {
+  uint64_t b = token_embd_.row_bytes * token_embd_.rows;  // the LM head, streamed whole
+  b += token_embd_.row_bytes + per_layer_token_embd_.row_bytes;  // the gathered rows
+  b += per_layer_model_proj_.row_bytes * per_layer_model_proj_.rows;
+  b += (per_layer_proj_norm_.size() + output_norm_.size()) * sizeof(float);
+  for (const Gemma4Layer& L : layers_) {
+    for (const ops::Weight* w : {&L.attn_q, &L.attn_k, &L.attn_v, &L.attn_output, &L.ffn_gate, &L.ffn_up,
+                                 &L.ffn_down, &L.inp_gate, &L.proj}) {
+      if (w->valid()) b += w->row_bytes * w->rows;
+    }
+    for (const std::vector<float>* v : {&L.attn_norm, &L.q_norm, &L.k_norm, &L.post_attention_norm, &L.ffn_norm,
+                                         &L.post_ffw_norm, &L.post_norm}) {
+      b += v->size() * sizeof(float);
+    }
+  }
+  return b;
+}
+
 }  // namespace gemlet::model

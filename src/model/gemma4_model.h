@@ -61,6 +61,10 @@ class Gemma4Model {
 
   // Bytes of weights the model references (what a forward pass may touch).
   uint64_t weight_bytes() const { return weight_bytes_; }
+  // Bytes of weights one decode step reads: every matrix of every layer, the whole tied LM
+  // head, the norms, and one row each of the token and per-layer embedding tables (the KV
+  // cache comes on top). Decode on a CPU is bound by this ÷ the memory's read bandwidth.
+  uint64_t decode_bytes_per_token() const;
   // True if the weights live in a read-only file mapping (GemletFile::Open, not FromMemory):
   // then the per-layer-embedding rows are gathered with ops::GatherRowsFromFileMapping,
   // which keeps the huge table out of the resident set.

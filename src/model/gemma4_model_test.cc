@@ -124,6 +124,23 @@ TEST(Gemma4ModelTest, BindsEveryTensor) {
   EXPECT_GT(rf[7], 0.0);
   EXPECT_EQ(rf[8], 0.0);
   EXPECT_EQ((*m)->rope_sliding().size(), 16u);
+  // A decode step reads every matrix (here: all stored tensors but the per-layer-embedding
+  // table and the norms / scalars) once, one row of each embedding table, and the norms as
+  // bound (f32).
+  const ops::Weight& ple = (*m)->per_layer_token_embd();
+  uint64_t norm_floats = (*m)->output_norm().size() + (*m)->per_layer_proj_norm().size(), stored_small = 0;
+  for (const auto& spec : ExpectedTensors(c)) {
+    if (spec.cls == TensorClass::kNorm || spec.cls == TensorClass::kScalar) {
+      stored_small += (*f)->Find(spec.name)->nbytes;
+    }
+  }
+  for (int64_t l = 0; l < 7; ++l) {
+    const Gemma4Layer& L = (*m)->layer(l);
+    norm_floats += L.attn_norm.size() + L.q_norm.size() + L.k_norm.size() + L.post_attention_norm.size() +
+                   L.ffn_norm.size() + L.post_ffw_norm.size() + L.post_norm.size();
+  }
+  EXPECT_EQ((*m)->decode_bytes_per_token(), (*m)->weight_bytes() - stored_small - ple.row_bytes * ple.rows +
+                                                ple.row_bytes + (*m)->token_embd().row_bytes + 4 * norm_floats);
 }
 
 TEST(Gemma4ModelTest, ErrorsNameTheTensorAndShapes) {

@@ -187,7 +187,9 @@ TEST(AttentionF16RoundTest, NearestF16Values) {
     std::vector<float> want(x.size());
     for (int64_t i = 0; i < n; ++i) want[i] = F16ToF32(F32ToF16(x[i]));
     RoundToF16(x.data(), n);
-    if (n > 0) ASSERT_EQ(0, std::memcmp(want.data(), x.data(), n * sizeof(float))) << n;
+    if (n > 0) {
+      ASSERT_EQ(0, std::memcmp(want.data(), x.data(), n * sizeof(float))) << n;
+    }
   }
 }
 

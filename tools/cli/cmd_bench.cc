@@ -17,6 +17,7 @@
 #include "runtime/session.h"
 #include "tools/cli/command.h"
 #include "tools/cli/kv_type_flag.h"
+#include "tools/cli/read_bandwidth.h"
 
 namespace gemlet::cli {
 namespace {
@@ -24,7 +25,7 @@ namespace {
 constexpr char kUsage[] =
     R"(usage: gemlet bench -m MODEL.gemlet [-p LIST] [-n LIST] [-d LIST] [-r N] [-t LIST]
                     [--decode-threads N] [--preset litert] [--json] [--exact] [-ub N]
-                    [--kv-type f32|f16]
+                    [--kv-type f32|f16] [--bandwidth-mib N]
 
 Measures a model on this machine with random token ids (the numbers do not depend on the
 text): for each thread count, context depth and size,
@@ -35,7 +36,10 @@ each the median of -r repetitions in a fresh session (the depth's tokens are pre
 first, untimed). Also reports the load time (mapping the file, binding the weights) and the
 process's peak resident set (VmHWM), which includes the touched pages of the mapping, and
 the process CPU time of each test (cpu s; on a busy machine, tokens ÷ (cpu s ÷ threads) bounds
-what free cores would do, though it also counts the thread pool's spin-waits).
+what free cores would do, though it also counts the thread pool's spin-waits). Before the
+decode tests it measures the memory's read bandwidth with the decode threads (a 1 GiB read):
+a decode step reads every weight but the embedding tables once, so bytes per step ÷ bandwidth
+is its ceiling, and each tgN row says how close it came ("of bound").
 
 flags:
   -m, --model FILE   a .gemlet model
@@ -50,8 +54,11 @@ flags:
                      them, in a 2048-token context (overrides -p, -n and -d)
   --exact            the exact f32 path instead of the int8 kernels
   --kv-type T        KV cache rows: f16 or f32 (default f16; f32 with --exact)
-  --json             {"model", "load_s", "peak_rss_bytes", "results": [{"test", "tok_s",
-                     "tok_s_all", "ttft_s" (prefill tests), "threads", ...}]}
+  --bandwidth-mib N  the buffer of the read-bandwidth measurement (default 1024; 0 skips it)
+  --json             {"model", "load_s", "peak_rss_bytes", "decode_bytes_per_token",
+                     "read_bandwidth": [{"threads", "read_gb_s"}], "results": [{"test",
+                     "tok_s", "tok_s_all", "ttft_s" (prefill tests), "bound_tok_s" (decode
+                     tests), "threads", ...}]}
 
 examples:
   gemlet bench -m e2b.gemlet
@@ -89,6 +96,7 @@ double Median(std::vector<double> v) {
 }
 
 struct Result1 {
+  double bound_tok_s = 0;  // decode: read bandwidth ÷ bytes per token (0: not a decode test)
   std::string test;
   int threads = 0;
   int64_t n_prompt = 0, n_gen = 0, depth = 0;
@@ -125,12 +133,15 @@ int Run(Flags& flags) {
   const bool json = flags.Bool({"--json"});
   const bool exact = flags.Bool({"--exact"});
   const std::string kv_type = flags.Str({"--kv-type"}, "");
+  auto bw_mib = flags.Int({"--bandwidth-mib"}, 1024);
   for (const auto* r : {&p_list, &n_list, &d_list, &t_list}) {
     if (!r->ok()) return UsageError("bench", r->status().message());
   }
   if (!reps.ok()) return UsageError("bench", reps.status().message());
   if (!ubatch.ok()) return UsageError("bench", ubatch.status().message());
   if (!decode_threads.ok()) return UsageError("bench", decode_threads.status().message());
+  if (!bw_mib.ok()) return UsageError("bench", bw_mib.status().message());
+  if (*bw_mib < 0 || *bw_mib > (1 << 20)) return UsageError("bench", "--bandwidth-mib must be in [0, 1048576]");
   if (*decode_threads < 0 || *decode_threads > 1024) return UsageError("bench", "--decode-threads must be in [0, 1024]");
   if (Status st = flags.Finish(); !st.ok()) return UsageError("bench", st.message());
   if (!flags.Positional().empty()) return UsageError("bench", "unexpected argument '" + flags.Positional()[0] + "'");
@@ -160,7 +171,9 @@ int Run(Flags& flags) {
   eo.kv_type = kv;
   std::string kv_name;
   std::vector<Result1> results;
+  std::vector<std::pair<int, double>> bandwidth;  // (threads, GB/s) before the decode tests
   double load_s = 0;
+  uint64_t decode_bytes = 0;
   std::string tier;
   for (size_t ti = 0; ti < threads.size(); ++ti) {
     eo.threads = static_cast<int>(threads[ti]);
@@ -172,8 +185,18 @@ int Run(Flags& flags) {
     const int64_t V = engine.config().vocab_size;
     const int64_t max_pos = engine.config().max_position_embeddings;
     tier = kernels::TierName(kernels::ActiveKernels().tier);
+    decode_bytes = engine.model().decode_bytes_per_token();
     kv_name = engine.kv_type() == TensorType::kF16 ? "f16" : "f32";
 
+    // The decode ceiling now: the weights one step reads ÷ the read bandwidth of the decode
+    // threads, measured beside the tests (a shared machine's bandwidth drifts).
+    double bound = 0;
+    if (*bw_mib > 0 && std::any_of(tg.begin(), tg.end(), [](int64_t n) { return n > 0; })) {
+      const int dt = engine.decode_pool()->num_threads();
+      const double bw = MeasureReadBandwidth(dt, *bw_mib);
+      bound = bw * 1e9 / static_cast<double>(engine.model().decode_bytes_per_token());
+      bandwidth.push_back({dt, bw});
+    }
     // One measurement: prefill `depth` tokens untimed, then time `n_prompt` prefill tokens or
     // `n_gen` decode steps.
     auto measure = [&](Result1& r, uint64_t seed) -> Status {
@@ -213,6 +236,7 @@ int Run(Flags& flags) {
       r.n_prompt = n_prompt;
       r.n_gen = n_gen;
       r.depth = depth;
+      if (n_gen > 0) r.bound_tok_s = bound;
       r.test = (n_prompt ? "pp" + std::to_string(n_prompt) : "tg" + std::to_string(n_gen)) +
                (depth ? "@d" + std::to_string(depth) : "");
       for (int64_t i = 0; i < *reps; ++i) RETURN_IF_ERROR(measure(r, 1000 * i + 17));
@@ -244,6 +268,7 @@ int Run(Flags& flags) {
                           {"threads", r.threads}, {"n_prompt", r.n_prompt},   {"n_gen", r.n_gen},
                           {"depth", r.depth},         {"cpu_s", Median(r.cpu_s)}};
       if (r.n_prompt > 0) j["ttft_s"] = Median(r.ttft_s);
+      if (r.bound_tok_s > 0) j["bound_tok_s"] = r.bound_tok_s;
       res.push_back(j);
     }
     nlohmann::json out = {{"model", model},
@@ -253,18 +278,29 @@ int Run(Flags& flags) {
                           {"mode", exact ? "exact" : "fast"},
                           {"kv_type", kv_name},
                           {"repetitions", *reps},
+                          {"decode_bytes_per_token", decode_bytes},
                           {"results", res}};
+    nlohmann::json bws = nlohmann::json::array();
+    for (const auto& [t, bw] : bandwidth) bws.push_back({{"threads", t}, {"read_gb_s", bw}});
+    out["read_bandwidth"] = bws;
     std::printf("%s\n", out.dump(2).c_str());
     return kExitOk;
   }
-  std::printf("| model | kernels | threads | test | tok/s | ttft s | cpu s |\n");
-  std::printf("| --- | --- | ---: | ---: | ---: | ---: | ---: |\n");
+  std::printf("| model | kernels | threads | test | tok/s | ttft s | cpu s | of bound |\n");
+  std::printf("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |\n");
   for (const Result1& r : results) {
-    char ttft[32] = "";
+    char ttft[32] = "", of_bound[32] = "";
     if (r.n_prompt > 0) std::snprintf(ttft, sizeof(ttft), "%.3f", Median(r.ttft_s));
-    std::printf("| %s | %s | %d | %s | %.2f | %s | %.2f |\n", model.c_str(), tier.c_str(), r.threads,
-                r.test.c_str(), Median(r.tok_s), ttft, Median(r.cpu_s));
+    if (r.bound_tok_s > 0) std::snprintf(of_bound, sizeof(of_bound), "%.0f %%", 100 * Median(r.tok_s) / r.bound_tok_s);
+    std::printf("| %s | %s | %d | %s | %.2f | %s | %.2f | %s |\n", model.c_str(), tier.c_str(), r.threads,
+                r.test.c_str(), Median(r.tok_s), ttft, Median(r.cpu_s), of_bound);
   }
+  for (const auto& [t, bw] : bandwidth) {
+    std::printf("\nread bandwidth %.1f GB/s with %d thread%s; a decode step reads %.1f MB of weights (+ the KV "
+                "cache): bound %.1f tok/s",
+                bw, t, t == 1 ? "" : "s", decode_bytes / 1e6, bw * 1e9 / static_cast<double>(decode_bytes));
+  }
+  if (!bandwidth.empty()) std::printf("\n");
   std::printf("\nload %.3f s, peak RSS %.1f MiB, median of %lld repetitions, %s path, %s KV cache\n", load_s,
               rss / 1048576.0, static_cast<long long>(*reps), exact ? "exact" : "fast", kv_name.c_str());
   return kExitOk;

@@ -36,10 +36,10 @@ each the median of -r repetitions in a fresh session (the depth's tokens are pre
 first, untimed). Also reports the load time (mapping the file, binding the weights) and the
 process's peak resident set (VmHWM), which includes the touched pages of the mapping, and
 the process CPU time of each test (cpu s; on a busy machine, tokens ÷ (cpu s ÷ threads) bounds
-what free cores would do, though it also counts the thread pool's spin-waits). Before the
-decode tests it measures the memory's read bandwidth with the decode threads (a 1 GiB read):
-a decode step reads every weight but the embedding tables once, so bytes per step ÷ bandwidth
-is its ceiling, and each tgN row says how close it came ("of bound").
+what free cores would do, though it also counts the thread pool's spin-waits). Right before
+and after each decode test it measures the memory's read bandwidth with the decode threads (a
+1 GiB read): a decode step reads every weight but the embedding tables once, so bytes per step
+÷ bandwidth is its ceiling, and each tgN row says how close it came ("of bound").
 
 flags:
   -m, --model FILE   a .gemlet model
@@ -56,9 +56,8 @@ flags:
   --kv-type T        KV cache rows: f16 or f32 (default f16; f32 with --exact)
   --bandwidth-mib N  the buffer of the read-bandwidth measurement (default 1024; 0 skips it)
   --json             {"model", "load_s", "peak_rss_bytes", "decode_bytes_per_token",
-                     "read_bandwidth": [{"threads", "read_gb_s"}], "results": [{"test",
-                     "tok_s", "tok_s_all", "ttft_s" (prefill tests), "bound_tok_s" (decode
-                     tests), "threads", ...}]}
+                     "results": [{"test", "tok_s", "tok_s_all", "ttft_s" (prefill tests),
+                     "read_gb_s", "bound_tok_s" (decode tests), "threads", ...}]}
 
 examples:
   gemlet bench -m e2b.gemlet
@@ -96,6 +95,7 @@ double Median(std::vector<double> v) {
 }
 
 struct Result1 {
+  double read_gb_s = 0;    // decode: the read bandwidth around the test
   double bound_tok_s = 0;  // decode: read bandwidth ÷ bytes per token (0: not a decode test)
   std::string test;
   int threads = 0;
@@ -165,13 +165,27 @@ int Run(Flags& flags) {
     if (t > 1024) return UsageError("bench", "-t values must be in [0, 1024]");
   }
 
+  // The peak resident set of the model's work, without the bandwidth probe's buffer: the
+  // peak so far is kept before each probe, and the kernel's high-water mark is reset after it
+  // (/proc/self/clear_refs); the report is the largest of those and the final mark.
+  const bool probe = *bw_mib > 0 && std::any_of(tg.begin(), tg.end(), [](int64_t n) { return n > 0; });
+  uint64_t rss_seen = 0;
+  bool rss_reset_failed = false;
+  auto measure_bandwidth = [&](int threads) {
+    rss_seen = std::max(rss_seen, PeakRssBytes());
+    const double bw = MeasureReadBandwidth(threads, *bw_mib);
+    std::ofstream clear("/proc/self/clear_refs");
+    clear << "5";
+    clear.close();
+    if (!clear) rss_reset_failed = true;
+    return bw;
+  };
   runtime::EngineOptions eo;
   eo.mode = exact ? ops::MatMulMode::kExact : ops::MatMulMode::kFast;
   eo.decode_threads = static_cast<int>(*decode_threads);
   eo.kv_type = kv;
   std::string kv_name;
   std::vector<Result1> results;
-  std::vector<std::pair<int, double>> bandwidth;  // (threads, GB/s) before the decode tests
   double load_s = 0;
   uint64_t decode_bytes = 0;
   std::string tier;
@@ -188,15 +202,6 @@ int Run(Flags& flags) {
     decode_bytes = engine.model().decode_bytes_per_token();
     kv_name = engine.kv_type() == TensorType::kF16 ? "f16" : "f32";
 
-    // The decode ceiling now: the weights one step reads ÷ the read bandwidth of the decode
-    // threads, measured beside the tests (a shared machine's bandwidth drifts).
-    double bound = 0;
-    if (*bw_mib > 0 && std::any_of(tg.begin(), tg.end(), [](int64_t n) { return n > 0; })) {
-      const int dt = engine.decode_pool()->num_threads();
-      const double bw = MeasureReadBandwidth(dt, *bw_mib);
-      bound = bw * 1e9 / static_cast<double>(engine.model().decode_bytes_per_token());
-      bandwidth.push_back({dt, bw});
-    }
     // One measurement: prefill `depth` tokens untimed, then time `n_prompt` prefill tokens or
     // `n_gen` decode steps.
     auto measure = [&](Result1& r, uint64_t seed) -> Status {
@@ -236,10 +241,18 @@ int Run(Flags& flags) {
       r.n_prompt = n_prompt;
       r.n_gen = n_gen;
       r.depth = depth;
-      if (n_gen > 0) r.bound_tok_s = bound;
       r.test = (n_prompt ? "pp" + std::to_string(n_prompt) : "tg" + std::to_string(n_gen)) +
                (depth ? "@d" + std::to_string(depth) : "");
+      // A decode test's ceiling: the weights one step reads ÷ the read bandwidth of the decode
+      // threads, measured right before and after the test (a shared machine's drifts).
+      double bw = 0;
+      if (n_gen > 0 && probe) bw = measure_bandwidth(r.threads);
       for (int64_t i = 0; i < *reps; ++i) RETURN_IF_ERROR(measure(r, 1000 * i + 17));
+      if (n_gen > 0 && probe) {
+        bw = (bw + measure_bandwidth(r.threads)) / 2;
+        r.read_gb_s = bw;
+        r.bound_tok_s = bw * 1e9 / static_cast<double>(decode_bytes);
+      }
       if (!json) {
         std::fprintf(stderr, "  %s t%d: %.2f tok/s\n", r.test.c_str(), r.threads, Median(r.tok_s));
       }
@@ -259,7 +272,11 @@ int Run(Flags& flags) {
       }
     }
   }
-  const uint64_t rss = PeakRssBytes();
+  const uint64_t rss = std::max(rss_seen, PeakRssBytes());
+  if (rss_reset_failed) {
+    std::fprintf(stderr, "bench: could not reset the peak RSS after measuring bandwidth (/proc/self/clear_refs); "
+                         "the peak RSS may include the probe's buffer (--bandwidth-mib 0 skips it)\n");
+  }
 
   if (json) {
     nlohmann::json res = nlohmann::json::array();
@@ -268,7 +285,10 @@ int Run(Flags& flags) {
                           {"threads", r.threads}, {"n_prompt", r.n_prompt},   {"n_gen", r.n_gen},
                           {"depth", r.depth},         {"cpu_s", Median(r.cpu_s)}};
       if (r.n_prompt > 0) j["ttft_s"] = Median(r.ttft_s);
-      if (r.bound_tok_s > 0) j["bound_tok_s"] = r.bound_tok_s;
+      if (r.bound_tok_s > 0) {
+        j["bound_tok_s"] = r.bound_tok_s;
+        j["read_gb_s"] = r.read_gb_s;
+      }
       res.push_back(j);
     }
     nlohmann::json out = {{"model", model},
@@ -280,9 +300,6 @@ int Run(Flags& flags) {
                           {"repetitions", *reps},
                           {"decode_bytes_per_token", decode_bytes},
                           {"results", res}};
-    nlohmann::json bws = nlohmann::json::array();
-    for (const auto& [t, bw] : bandwidth) bws.push_back({{"threads", t}, {"read_gb_s", bw}});
-    out["read_bandwidth"] = bws;
     std::printf("%s\n", out.dump(2).c_str());
     return kExitOk;
   }
@@ -295,12 +312,18 @@ int Run(Flags& flags) {
     std::printf("| %s | %s | %d | %s | %.2f | %s | %.2f | %s |\n", model.c_str(), tier.c_str(), r.threads,
                 r.test.c_str(), Median(r.tok_s), ttft, Median(r.cpu_s), of_bound);
   }
-  for (const auto& [t, bw] : bandwidth) {
-    std::printf("\nread bandwidth %.1f GB/s with %d thread%s; a decode step reads %.1f MB of weights (+ the KV "
-                "cache): bound %.1f tok/s",
-                bw, t, t == 1 ? "" : "s", decode_bytes / 1e6, bw * 1e9 / static_cast<double>(decode_bytes));
+  if (probe) {
+    std::printf("\nof bound: tok/s ÷ (read bandwidth around the test ÷ %.1f MB of weights per decode step;\n"
+                "the KV cache comes on top)",
+                decode_bytes / 1e6);
+    for (const Result1& r : results) {
+      if (r.bound_tok_s > 0) {
+        std::printf("\n  %s t%d: read %.1f GB/s, bound %.1f tok/s", r.test.c_str(), r.threads, r.read_gb_s,
+                    r.bound_tok_s);
+      }
+    }
+    std::printf("\n");
   }
-  if (!bandwidth.empty()) std::printf("\n");
   std::printf("\nload %.3f s, peak RSS %.1f MiB, median of %lld repetitions, %s path, %s KV cache\n", load_s,
               rss / 1048576.0, static_cast<long long>(*reps), exact ? "exact" : "fast", kv_name.c_str());
   return kExitOk;

@@ -34,7 +34,7 @@ void GemmAccF(TensorType btype, const float* a, int64_t lda, int64_t M, const vo
 
 const KernelTable& Avx2Kernels();     // AVX2 + FMA + F16C
 const KernelTable& AvxVnniKernels();  // + AVX-VNNI
-const KernelTable& Avx512Kernels();   // AVX-512 F/BW/DQ/VL + VNNI (256-bit EVEX vpdpbusd)
+const KernelTable& Avx512Kernels();   // AVX-512 F/BW/DQ/VL + VNNI (512-bit q4x8 kernels)
 // For tests: the VNNI code path with vpdpbusd emulated by AVX2 (needs AVX2 only).
 const KernelTable& VnniEmulatedKernels();
 

@@ -1,7 +1,10 @@
 // Scaled dot-product attention with MQA/GQA, a causal mask and an optional sliding window,
 // over keys and values that live in several segments (a KV cache ring's past, contiguous
-// storage, the current chunk's fresh rows). A tiled online softmax in f32: scores are computed
-// one query row and one tile of 64 keys at a time, never stored as a [T, T] matrix.
+// storage, the current chunk's fresh rows). A tiled online softmax in f32, never a [T, T]
+// score matrix: blocks of 4 query rows × the heads of a KV group share each tile of 64 keys
+// (scores and P·V by the kernel table's float GEMMs, on f16 or f32 rows in place); keys come
+// in chunks of 256 positions whose softmax states are merged in key order, so one decode step
+// can split its keys between threads and still give exactly the bits of a prefill.
 #pragma once
 
 #include <cstdint>
@@ -36,9 +39,9 @@ struct AttentionShape {
 // q, out: [T, H, head_dim] (must not overlap the segments). A query that sees no key gets
 // zeros. Segments may come in any order and must not overlap; keys are visited in increasing
 // position order, so the result's bits do not depend on how the keys are split into segments.
-// f16 segments cost a conversion, not a second algorithm: each tile's K and V rows are
-// widened to f32 (exactly) and then run the f32 code, so the result is bit-identical to f32
-// segments holding the same (f16-representable) values.
+// f16 segments cost a conversion, not a second algorithm: the kernels widen each K and V
+// element to f32 (exactly) in registers and then do the f32 arithmetic, so the result is
+// bit-identical to f32 segments holding the same (f16-representable) values.
 void Attention(const AttentionShape& shape, const float* q, const int64_t* q_pos, int64_t T,
                const KvSegment* segments, int n_segments, float* out, ThreadPool* pool);
 

@@ -55,18 +55,25 @@ template <TensorType T, int NR, int NT>
 inline void DotTile(const void* const* rows, const float* const* xs, int64_t K,
                     float* y, int64_t y_row, int64_t y_tok) {
   __m512 acc[NR][NT];
+#pragma GCC unroll 4
   for (int r = 0; r < NR; ++r)
+#pragma GCC unroll 4
     for (int t = 0; t < NT; ++t) acc[r][t] = _mm512_setzero_ps();
   const int64_t K16 = K / 16 * 16;
   for (int64_t i = 0; i < K16; i += 16) {
     __m512 w[NR];
+#pragma GCC unroll 4
     for (int r = 0; r < NR; ++r) w[r] = Load16<T>(rows[r], i);
+#pragma GCC unroll 4
     for (int t = 0; t < NT; ++t) {
       const __m512 x = _mm512_loadu_ps(xs[t] + i);
+#pragma GCC unroll 4
       for (int r = 0; r < NR; ++r) acc[r][t] = _mm512_fmadd_ps(x, w[r], acc[r][t]);
     }
   }
+#pragma GCC unroll 4
   for (int r = 0; r < NR; ++r) {
+#pragma GCC unroll 4
     for (int t = 0; t < NT; ++t) {
       float s = Reduce16(acc[r][t]);
       for (int64_t i = K16; i < K; ++i) s = Fma1(xs[t][i], Load1<T>(rows[r], i), s);
@@ -119,7 +126,9 @@ template <TensorType T, int MB, int NC>
 inline void AccTile(const float* a, int64_t lda, const void* b, int64_t bs, int64_t N, int64_t d0,
                     __mmask16 k, float* y, int64_t ldy) {
   __m512 acc[MB][NC];
+#pragma GCC unroll 8
   for (int m = 0; m < MB; ++m)
+#pragma GCC unroll 2
     for (int c = 0; c < NC; ++c)
       acc[m][c] = _mm512_maskz_loadu_ps(c == NC - 1 ? k : 0xffff, y + m * ldy + d0 + 16 * c);
   const int64_t eb = ElemBytes(T);
@@ -127,13 +136,18 @@ inline void AccTile(const float* a, int64_t lda, const void* b, int64_t bs, int6
   for (int64_t n = 0; n < N; ++n) {
     const void* row = bp + n * bs * eb;
     __m512 bv[NC];
+#pragma GCC unroll 2
     for (int c = 0; c < NC; ++c) bv[c] = Load16<T>(row, d0 + 16 * c, c == NC - 1 ? k : 0xffff);
+#pragma GCC unroll 8
     for (int m = 0; m < MB; ++m) {
       const __m512 am = _mm512_set1_ps(a[m * lda + n]);
+#pragma GCC unroll 2
       for (int c = 0; c < NC; ++c) acc[m][c] = _mm512_fmadd_ps(am, bv[c], acc[m][c]);
     }
   }
+#pragma GCC unroll 8
   for (int m = 0; m < MB; ++m)
+#pragma GCC unroll 2
     for (int c = 0; c < NC; ++c)
       _mm512_mask_storeu_ps(y + m * ldy + d0 + 16 * c, c == NC - 1 ? k : 0xffff, acc[m][c]);
 }

@@ -4,8 +4,10 @@
 // bit-identical to kernels/ref/ref_kernels.cc and to the AVX2 kernels.
 // GCC 12 warns that the masked builtins behind _mm512_cvtph_ps / _mm512_extractf32x8_ps read
 // their _mm512_undefined_* pass-through: a known false positive.
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #pragma GCC diagnostic ignored "-Wuninitialized"
+#endif
 #include <immintrin.h>
 
 #include <cstring>

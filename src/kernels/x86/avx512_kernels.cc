@@ -9,7 +9,9 @@
 // order, one lane per row.
 // GCC 12 warns that the masked builtins behind _mm512_inserti64x4 / _mm512_cvtph_ps /
 // _mm512_cvtepi32_ps read their _mm512_undefined_* pass-through: a known false positive.
+#if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
 #include <immintrin.h>
 
 #include <cstring>

@@ -67,6 +67,12 @@ void BadGemmF(TensorType t, const void* w, int64_t s, int64_t r0, int64_t r1, co
   if (r1 > r0 && T > 0) y[r0] += 1.0f;
 }
 
+void BadGemmAccF(TensorType t, const float* a, int64_t lda, int64_t M, const void* b, int64_t bs, int64_t N,
+                 int64_t D, float* y, int64_t ldy) {
+  g_orig.gemm_acc_f(t, a, lda, M, b, bs, N, D, y, ldy);
+  if (M > 0 && D > 0) y[(M - 1) * ldy + D - 1] += 1.0f;
+}
+
 void BadF16ToF32(const uint16_t* x, float* y, int64_t n) {
   g_orig.f16_to_f32(x, y, n);
   if (n > 0) y[n - 1] += 1.0f;
@@ -89,6 +95,7 @@ KernelTable WithFault(const KernelTable& table, const std::string& name) {
   if (name == "gemm_q4x8") k.gemm_q4x8 = BadGemmQ4x8;
   if (name == "gemv_f") k.gemv_f = BadGemvF;
   if (name == "gemm_f") k.gemm_f = BadGemmF;
+  if (name == "gemm_acc_f") k.gemm_acc_f = BadGemmAccF;
   if (name == "f16_to_f32") k.f16_to_f32 = BadF16ToF32;
   if (name == "f32_to_f16") k.f32_to_f16 = BadF32ToF16;
   return k;
@@ -357,6 +364,45 @@ void CheckFloat(const KernelTable& k, const KernelTable* twin, std::mt19937& rng
   }
 }
 
+// Attention's P·V, y += A·B over f32 and f16 rows of B (gemm_acc_f), with SIMD tails in D and
+// row-block tails in M: against the scalar twin bit for bit, or (scalar tier) float64.
+void CheckGemmAcc(const KernelTable& k, const KernelTable* twin, std::mt19937& rng, Checker& c) {
+  for (TensorType type : {TensorType::kF32, TensorType::kF16}) {
+    for (int64_t D : {1, 17, 33, 256}) {
+      for (int64_t M : {1, 5, 9}) {
+        const int64_t N = 37;
+        std::vector<float> bv;
+        const auto b = RandomFloatWeights(rng, type, N * D, &bv);
+        const auto a = RandomFloats(rng, M * N);
+        const auto y0 = RandomFloats(rng, M * D);
+        std::vector<float> got = y0, want = y0;
+        std::vector<double> mag(M * D, 0.0);
+        k.gemm_acc_f(type, a.data(), N, M, b.data(), D, N, D, got.data(), D);
+        if (twin) {
+          twin->gemm_acc_f(type, a.data(), N, M, b.data(), D, N, D, want.data(), D);
+        } else {
+          for (int64_t m = 0; m < M; ++m) {
+            for (int64_t d = 0; d < D; ++d) {
+              double sum = y0[m * D + d], mg = std::fabs(sum);
+              for (int64_t n = 0; n < N; ++n) {
+                const double p = static_cast<double>(a[m * N + n]) * bv[n * D + d];
+                sum += p;
+                mg += std::fabs(p);
+              }
+              want[m * D + d] = static_cast<float>(sum);
+              mag[m * D + d] = mg;
+            }
+          }
+        }
+        const std::string what = std::string("gemm_acc_f ") + TensorTypeName(type) + " D=" + std::to_string(D) +
+                                 " M=" + std::to_string(M);
+        c.Compare(what, want, got, twin ? std::vector<double>{} : mag);
+        if (c.failed()) return;
+      }
+    }
+  }
+}
+
 // The KV cache's f16 conversions: every f16 value widened, and f32 values at and around the
 // f16 rounding boundaries, subnormals, overflow, infinities and NaN narrowed — against the
 // scalar twin bit for bit, or (scalar tier) against base/half.h, their specification.
@@ -420,7 +466,7 @@ void CheckConvert(const KernelTable& k, const KernelTable* twin, std::mt19937& r
 const std::vector<std::string>& VerifyKernelNames() {
   static const std::vector<std::string> names = {"quantize_act", "gemv_q4", "gemm_q4",    "gemv_q8",
                                                  "gemm_q8",      "gemv_q4x8", "gemm_q4x8", "gemv_f",
-                                                 "gemm_f",       "f16_to_f32", "f32_to_f16"};
+                                                 "gemm_f",       "gemm_acc_f", "f16_to_f32", "f32_to_f16"};
   return names;
 }
 
@@ -442,6 +488,7 @@ VerifyCheck VerifyKernelTier(kernels::Tier tier, const std::string& inject_fault
   if (!c.failed()) CheckQuant<BlockQ8>(k, twin, rng, c, false);
   if (!c.failed()) CheckQuant<BlockQ4>(k, twin, rng, c, /*interleaved=*/true);
   if (!c.failed()) CheckFloat(k, twin, rng, c);
+  if (!c.failed()) CheckGemmAcc(k, twin, rng, c);
   if (!c.failed()) CheckConvert(k, twin, rng, c);
   check.pass = !c.failed();
   std::ostringstream s;

@@ -8,7 +8,6 @@
 
 #include "kernels/kernels.h"
 #include "ops/activation.h"
-#include "ops/matmul.h"
 
 namespace gemlet::ops {
 
@@ -152,19 +151,19 @@ void AttendChunk(const kernels::KernelTable& kt, const AttentionShape& s, const 
     if (n == 0) continue;
     for (int64_t r = 0; r < R; ++r) {
       const int64_t lo = s.window > 0 ? qp[r] - s.window + 1 : 0;
+      // The columns [c_lo, c_hi) of this tile row r may see: keys in [lo, qp[r]], which are
+      // contiguous in the run order (positions increase along the tile).
+      int64_t c_lo = n, c_hi = 0;
+      for (const Run& run : runs) {
+        const int64_t p0 = std::max(run.pos0, lo), p1 = std::min(run.pos0 + run.n, qp[r] + 1);
+        if (p0 < p1) {
+          c_lo = std::min(c_lo, run.c0 + p0 - run.pos0);
+          c_hi = std::max(c_hi, run.c0 + p1 - run.pos0);
+        }
+      }
       for (int64_t h = 0; h < nh; ++h) {
         const int64_t i = r * nh + h;
         float* si = sc + i * kKeyTile;
-        // The visible columns [c_lo, c_hi) of this tile: keys in [lo, qp[r]], which are
-        // contiguous in the run order (positions increase along the tile).
-        int64_t c_lo = n, c_hi = 0;
-        for (const Run& run : runs) {
-          const int64_t p0 = std::max(run.pos0, lo), p1 = std::min(run.pos0 + run.n, qp[r] + 1);
-          if (p0 < p1) {
-            c_lo = std::min(c_lo, run.c0 + p0 - run.pos0);
-            c_hi = std::max(c_hi, run.c0 + p1 - run.pos0);
-          }
-        }
         if (c_lo >= c_hi) {  // nothing visible in this tile: weight 0 everywhere
           std::fill(si, si + n, 0.0f);
           continue;
@@ -306,12 +305,16 @@ void Attention(const AttentionShape& s, const float* q, const int64_t* q_pos, in
         float* p = base + i * per_state;
         return SoftmaxState{p, p + M * hd, p + M * hd + M};
       };
+      // Each KV head's queries [M, hd], gathered once for all its chunks.
+      thread_local std::vector<float> queries;
+      if (static_cast<int64_t>(queries.size()) < Hkv * M * hd) queries.resize(Hkv * M * hd);
+      const float* const qs = queries.data();
+      for (int64_t g = 0; g < Hkv; ++g) GatherQueries(q + g * group * hd, H * hd, T, group, hd, queries.data() + g * M * hd);
       parallel(Hkv * nc, [&](int64_t i0, int64_t i1) {
         for (int64_t i = i0; i < i1; ++i) {
           const int64_t g = i / nc, c = i % nc;
-          const BlockBuffers b = Buffers(M, hd);
-          GatherQueries(q + g * group * hd, H * hd, T, group, hd, b.qb);
-          AttendChunk(kt, s, b.qb, q_pos, T, group, g, segments, n_segments, keys, (c0 + c) * kChunk, state(i));
+          AttendChunk(kt, s, qs + g * M * hd, q_pos, T, group, g, segments, n_segments, keys, (c0 + c) * kChunk,
+                      state(i));
         }
       });
       for (int64_t g = 0; g < Hkv; ++g) {

@@ -18,11 +18,6 @@ struct Dims {
   int64_t T, D, H, Hkv, V, L, P;
 };
 
-// x [T, D] += RMSNorm(d [T, D]; w): the post-norm residual add of every block.
-void AddNormed(float* x, float* d, const std::vector<float>& w, const Dims& n, float eps) {
-  ops::RmsNorm(d, w.data(), n.T, n.D, eps, d);
-  ops::AddInPlace(x, d, n.T * n.D);
-}
 
 }  // namespace
 
@@ -63,12 +58,8 @@ Status Forward(const Gemma4Model& model, std::span<const int32_t> tokens, std::s
   float* ple = Sized(s->ple, T * LP);
   float* ple_tok = Sized(s->ple_tok, T * LP);
   ops::MatMul(model.per_layer_model_proj(), x, T, ple, opt.mode, opt.pool);
-  ops::Scale(ple, T * LP, static_cast<float>(1.0 / std::sqrt(static_cast<double>(D))));
-  ops::RmsNorm(ple, model.per_layer_proj_norm().data(), T * n.L, n.P, eps, ple);
   GatherPerLayerTokenRows(model, tokens, ple_tok);
-  ops::Scale(ple_tok, T * LP, static_cast<float>(std::sqrt(static_cast<double>(n.P))));
-  const float inv_sqrt2 = static_cast<float>(1.0 / std::sqrt(2.0));
-  for (int64_t i = 0; i < T * LP; ++i) ple[i] = (ple[i] + ple_tok[i]) * inv_sqrt2;
+  CombinePerLayerInputs(model, T, ple, ple_tok, opt.pool);
 
   // ---- RoPE tables for this chunk's positions, one per layer type (§2.5) ----
   int64_t* pos = Sized(s->pos, T);
@@ -83,6 +74,7 @@ Status Forward(const Gemma4Model& model, std::span<const int32_t> tokens, std::s
   }
   float* a = Sized(s->a, T * D);
   float* d = Sized(s->d, T * D);
+  kernels::ActBlock* aq = Sized(s->aq, T * D / kQBlock);
 
   // Rows still computed ("active"): all T rows while layers write K/V; from the first
   // KV-shared layer on only the rows whose logits are wanted, since those layers write
@@ -90,7 +82,6 @@ Status Forward(const Gemma4Model& model, std::span<const int32_t> tokens, std::s
   // so the logits are the same either way.
   int64_t A = T;
   std::vector<int64_t> out_rows(logit_rows.begin(), logit_rows.end());
-  Dims na = n;
   for (int64_t l = 0; l < n.L; ++l) {
     if (opt.skip_shared_rows && l == c.first_kv_shared() && static_cast<int64_t>(out_rows.size()) < A) {
       A = static_cast<int64_t>(out_rows.size());
@@ -104,7 +95,6 @@ Status Forward(const Gemma4Model& model, std::span<const int32_t> tokens, std::s
       }
       ops::RopeAngles(model.rope_sliding(), pos, A, s->cos_s.data(), s->sin_s.data());
       ops::RopeAngles(model.rope_full(), pos, A, s->cos_f.data(), s->sin_f.data());
-      na.T = A;
     }
     // Gemma4TextDecoderLayer.forward
     const Gemma4Layer& L = model.layer(l);
@@ -117,22 +107,24 @@ Status Forward(const Gemma4Model& model, std::span<const int32_t> tokens, std::s
     };
 
     // ---- attention block (Gemma4TextAttention.forward) ----
-    ops::RmsNorm(x, L.attn_norm.data(), A, D, eps, a);
+    // The pre-norm and, in the fast path, the int8 blocks q, k and v all read (one pass per row).
+    const ops::MatMulInput an = ops::RmsNormQuantize(
+        x, L.attn_norm.data(), A, D, eps, a, Int8(opt, {&L.attn_q, &L.attn_k, &L.attn_v}) ? aq : nullptr, opt.pool);
     float* q = Sized(s->q, A * n.H * hd);
-    if (c.has_kv(l)) {  // (all T rows are active here) q, k, v read one quantized `a`
+    if (c.has_kv(l)) {  // (all T rows are active here)
       float* k = Sized(s->k[l], T * n.Hkv * hd);
       float* v = Sized(s->v[l], T * n.Hkv * hd);
       const ops::MatMulOut qkv[] = {{&L.attn_q, q}, {&L.attn_k, k}, {&L.attn_v, v}};
-      ops::MatMulShared(qkv, a, A, opt.mode, opt.pool);  // [T, H, hd], [T, Hkv, hd] ×2
+      ops::MatMulShared(qkv, an, A, opt.mode, opt.pool);  // [T, H, hd], [T, Hkv, hd] ×2
       ops::RmsNorm(k, L.k_norm.data(), T * n.Hkv, hd, eps, k);
       ops::ApplyRope(k, T, n.Hkv, hd, cs, sn);
       ops::RmsNorm(v, nullptr, T * n.Hkv, hd, eps, v);  // v_norm: no weight, no RoPE
-      if (kv->row_type() == TensorType::kF16) {  // the values the cache will hold (kv_store.h)
-        ops::RoundToF16(k, T * n.Hkv * hd);
-        ops::RoundToF16(v, T * n.Hkv * hd);
+      if (kv->row_type() != TensorType::kF32) {  // the values the cache will hold (kv_store.h)
+        ops::RoundToKvType(kv->row_type(), k, T * n.Hkv * hd);
+        ops::RoundToKvType(kv->row_type(), v, T * n.Hkv * hd);
       }
     } else {
-      matmul(L.attn_q, a, q);  // [A, H, hd]
+      ops::MatMul(L.attn_q, an, A, q, opt.mode, opt.pool);  // [A, H, hd]
     }
     ops::RmsNorm(q, L.q_norm.data(), A * n.H, hd, eps, q);  // q_norm per head
     ops::ApplyRope(q, A, n.H, hd, cs, sn);
@@ -146,30 +138,24 @@ Status Forward(const Gemma4Model& model, std::span<const int32_t> tokens, std::s
     float* o = Sized(s->o, A * n.H * hd);
     ops::Attention(shape, q, pos, A, segs, n_segs, o, opt.pool);
     matmul(L.attn_output, o, d);
-    AddNormed(x, d, L.post_attention_norm, na, eps);
+    ops::AddRmsNorm(x, d, L.post_attention_norm.data(), A, D, eps, 1.0f, opt.pool);  // x += RMSNorm(d)
 
     // ---- MLP block (Gemma4TextMLP: down(gelu_tanh(gate(m)) ⊙ up(m))) ----
     const int64_t I = c.ffn_dim(l);
-    ops::RmsNorm(x, L.ffn_norm.data(), A, D, eps, a);
+    const ops::MatMulInput m = ops::RmsNormQuantize(
+        x, L.ffn_norm.data(), A, D, eps, a, Int8(opt, {&L.ffn_gate, &L.ffn_up}) ? aq : nullptr, opt.pool);
     float* gate = Sized(s->gate, A * I);
     float* up = Sized(s->up, A * I);
-    ops::MatMulGeGlu(L.ffn_gate, L.ffn_up, a, A, gate, up, opt.mode, opt.pool);  // gate = GELU(gate)·up
+    ops::MatMulGeGlu(L.ffn_gate, L.ffn_up, m, A, gate, up, opt.mode, opt.pool);  // gate = GELU(gate)·up
     matmul(L.ffn_down, gate, d);
-    AddNormed(x, d, L.post_ffw_norm, na, eps);
+    ops::AddRmsNorm(x, d, L.post_ffw_norm.data(), A, D, eps, 1.0f, opt.pool);
 
-    // ---- per-layer-input block: x += RMSNorm(W_plp · (gelu(W_plg · x) ⊙ pl[:, l])) ----
+    // ---- per-layer-input block, then layer_scalar on the whole residual stream:
+    //      x = (x + RMSNorm(W_plp · (gelu(W_plg · x) ⊙ pl[:, l]))) · layer_scalar ----
     float* g = Sized(s->g, A * n.P);
-    matmul(L.inp_gate, x, g);
-    ops::GeluTanhInPlace(g, A * n.P);
-    for (int64_t t = 0; t < A; ++t) {
-      const float* pl = ple + t * LP + l * n.P;
-      for (int64_t i = 0; i < n.P; ++i) g[t * n.P + i] *= pl[i];
-    }
+    ops::MatMulGeluGated(L.inp_gate, x, A, ple + l * n.P, LP, g, opt.mode, opt.pool);
     matmul(L.proj, g, d);
-    AddNormed(x, d, L.post_norm, na, eps);
-
-    // ---- layer_scalar on the whole residual stream ----
-    ops::Scale(x, A * D, L.layer_scalar);
+    ops::AddRmsNorm(x, d, L.post_norm.data(), A, D, eps, L.layer_scalar, opt.pool);
   }
 
   // The step is complete: hand each cached layer's fresh rows to the store.

@@ -29,6 +29,7 @@ struct ForwardOptions {
 struct ForwardScratch {
   std::vector<float> x;                           // [T, D] residual stream
   std::vector<float> a;                           // [T, D] normed input of a block
+  std::vector<kernels::ActBlock> aq;              // [T, D/32] its int8 blocks (fast path)
   std::vector<float> q;                           // [T, H·hd]
   std::vector<float> o;                           // [T, H·hd] attention output
   std::vector<float> d;                           // [T, D] block output before its post-norm

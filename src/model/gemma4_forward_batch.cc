@@ -50,12 +50,8 @@ Status ForwardBatch(const Gemma4Model& model, std::span<const int32_t> tokens, s
   float* ple = Sized(s->ple, N * LP);
   float* ple_tok = Sized(s->ple_tok, N * LP);
   matmul(model.per_layer_model_proj(), x, ple);
-  ops::Scale(ple, N * LP, static_cast<float>(1.0 / std::sqrt(static_cast<double>(D))));
-  ops::RmsNorm(ple, model.per_layer_proj_norm().data(), N * L, P, eps, ple);
   GatherPerLayerTokenRows(model, tokens, ple_tok);
-  ops::Scale(ple_tok, N * LP, static_cast<float>(std::sqrt(static_cast<double>(P))));
-  const float inv_sqrt2 = static_cast<float>(1.0 / std::sqrt(2.0));
-  for (int64_t i = 0; i < N * LP; ++i) ple[i] = (ple[i] + ple_tok[i]) * inv_sqrt2;
+  CombinePerLayerInputs(model, N, ple, ple_tok, opt.pool);
 
   // ---- RoPE tables at each row's own position ----
   const int64_t half_s = c.head_dim / 2, half_f = c.global_head_dim / 2;
@@ -68,9 +64,9 @@ Status ForwardBatch(const Gemma4Model& model, std::span<const int32_t> tokens, s
   }
   float* a = Sized(s->a, N * D);
   float* d = Sized(s->d, N * D);
-  auto add_normed = [&](const std::vector<float>& w) {  // x += RMSNorm(d; w)
-    ops::RmsNorm(d, w.data(), N, D, eps, d);
-    ops::AddInPlace(x, d, N * D);
+  kernels::ActBlock* aq = Sized(s->aq, N * D / kQBlock);
+  auto add_normed = [&](const std::vector<float>& w, float scale) {  // x = (x + RMSNorm(d; w))·scale
+    ops::AddRmsNorm(x, d, w.data(), N, D, eps, scale, opt.pool);
   };
 
   for (int64_t l = 0; l < L; ++l) {
@@ -81,23 +77,24 @@ Status ForwardBatch(const Gemma4Model& model, std::span<const int32_t> tokens, s
     const float* sn = full ? s->sin_f.data() : s->sin_s.data();
 
     // ---- attention block (Gemma4TextAttention.forward) ----
-    ops::RmsNorm(x, Ly.attn_norm.data(), N, D, eps, a);
+    const ops::MatMulInput an = ops::RmsNormQuantize(
+        x, Ly.attn_norm.data(), N, D, eps, a, Int8(opt, {&Ly.attn_q, &Ly.attn_k, &Ly.attn_v}) ? aq : nullptr, opt.pool);
     float* q = Sized(s->q, N * H * hd);
     if (c.has_kv(l)) {
       float* k = Sized(s->k[l], N * Hkv * hd);
       float* v = Sized(s->v[l], N * Hkv * hd);
       const ops::MatMulOut qkv[] = {{&Ly.attn_q, q}, {&Ly.attn_k, k}, {&Ly.attn_v, v}};
-      ops::MatMulShared(qkv, a, N, opt.mode, opt.pool);  // [N, H, hd], [N, Hkv, hd] ×2
+      ops::MatMulShared(qkv, an, N, opt.mode, opt.pool);  // [N, H, hd], [N, Hkv, hd] ×2
       ops::RmsNorm(k, Ly.k_norm.data(), N * Hkv, hd, eps, k);
       ops::ApplyRope(k, N, Hkv, hd, cs, sn);
       ops::RmsNorm(v, nullptr, N * Hkv, hd, eps, v);
       for (int64_t i = 0; i < N; ++i) {  // the values each sequence's cache will hold (kv_store.h)
-        if (kvs[i]->row_type() != TensorType::kF16) continue;
-        ops::RoundToF16(k + i * Hkv * hd, Hkv * hd);
-        ops::RoundToF16(v + i * Hkv * hd, Hkv * hd);
+        if (kvs[i]->row_type() == TensorType::kF32) continue;
+        ops::RoundToKvType(kvs[i]->row_type(), k + i * Hkv * hd, Hkv * hd);
+        ops::RoundToKvType(kvs[i]->row_type(), v + i * Hkv * hd, Hkv * hd);
       }
     } else {
-      matmul(Ly.attn_q, a, q);  // [N, H, hd]
+      ops::MatMul(Ly.attn_q, an, N, q, opt.mode, opt.pool);  // [N, H, hd]
     }
     ops::RmsNorm(q, Ly.q_norm.data(), N * H, hd, eps, q);
     ops::ApplyRope(q, N, H, hd, cs, sn);
@@ -113,29 +110,23 @@ Status ForwardBatch(const Gemma4Model& model, std::span<const int32_t> tokens, s
       ops::Attention(shape, q + i * H * hd, pos + i, 1, segs, n_segs, o + i * H * hd, opt.pool);
     }
     matmul(Ly.attn_output, o, d);
-    add_normed(Ly.post_attention_norm);
+    add_normed(Ly.post_attention_norm, 1.0f);
 
     // ---- MLP block (Gemma4TextMLP) ----
     const int64_t I = c.ffn_dim(l);
-    ops::RmsNorm(x, Ly.ffn_norm.data(), N, D, eps, a);
+    const ops::MatMulInput m = ops::RmsNormQuantize(
+        x, Ly.ffn_norm.data(), N, D, eps, a, Int8(opt, {&Ly.ffn_gate, &Ly.ffn_up}) ? aq : nullptr, opt.pool);
     float* gate = Sized(s->gate, N * I);
     float* up = Sized(s->up, N * I);
-    ops::MatMulGeGlu(Ly.ffn_gate, Ly.ffn_up, a, N, gate, up, opt.mode, opt.pool);  // gate = GELU(gate)·up
+    ops::MatMulGeGlu(Ly.ffn_gate, Ly.ffn_up, m, N, gate, up, opt.mode, opt.pool);  // gate = GELU(gate)·up
     matmul(Ly.ffn_down, gate, d);
-    add_normed(Ly.post_ffw_norm);
+    add_normed(Ly.post_ffw_norm, 1.0f);
 
-    // ---- per-layer-input block ----
+    // ---- per-layer-input block, then layer_scalar ----
     float* g = Sized(s->g, N * P);
-    matmul(Ly.inp_gate, x, g);
-    ops::GeluTanhInPlace(g, N * P);
-    for (int64_t i = 0; i < N; ++i) {
-      const float* pl = ple + i * LP + l * P;
-      for (int64_t j = 0; j < P; ++j) g[i * P + j] *= pl[j];
-    }
+    ops::MatMulGeluGated(Ly.inp_gate, x, N, ple + l * P, LP, g, opt.mode, opt.pool);
     matmul(Ly.proj, g, d);
-    add_normed(Ly.post_norm);
-
-    ops::Scale(x, N * D, Ly.layer_scalar);
+    add_normed(Ly.post_norm, Ly.layer_scalar);
   }
 
   for (int64_t i = 0; i < N; ++i) {

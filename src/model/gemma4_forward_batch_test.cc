@@ -13,7 +13,10 @@
 
 #include "base/half.h"
 #include "format/gemlet_writer.h"
+#include "model/forward_steps.h"
 #include "model/gemma4_tensors.h"
+#include "ops/activation.h"
+#include "ops/norm.h"
 
 namespace gemlet::model {
 namespace {
@@ -162,6 +165,36 @@ TEST(ForwardBatchTest, RowsEqualSingleSequenceDecode) {
                       .ok());
       ASSERT_TRUE(std::equal(out.begin(), out.end(), alone[i].begin() + done[i] * V));
       done[i]++;
+    }
+  }
+}
+
+// The fused per-layer-input pass (forward_steps.h) gives the bits of the separate passes it
+// replaced: scale by D^−½, RMSNorm, scale the token rows by √P, add, scale by 2^−½.
+TEST(ForwardStepsTest, CombinePerLayerInputsEqualsSeparatePasses) {
+  const Gemma4Config c = TinyConfig();
+  auto file = RandomModel(c);
+  auto m = Gemma4Model::Bind(*file);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  const int64_t LP = c.num_layers * c.hidden_size_per_layer_input, P = c.hidden_size_per_layer_input;
+  ThreadPool pool(2);
+  for (int64_t n : {1, 3, 9}) {
+    std::mt19937 rng(n);
+    std::normal_distribution<float> dist(0.0f, 3.0f);
+    std::vector<float> ple(n * LP), tok(n * LP);
+    for (auto& x : ple) x = dist(rng);
+    for (auto& x : tok) x = dist(rng);
+    std::vector<float> want = ple, t2 = tok;
+    ops::Scale(want.data(), n * LP, static_cast<float>(1.0 / std::sqrt(static_cast<double>(c.hidden_size))));
+    ops::RmsNorm(want.data(), (*m)->per_layer_proj_norm().data(), n * c.num_layers, P,
+                 static_cast<float>(c.rms_norm_eps), want.data());
+    ops::Scale(t2.data(), n * LP, static_cast<float>(std::sqrt(static_cast<double>(P))));
+    const float inv_sqrt2 = static_cast<float>(1.0 / std::sqrt(2.0));
+    for (int64_t i = 0; i < n * LP; ++i) want[i] = (want[i] + t2[i]) * inv_sqrt2;
+    for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool}) {
+      std::vector<float> got = ple;
+      CombinePerLayerInputs(**m, n, got.data(), tok.data(), p);
+      EXPECT_EQ(got, want) << n;
     }
   }
 }

@@ -6,7 +6,9 @@
 #include <limits>
 #include <vector>
 
+#include "base/half.h"
 #include "kernels/kernels.h"
+#include "kernels/ref/quant.h"
 #include "ops/activation.h"
 
 namespace gemlet::ops {
@@ -56,6 +58,30 @@ GEMLET_SIMD_CLONES void SubScalar(float* __restrict s, int64_t n, float m) {
   for (int64_t j = 0; j < n; ++j) s[j] -= m;
 }
 
+// dst[b·32 + j] = qs[j]·d of `blocks` q8 blocks. Exact (an int8 times an f16 scale needs at
+// most 18 significant bits), so every clone gives the bits of kernels::DequantizeRowRef.
+GEMLET_SIMD_CLONES void DequantQ8(const BlockQ8* __restrict src, int64_t blocks, float* __restrict dst) {
+  for (int64_t b = 0; b < blocks; ++b) {
+    const float d = F16ToF32(src[b].d);
+    const int8_t* qs = src[b].qs;
+    float* o = dst + b * kQBlock;
+    for (int j = 0; j < kQBlock; ++j) o[j] = static_cast<float>(qs[j]) * d;
+  }
+}
+
+// The address of element `e` of a segment's K or V stream (for kQ8, e is a multiple of 32).
+const uint8_t* ElementAt(const void* base, TensorType type, int64_t e) {
+  const uint8_t* p = static_cast<const uint8_t*>(base);
+  switch (type) {
+    case TensorType::kF16:
+      return p + e * 2;
+    case TensorType::kQ8:
+      return p + e / kQBlock * static_cast<int64_t>(sizeof(BlockQ8));
+    default:
+      return p + e * 4;
+  }
+}
+
 // One run of a tile's keys: n consecutive rows of one segment from key row `k`/`v` on.
 struct Run {
   const void* k;
@@ -96,8 +122,9 @@ struct SoftmaxState {
 // nh heads, qb [R·nh, hd] contiguous — over the keys of chunk [k0, k0 + kChunk), as a tiled
 // online softmax (eager_attention_forward for each (row, head)). For one tile of keys at a
 // time: the scores of every query (the kernel table's float GEMM, keys as rows and the queries
-// as tokens, on the cache's f16 or f32 rows in place), per query a running maximum m and sum
-// l, its output rescaled when m grows, and the weighted values (the kernel table's
+// as tokens, on the cache's f16 or f32 rows in place; q8 rows, only the tile's keys and KV
+// head g's slice, are first dequantized into f32 tile buffers), per query a running maximum m
+// and sum l, its output rescaled when m grows, and the weighted values (the kernel table's
 // accumulating GEMM, every query at once). Each K/V tile is read once for all the queries of
 // the block (the heads of a GQA/MQA group, and neighbouring prompt rows) and stays in cache
 // while they use it. Keys a query may not see (after its position, before its window) get
@@ -119,6 +146,16 @@ void AttendChunk(const kernels::KernelTable& kt, const AttentionShape& s, const 
   if (static_cast<int64_t>(scores.size()) < M * kKeyTile) scores.resize(M * kKeyTile);
   float* sc = scores.data();
   thread_local std::vector<Run> runs;
+  // f32 copies of the tile's K and V rows of q8 segments (KV head g's slice): [kKeyTile, hd] each.
+  thread_local std::vector<float> k_tile, v_tile;
+  if (static_cast<int64_t>(k_tile.size()) < kKeyTile * hd) {
+    for (int i = 0; i < n_segs; ++i) {
+      if (segs[i].type != TensorType::kQ8) continue;
+      k_tile.resize(kKeyTile * hd);
+      v_tile.resize(kKeyTile * hd);
+      break;
+    }
+  }
   for (int64_t t0 = t_lo / kKeyTile * kKeyTile; t0 <= t_hi; t0 += kKeyTile) {
     const int64_t a = std::max(t0, t_lo), z = std::min(t0 + kKeyTile, t_hi + 1);  // tile keys [a, z)
     // Gather the tile's keys in position order from the segments that hold them.
@@ -137,14 +174,27 @@ void AttendChunk(const kernels::KernelTable& kt, const AttentionShape& s, const 
         u = next;
         continue;
       }
-      GEMLET_CHECK(sg->type == TensorType::kF32 || sg->type == TensorType::kF16);
+      GEMLET_CHECK(sg->type == TensorType::kF32 || sg->type == TensorType::kF16 || sg->type == TensorType::kQ8);
       const int64_t e = std::min(z, sg->pos0 + sg->count);
-      const int64_t esize = sg->type == TensorType::kF16 ? 2 : 4;
-      const int64_t off = ((u - sg->pos0) * sg->stride + g * hd) * esize;
-      runs.push_back(Run{static_cast<const uint8_t*>(sg->k) + off, static_cast<const uint8_t*>(sg->v) + off,
-                         sg->stride, e - u, n, u, sg->type});
+      const int64_t elem = (u - sg->pos0) * sg->stride + g * hd;
+      if (sg->type == TensorType::kQ8) {
+        // Rows and heads start at block boundaries (attention.h). Dequantized exactly, the
+        // rows then go through the f32 GEMMs: the bits of an f32 segment of those values.
+        GEMLET_CHECK(sg->stride % kQBlock == 0 && hd % kQBlock == 0);
+        const auto* kb = reinterpret_cast<const BlockQ8*>(ElementAt(sg->k, TensorType::kQ8, elem));
+        const auto* vb = reinterpret_cast<const BlockQ8*>(ElementAt(sg->v, TensorType::kQ8, elem));
+        for (int64_t r = 0; r < e - u; ++r) {
+          DequantQ8(kb + r * (sg->stride / kQBlock), hd / kQBlock, k_tile.data() + (n + r) * hd);
+          DequantQ8(vb + r * (sg->stride / kQBlock), hd / kQBlock, v_tile.data() + (n + r) * hd);
+        }
+        runs.push_back(Run{k_tile.data() + n * hd, v_tile.data() + n * hd, hd, e - u, n, u, TensorType::kF32});
+      } else {
+        runs.push_back(Run{ElementAt(sg->k, sg->type, elem), ElementAt(sg->v, sg->type, elem), sg->stride, e - u, n,
+                           u, sg->type});
+      }
+      const Run& run = runs.back();
       // sc[i * kKeyTile + n + j] = q_i · k_j (the same bits whichever queries share the call)
-      kt.gemm_f(sg->type, runs.back().k, sg->stride, 0, e - u, qb, hd, M, hd, sc + n, kKeyTile);
+      kt.gemm_f(run.type, run.k, run.stride, 0, e - u, qb, hd, M, hd, sc + n, kKeyTile);
       n += e - u;
       u = e;
     }
@@ -354,6 +404,43 @@ void RoundToF16(float* x, int64_t n) {
     const int64_t m = std::min(kChunk, n - i);
     kt.f32_to_f16(x + i, h, m);
     kt.f16_to_f32(h, x + i, m);
+  }
+}
+
+void QuantizeKvRowQ8(const float* x, BlockQ8* y, int64_t n) {
+  GEMLET_CHECK(n % kQBlock == 0);
+  for (int64_t b = 0; b < n / kQBlock; ++b) {
+    const float* xb = x + b * kQBlock;
+    float amax = 0.0f;
+    for (int j = 0; j < kQBlock; ++j) amax = std::fmax(amax, std::fabs(xb[j]));
+    if (F32ToF16(amax / 127.0f) == 0) {  // the scale underflows f16: the block is +0
+      y[b] = BlockQ8{};
+      continue;
+    }
+    kernels::QuantizeRowQ8Ref(xb, y + b, kQBlock);
+  }
+}
+
+void RoundToKvType(TensorType type, float* x, int64_t n) {
+  switch (type) {
+    case TensorType::kF32:
+      return;
+    case TensorType::kF16:
+      RoundToF16(x, n);
+      return;
+    case TensorType::kQ8: {
+      GEMLET_CHECK_MSG(n % kQBlock == 0, "q8 KV rows are whole blocks of 32");
+      constexpr int64_t kBlocks = 16;
+      BlockQ8 blocks[kBlocks];
+      for (int64_t i = 0; i < n; i += kBlocks * kQBlock) {
+        const int64_t nb = std::min(kBlocks, (n - i) / kQBlock);
+        QuantizeKvRowQ8(x + i, blocks, nb * kQBlock);
+        DequantQ8(blocks, nb, x + i);
+      }
+      return;
+    }
+    default:
+      GEMLET_CHECK_MSG(false, "KV rows are f32, f16 or q8");
   }
 }
 

@@ -2,9 +2,10 @@
 // over keys and values that live in several segments (a KV cache ring's past, contiguous
 // storage, the current chunk's fresh rows). A tiled online softmax in f32, never a [T, T]
 // score matrix: blocks of 4 query rows × the heads of a KV group share each tile of 64 keys
-// (scores and P·V by the kernel table's float GEMMs, on f16 or f32 rows in place); keys come
-// in chunks of 256 positions whose softmax states are merged in key order, so one decode step
-// can split its keys between threads and still give exactly the bits of a prefill.
+// (scores and P·V by the kernel table's float GEMMs, on f16 or f32 rows in place, q8 rows
+// dequantized tile by tile); keys come in chunks of 256 positions whose softmax states are
+// merged in key order, so one decode step can split its keys between threads and still give
+// exactly the bits of a prefill.
 #pragma once
 
 #include <cstdint>
@@ -16,7 +17,10 @@ namespace gemlet::ops {
 
 // Keys and values of the consecutive positions [pos0, pos0 + count). The row of position
 // pos0 + i starts at element i·stride of k (and of v) and holds [n_kv_heads, head_dim]
-// elements of `type`: kF32 (float) or kF16 (uint16_t IEEE half, e.g. a KV cache in f16).
+// elements of `type`: kF32 (float), kF16 (uint16_t IEEE half, e.g. a KV cache in f16) or kQ8
+// (BlockQ8 blocks of 32 elements along the row: element e is at byte (e / 32)·34 of the
+// block stream; stride and head_dim must then be multiples of 32, so rows and heads start
+// at block boundaries).
 struct KvSegment {
   const void* k = nullptr;
   const void* v = nullptr;
@@ -41,12 +45,29 @@ struct AttentionShape {
 // position order, so the result's bits do not depend on how the keys are split into segments.
 // f16 segments cost a conversion, not a second algorithm: the kernels widen each K and V
 // element to f32 (exactly) in registers and then do the f32 arithmetic, so the result is
-// bit-identical to f32 segments holding the same (f16-representable) values.
+// bit-identical to f32 segments holding the same (f16-representable) values. q8 segments
+// are dequantized (exactly: int8 × f16 scale needs at most 18 significant bits) into f32
+// tiles of the keys a block reads, so they too give the bits of f32 segments holding the
+// dequantized values.
 void Attention(const AttentionShape& shape, const float* q, const int64_t* q_pos, int64_t T,
                const KvSegment* segments, int n_segments, float* out, ThreadPool* pool);
 
 // x[i] = the f16 value nearest x[i] (round to nearest even, as base/half.h), as f32: the
 // values an f16 KV cache will hold, for rows attended over before they are stored.
 void RoundToF16(float* x, int64_t n);
+
+// The values a KV cache of element type `type` will hold for the f32 values x[0, n), in
+// place, for rows attended over before they are stored: kF32 leaves x alone, kF16 is
+// RoundToF16, kQ8 quantizes each block of 32 with QuantizeKvRowQ8 and dequantizes it (n a
+// multiple of 32). Idempotent, bit for bit: rounding already-rounded values changes nothing,
+// so a cache that stores them holds exactly the values attended over (q8: for |x| up to
+// 65504·127, where the block scale is a finite f16).
+void RoundToKvType(TensorType type, float* x, int64_t n);
+
+// A KV cache's q8 quantizer (n a multiple of 32): each block as kernels::QuantizeRowQ8Ref
+// (ggml's q8_0 reference, d = amax/127 in f16, q = round(x/d)), except that a block whose f16
+// scale is 0 (amax below ~2^-25·127, or all zeros) gets all q = 0, so that it dequantizes to
+// +0 everywhere (not −0 for negative q): that keeps quantize → dequantize idempotent.
+void QuantizeKvRowQ8(const float* x, BlockQ8* y, int64_t n);
 
 }  // namespace gemlet::ops

@@ -111,9 +111,11 @@ namespace {
 
 // The int8 blocks of x [T, K] when some product in `mode` uses them (else nullptr), in the
 // calling thread's buffer (the workers only read them inside the caller's MatMul call).
-const kernels::ActBlock* QuantizeActivations(const kernels::KernelTable& k, const float* x, int64_t T,
+const kernels::ActBlock* QuantizeActivations(const kernels::KernelTable& k, MatMulInput in, int64_t T,
                                              int64_t K, bool int8, ThreadPool* pool) {
   if (!int8) return nullptr;
+  if (in.xq != nullptr) return in.xq;  // made by the caller (NormQuantize)
+  const float* x = in.x;
   thread_local std::vector<kernels::ActBlock> xq_buf;
   GEMLET_CHECK(K % kQBlock == 0);
   const int64_t nb = K / kQBlock;
@@ -141,14 +143,15 @@ void ProductRows(const kernels::KernelTable& k, const Weight& w, const float* x,
 
 }  // namespace
 
-void MatMulGeGlu(const Weight& gate, const Weight& up, const float* x, int64_t T, float* gate_y, float* up_y,
+void MatMulGeGlu(const Weight& gate, const Weight& up, MatMulInput in, int64_t T, float* gate_y, float* up_y,
                  MatMulMode mode, ThreadPool* pool) {
   if (T <= 0) return;
   GEMLET_CHECK(gate.cols == up.cols && gate.rows == up.rows);
   const int64_t K = gate.cols, I = gate.rows;
   const kernels::KernelTable& k = kernels::ActiveKernels();
+  const float* x = in.x;
   const kernels::ActBlock* xq =
-      QuantizeActivations(k, x, T, K, UsesInt8Activations(gate, mode) || UsesInt8Activations(up, mode), pool);
+      QuantizeActivations(k, in, T, K, UsesInt8Activations(gate, mode) || UsesInt8Activations(up, mode), pool);
   auto run = [&](int64_t u0, int64_t u1) {
     const int64_t r0 = u0 * kUnitRows, r1 = std::min(I, u1 * kUnitRows);
     ProductRows(k, gate, x, xq, T, gate_y, r0, r1, mode);
@@ -163,8 +166,28 @@ void MatMulGeGlu(const Weight& gate, const Weight& up, const float* x, int64_t T
   }
 }
 
-void MatMulShared(std::span<const MatMulOut> outs, const float* x, int64_t T, MatMulMode mode,
+void MatMulGeluGated(const Weight& w, MatMulInput in, int64_t T, const float* m, int64_t ldm, float* y,
+                     MatMulMode mode, ThreadPool* pool) {
+  if (T <= 0 || w.rows <= 0) return;
+  const int64_t N = w.rows;
+  const kernels::KernelTable& k = kernels::ActiveKernels();
+  const kernels::ActBlock* xq = QuantizeActivations(k, in, T, w.cols, UsesInt8Activations(w, mode), pool);
+  auto run = [&](int64_t u0, int64_t u1) {
+    const int64_t r0 = u0 * kUnitRows, r1 = std::min(N, u1 * kUnitRows);
+    ProductRows(k, w, in.x, xq, T, y, r0, r1, mode);
+    for (int64_t t = 0; t < T; ++t) GeGlu(y + t * N + r0, m + t * ldm + r0, r1 - r0, y + t * N + r0);
+  };
+  const int64_t units = (N + kUnitRows - 1) / kUnitRows;
+  if (pool == nullptr) {
+    run(0, units);
+  } else {
+    pool->ParallelFor(units, run, 2);
+  }
+}
+
+void MatMulShared(std::span<const MatMulOut> outs, MatMulInput in, int64_t T, MatMulMode mode,
                   ThreadPool* pool) {
+  const float* x = in.x;
   if (T <= 0 || outs.empty()) return;
   const int64_t K = outs[0].w->cols;
   bool int8 = false;
@@ -173,7 +196,7 @@ void MatMulShared(std::span<const MatMulOut> outs, const float* x, int64_t T, Ma
     int8 = int8 || UsesInt8Activations(*o.w, mode);
   }
   const kernels::KernelTable& k = kernels::ActiveKernels();
-  const kernels::ActBlock* xq = QuantizeActivations(k, x, T, K, int8, pool);
+  const kernels::ActBlock* xq = QuantizeActivations(k, in, T, K, int8, pool);
 
   // Work units of kUnitRows output rows, numbered across the products in order.
   constexpr int kMaxOuts = 8;
@@ -201,7 +224,7 @@ void MatMulShared(std::span<const MatMulOut> outs, const float* x, int64_t T, Ma
   }
 }
 
-void MatMul(const Weight& w, const float* x, int64_t T, float* y, MatMulMode mode, ThreadPool* pool) {
+void MatMul(const Weight& w, MatMulInput x, int64_t T, float* y, MatMulMode mode, ThreadPool* pool) {
   if (T <= 0 || w.rows <= 0) return;
   const MatMulOut out{&w, y};
   MatMulShared(std::span<const MatMulOut>(&out, 1), x, T, mode, pool);

@@ -31,8 +31,18 @@ namespace gemlet::ops {
 enum class MatMulMode { kExact, kFast };
 const char* MatMulModeName(MatMulMode mode);  // "exact", "fast"
 
+// The input x [T, K] of one or more products, optionally with its int8 blocks already made
+// (xq [T, K/32], kernels::KernelTable::quantize_act of each row, e.g. by NormQuantize in
+// ops/norm.h while the row was in cache). xq == nullptr: the product quantizes x itself when
+// it needs the blocks. Implicit from a bare `const float*`.
+struct MatMulInput {
+  MatMulInput(const float* x_in, const kernels::ActBlock* xq_in = nullptr) : x(x_in), xq(xq_in) {}  // NOLINT
+  const float* x;
+  const kernels::ActBlock* xq;
+};
+
 // y [T, w.rows] = x [T, w.cols] · w^T. x and y must not overlap. `pool` may be null (serial).
-void MatMul(const Weight& w, const float* x, int64_t T, float* y, MatMulMode mode, ThreadPool* pool);
+void MatMul(const Weight& w, MatMulInput x, int64_t T, float* y, MatMulMode mode, ThreadPool* pool);
 
 // One product of MatMulShared: y [T, w->rows] = x · w^T.
 struct MatMulOut {
@@ -43,15 +53,22 @@ struct MatMulOut {
 // Several products of the same input x [T, K] (every w->cols == K), e.g. q/k/v or gate/up:
 // in kFast the activations are quantized once, and all products share one parallel region
 // (one thread wake-up per call instead of one per matrix). Each y equals MatMul(*w, x, ...).
-void MatMulShared(std::span<const MatMulOut> outs, const float* x, int64_t T, MatMulMode mode,
+void MatMulShared(std::span<const MatMulOut> outs, MatMulInput x, int64_t T, MatMulMode mode,
                   ThreadPool* pool);
 
 // The gated GELU product of a feed-forward block, fused: gate_y [T, I] = GELU_tanh(x · gate^T) ⊙
 // (x · up^T), with up_y [T, I] as scratch. One parallel region; each work unit combines its
 // own rows right after computing them (no second pass over [T, I]). The same bits as the two
 // products followed by GeGlu (ops/activation.h).
-void MatMulGeGlu(const Weight& gate, const Weight& up, const float* x, int64_t T, float* gate_y, float* up_y,
+void MatMulGeGlu(const Weight& gate, const Weight& up, MatMulInput x, int64_t T, float* gate_y, float* up_y,
                  MatMulMode mode, ThreadPool* pool);
+
+// A product gated by a given tensor, fused the same way: y [T, w.rows] = GELU_tanh(x · w^T) ⊙ m,
+// m[t, r] at m[t·ldm + r] (e.g. Gemma 4's per-layer-input gate times that layer's slice of the
+// per-layer inputs). Each work unit gates its own rows right after computing them. The same
+// bits as MatMul, GeluTanhInPlace and the multiplication (ops/activation.h's GeGlu order).
+void MatMulGeluGated(const Weight& w, MatMulInput x, int64_t T, const float* m, int64_t ldm, float* y,
+                     MatMulMode mode, ThreadPool* pool);
 
 // True if MatMul in `mode` quantizes the activations for `w` (kFast and a q4/q8 weight).
 bool UsesInt8Activations(const Weight& w, MatMulMode mode);

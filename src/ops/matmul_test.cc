@@ -204,6 +204,65 @@ TEST(MatMulFastTest, FusedGeGluEqualsProductsThenGeGlu) {
   }
 }
 
+// MatMulGeluGated equals the product, GeluTanhInPlace and the multiplication by the gate tensor
+// (read with its own row stride), bit for bit: both modes, GEMV and GEMM, serial and threaded.
+TEST(MatMulFastTest, FusedGeluGatedEqualsProductThenGate) {
+  ThreadPool pool(3);
+  const int64_t cols = 96, ldm = 50;
+  for (TensorType type : {TensorType::kQ4, TensorType::kQ8, TensorType::kF32}) {
+    for (int64_t rows : {48, 21}) {
+      auto w = testing::MakeWeight(type, rows, cols, 21 + rows);
+      std::vector<Q4x8Weight> wx;
+      if (type == TensorType::kQ4 && rows % 8 == 0) wx.push_back(Interleave(w));
+      const Weight& ww = wx.empty() ? w.w : wx[0].w;
+      for (MatMulMode mode : {MatMulMode::kExact, MatMulMode::kFast}) {
+        for (int64_t T : {1, 5, 19}) {
+          for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool}) {
+            auto x = testing::RandomVector(T * cols, 3 + T);
+            auto m = testing::RandomVector(T * (rows + ldm), 4 + T);  // row t at t·(rows + ldm)
+            std::vector<float> y(T * rows), want(T * rows);
+            MatMulGeluGated(ww, x.data(), T, m.data(), rows + ldm, y.data(), mode, p);
+            MatMul(ww, x.data(), T, want.data(), mode, nullptr);
+            GeluTanhInPlace(want.data(), T * rows);
+            for (int64_t t = 0; t < T; ++t) {
+              for (int64_t r = 0; r < rows; ++r) want[t * rows + r] *= m[t * (rows + ldm) + r];
+            }
+            EXPECT_EQ(y, want) << TensorTypeName(type) << " " << MatMulModeName(mode) << " rows=" << rows
+                               << " T=" << T << (p ? " threaded" : " serial");
+          }
+        }
+      }
+    }
+  }
+}
+
+// Activations quantized ahead (MatMulInput.xq, as RmsNormQuantize makes them) give the bits
+// of the products quantizing x themselves; float weights keep reading x.
+TEST(MatMulFastTest, PrequantizedInputEqualsQuantizingInside) {
+  ThreadPool pool(2);
+  const int64_t cols = 128;
+  auto a = testing::MakeWeight(TensorType::kQ4, 40, cols, 31);
+  auto b = testing::MakeWeight(TensorType::kF16, 24, cols, 32);
+  const Q4x8Weight ax = Interleave(a);
+  const kernels::KernelTable& k = kernels::ActiveKernels();
+  for (int64_t T : {1, 7, 40}) {
+    auto x = testing::RandomVector(T * cols, 33 + T);
+    std::vector<kernels::ActBlock> xq(T * cols / kQBlock);
+    for (int64_t t = 0; t < T; ++t) k.quantize_act(x.data() + t * cols, xq.data() + t * cols / kQBlock, cols);
+    const MatMulInput in(x.data(), xq.data());
+    std::vector<float> ya(T * 40), yb(T * 24), ra(T * 40), rb(T * 24), g(T * 40), u(T * 40), rg(T * 40), ru(T * 40);
+    const MatMulOut outs[] = {{&ax.w, ya.data()}, {&b.w, yb.data()}};
+    MatMulShared(outs, in, T, MatMulMode::kFast, &pool);
+    MatMul(ax.w, x.data(), T, ra.data(), MatMulMode::kFast, nullptr);
+    MatMul(b.w, x.data(), T, rb.data(), MatMulMode::kFast, nullptr);
+    EXPECT_EQ(ya, ra) << T;
+    EXPECT_EQ(yb, rb) << T;
+    MatMulGeGlu(ax.w, a.w, in, T, g.data(), u.data(), MatMulMode::kFast, &pool);
+    MatMulGeGlu(ax.w, a.w, x.data(), T, rg.data(), ru.data(), MatMulMode::kFast, nullptr);
+    EXPECT_EQ(g, rg) << T;
+  }
+}
+
 TEST(MatMulTest, DotHandlesTails) {
   for (int64_t n : {0, 1, 7, 8, 9, 31, 33}) {
     auto a = testing::RandomVector(n, 1), b = testing::RandomVector(n, 2);

@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstring>
 #include <vector>
 
+#include "ops/activation.h"
 #include "ops/ops_test_util.h"
 
 namespace gemlet::ops {
@@ -40,6 +42,58 @@ TEST(RmsNormTest, EpsIsInsideTheRootAndInPlaceWorks) {
   std::vector<float> t(4, 1e-3f);
   RmsNorm(t.data(), nullptr, 1, 4, 1e-6f, t.data());
   EXPECT_NEAR(t[0], 1e-3 / std::sqrt(1e-6 + 1e-6), 1e-6);
+}
+
+// The fused pre-norm writes RmsNorm's rows and, when asked, the kernel table's int8 blocks of
+// each, the same bits serial and threaded; without a block buffer it only normalizes.
+TEST(RmsNormQuantizeTest, EqualsRmsNormThenQuantize) {
+  ThreadPool pool2(2), pool3(3);
+  const int64_t dim = 160, nb = dim / kQBlock;
+  const kernels::KernelTable& k = kernels::ActiveKernels();
+  auto w = testing::RandomVector(dim, 9);
+  for (int64_t rows : {1, 5, 16, 45}) {
+    auto x = testing::RandomVector(rows * dim, 10 + rows, 4.0f);
+    std::vector<float> want(rows * dim);
+    std::vector<kernels::ActBlock> want_q(rows * nb);
+    RmsNorm(x.data(), w.data(), rows, dim, 1e-6f, want.data());
+    for (int64_t r = 0; r < rows; ++r) k.quantize_act(want.data() + r * dim, want_q.data() + r * nb, dim);
+    for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool2, &pool3}) {
+      std::vector<float> a(rows * dim, -1.0f);
+      std::vector<kernels::ActBlock> q(rows * nb);
+      const MatMulInput in = RmsNormQuantize(x.data(), w.data(), rows, dim, 1e-6f, a.data(), q.data(), p);
+      EXPECT_EQ(in.x, a.data());
+      EXPECT_EQ(in.xq, q.data());
+      EXPECT_EQ(a, want) << rows;
+      ASSERT_EQ(std::memcmp(q.data(), want_q.data(), q.size() * sizeof(kernels::ActBlock)), 0) << rows;
+      std::vector<float> a2(rows * dim);
+      const MatMulInput plain = RmsNormQuantize(x.data(), w.data(), rows, dim, 1e-6f, a2.data(), nullptr, p);
+      EXPECT_EQ(plain.xq, nullptr);
+      EXPECT_EQ(a2, want) << rows;
+    }
+  }
+}
+
+// The fused residual add equals RmsNorm(d), AddInPlace and Scale bit for bit, with and
+// without a scale, serial and threaded.
+TEST(AddRmsNormTest, EqualsNormAddScale) {
+  ThreadPool pool(2);
+  const int64_t dim = 96;
+  auto w = testing::RandomVector(dim, 5);
+  for (int64_t rows : {1, 3, 33}) {
+    for (float scale : {1.0f, 0.37f}) {
+      for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool}) {
+        auto x = testing::RandomVector(rows * dim, 6 + rows);
+        auto d = testing::RandomVector(rows * dim, 7 + rows, 2.0f);
+        std::vector<float> wx = x, wd = d;
+        RmsNorm(wd.data(), w.data(), rows, dim, 1e-6f, wd.data());
+        AddInPlace(wx.data(), wd.data(), rows * dim);
+        Scale(wx.data(), rows * dim, scale);
+        AddRmsNorm(x.data(), d.data(), w.data(), rows, dim, 1e-6f, scale, p);
+        EXPECT_EQ(x, wx) << rows << " " << scale;
+        EXPECT_EQ(d, wd) << rows << " " << scale;
+      }
+    }
+  }
 }
 
 }  // namespace

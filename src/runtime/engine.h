@@ -28,8 +28,10 @@ struct EngineOptions {
   // kFast (default): the int8 kernels for quantized weights (ops/matmul.h); kExact: f32 math
   // over dequantized weights, the reference path.
   ops::MatMulMode mode = ops::MatMulMode::kFast;
-  // Element type of the sessions' KV caches (runtime/kv_cache.h), kF32 or kF16: f16 halves
-  // their memory and attention's reads. Unset: kF16 in kFast mode, kF32 in kExact mode.
+  // Element type of the sessions' KV caches (runtime/kv_cache.h), kF32, kF16 or kQ8: f16
+  // halves their memory and attention's reads, q8 (34 bytes per 32 values) halves them again
+  // at the cost of 8-bit K/V values (Open fails for q8 unless every head size is a multiple
+  // of 32). Unset: kF16 in kFast mode, kF32 in kExact mode.
   std::optional<TensorType> kv_type;
 };
 

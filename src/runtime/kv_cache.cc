@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string>
 
 #include "kernels/kernels.h"
 
@@ -9,12 +10,18 @@ namespace gemlet::runtime {
 
 KvLayer::KvLayer(int64_t row_floats, int64_t ring_capacity, TensorType type)
     : row_(row_floats), ring_(ring_capacity), type_(type) {
-  GEMLET_CHECK_MSG(type == TensorType::kF32 || type == TensorType::kF16, "KV rows are f32 or f16");
-  elem_ = type == TensorType::kF32 ? sizeof(float) : sizeof(uint16_t);
+  GEMLET_CHECK_MSG(type == TensorType::kF32 || type == TensorType::kF16 || type == TensorType::kQ8,
+                   "KV rows are f32, f16 or q8");
+  if (type == TensorType::kQ8) {
+    GEMLET_CHECK_MSG(row_ % kQBlock == 0, "q8 KV rows are whole blocks of 32");
+    row_bytes_ = row_ / kQBlock * static_cast<int64_t>(sizeof(BlockQ8));
+  } else {
+    row_bytes_ = row_ * static_cast<int64_t>(type == TensorType::kF32 ? sizeof(float) : sizeof(uint16_t));
+  }
   if (ring_ > 0) {
     cap_ = ring_;
-    k_.resize(cap_ * row_ * elem_);
-    v_.resize(cap_ * row_ * elem_);
+    k_.resize(cap_ * row_bytes_);
+    v_.resize(cap_ * row_bytes_);
   }
 }
 
@@ -23,7 +30,7 @@ void KvLayer::Grow(int64_t rows, int64_t limit) {
   int64_t cap = std::max<int64_t>(cap_, 16);
   while (cap < rows) cap *= 2;
   cap = std::min(cap, std::max(limit, rows));
-  std::vector<uint8_t> k(cap * row_ * elem_), v(cap * row_ * elem_);
+  std::vector<uint8_t> k(cap * row_bytes_), v(cap * row_bytes_);
   std::copy(k_.begin(), k_.end(), k.begin());
   std::copy(v_.begin(), v_.end(), v.begin());
   k_.swap(k);
@@ -33,7 +40,6 @@ void KvLayer::Grow(int64_t rows, int64_t limit) {
 
 int KvLayer::Segments(int64_t n, ops::KvSegment out[2]) const {
   if (n == 0) return 0;
-  const int64_t row_bytes = row_ * static_cast<int64_t>(elem_);
   if (ring_ == 0) {
     out[0] = ops::KvSegment{k_.data(), v_.data(), row_, 0, n, type_};
     return 1;
@@ -42,16 +48,18 @@ int KvLayer::Segments(int64_t n, ops::KvSegment out[2]) const {
   const int64_t count = n - first;
   const int64_t slot = first % ring_;
   const int64_t run = std::min(count, ring_ - slot);
-  out[0] = ops::KvSegment{k_.data() + slot * row_bytes, v_.data() + slot * row_bytes, row_, first, run, type_};
+  out[0] = ops::KvSegment{k_.data() + slot * row_bytes_, v_.data() + slot * row_bytes_, row_, first, run, type_};
   if (run == count) return 1;
   out[1] = ops::KvSegment{k_.data(), v_.data(), row_, first + run, count - run, type_};
   return 2;
 }
 
 void KvLayer::Store(std::vector<uint8_t>& dst, int64_t slot, const float* src, int64_t rows) {
-  uint8_t* p = dst.data() + slot * row_ * static_cast<int64_t>(elem_);
+  uint8_t* p = dst.data() + slot * row_bytes_;
   if (type_ == TensorType::kF32) {
     std::memcpy(p, src, rows * row_ * sizeof(float));
+  } else if (type_ == TensorType::kQ8) {
+    ops::QuantizeKvRowQ8(src, reinterpret_cast<BlockQ8*>(p), rows * row_);
   } else {
     kernels::ActiveKernels().f32_to_f16(src, reinterpret_cast<uint16_t*>(p), rows * row_);
   }
@@ -68,6 +76,20 @@ void KvLayer::Write(int64_t n, const float* k, const float* v, int64_t T) {
     Store(k_, slot, k + t * row_, 1);
     Store(v_, slot, v + t * row_, 1);
   }
+}
+
+Status CheckKvType(const model::Gemma4Config& cfg, TensorType type) {
+  if (type == TensorType::kF32 || type == TensorType::kF16) return Status::Ok();
+  if (type != TensorType::kQ8) return InvalidArgument("KV cache rows are f32, f16 or q8");
+  for (int64_t l = 0; l < cfg.num_layers; ++l) {
+    if (!cfg.has_kv(l)) continue;
+    const int64_t hd = cfg.head_dim_of(l);
+    if (hd % kQBlock != 0) {  // (the row, Hkv·hd, then is too)
+      return InvalidArgument("a q8 KV cache needs head sizes that are multiples of 32; layer " + std::to_string(l) +
+                             " has " + std::to_string(hd) + " (use --kv-type f16 or f32)");
+    }
+  }
+  return Status::Ok();
 }
 
 KvCache::KvCache(const model::Gemma4Config& cfg, int64_t context_limit, TensorType type)

@@ -1,9 +1,11 @@
 // A session's KV cache (../shared/spec/gemma4-text.md §5.1): storage only for the layers
 // that own K/V. Sliding-window layers keep a ring of W rows (the keys a later query can
 // still see); full-attention layers keep contiguous rows that grow by doubling up to the
-// session's context limit, so memory follows the tokens actually used. Rows are f32 or f16
-// (chosen at construction): f16 halves the memory and the bytes attention reads; Commit
-// rounds the step's f32 rows to nearest even, and attention widens them back exactly.
+// session's context limit, so memory follows the tokens actually used. Rows are f32, f16 or
+// q8 (chosen at construction): f16 halves the memory and the bytes attention reads; Commit
+// rounds the step's f32 rows to nearest even, and attention widens them back exactly. q8
+// (ggml's q8_0 blocks: an f16 scale and 32 int8 per 32 values along the row, 34 bytes) halves
+// them again; Commit quantizes (ops::QuantizeKvRowQ8) and attention dequantizes exactly.
 #pragma once
 
 #include <cstdint>
@@ -21,7 +23,7 @@ namespace gemlet::runtime {
 // p % capacity and only the last `capacity` positions are kept); 0: contiguous rows.
 class KvLayer {
  public:
-  // `type`: kF32 or kF16.
+  // `type`: kF32, kF16 or kQ8 (then row_floats is a multiple of 32).
   KvLayer(int64_t row_floats, int64_t ring_capacity, TensorType type = TensorType::kF32);
 
   bool is_ring() const { return ring_ > 0; }
@@ -33,7 +35,7 @@ class KvLayer {
   // The kept rows when `n` positions have been written: ≤ 2 segments in position order.
   int Segments(int64_t n, ops::KvSegment out[2]) const;
   // Writes positions [n, n + T) of f32 rows (a ring keeps only the last `capacity` of them),
-  // converted to the layer's type.
+  // converted to the layer's type (f16: nearest even; q8: ops::QuantizeKvRowQ8).
   void Write(int64_t n, const float* k, const float* v, int64_t T);
   uint64_t bytes() const { return k_.capacity() + v_.capacity(); }
 
@@ -43,14 +45,20 @@ class KvLayer {
 
   int64_t row_, ring_, cap_ = 0;
   TensorType type_;
-  size_t elem_;                  // bytes per element: 4 or 2
+  int64_t row_bytes_;           // bytes per row: row_·4, row_·2 or row_/32·34
   std::vector<uint8_t> k_, v_;  // [cap_, row_] elements of type_
 };
+
+// Whether a session of `cfg` can keep its KV rows in `type`: kF32 and kF16 always; kQ8 when
+// every cached layer's head_dim (and so its row) is a multiple of 32, the q8 block size.
+// InvalidArgument naming the layer and the alternatives otherwise.
+Status CheckKvType(const model::Gemma4Config& cfg, TensorType type);
 
 class KvCache : public model::KvStore {
  public:
   // `context_limit`: the most positions this session may hold (prompt + generated tokens).
-  // `type`: the rows' element type, kF32 or kF16 (runtime::Engine::kv_type() picks it).
+  // `type`: the rows' element type, kF32, kF16 or kQ8 (runtime::Engine::kv_type() picks it;
+  // kQ8 needs every kv row and head_dim a multiple of 32: CheckKvType).
   KvCache(const model::Gemma4Config& cfg, int64_t context_limit, TensorType type = TensorType::kF32);
 
   int64_t size() const override { return n_; }

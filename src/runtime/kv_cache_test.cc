@@ -2,10 +2,14 @@
 
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstring>
 #include <string>
 #include <vector>
 
 #include "base/half.h"
+#include "kernels/ref/quant.h"
+#include "ops/ops_test_util.h"
 
 namespace gemlet::runtime {
 namespace {
@@ -22,11 +26,25 @@ std::vector<float> Rows(int64_t p0, int64_t T, int64_t row, float sign) {
 // Element i of a segment's k or v rows, as f32.
 float At(const ops::KvSegment& s, const void* p, int64_t i) {
   if (s.type == TensorType::kF16) return F16ToF32(static_cast<const uint16_t*>(p)[i]);
+  if (s.type == TensorType::kQ8) {
+    const BlockQ8& b = static_cast<const BlockQ8*>(p)[i / kQBlock];
+    return b.qs[i % kQBlock] * F16ToF32(b.d);
+  }
   return static_cast<const float*>(p)[i];
 }
 
+// The value a row of x's holds in a cache of `type` (ops::RoundToKvType).
+float Held(float x, TensorType type) {
+  std::vector<float> row(kQBlock, x);
+  ops::RoundToKvType(type, row.data(), kQBlock);
+  return row[0];
+}
+
+// The parameterized tests' row sizes: q8 rows are whole blocks of 32.
+int64_t RowOf(int64_t n, TensorType type) { return type == TensorType::kQ8 ? n * kQBlock : n; }
+
 // Checks that the segments hold exactly positions [first, n) in order, each row intact
-// (the positions are small integers, exact in f16 too).
+// (the positions are small integers, exact in f16 too; in q8 as RoundToKvType rounds them).
 void ExpectHolds(const KvLayer& layer, int64_t n, int64_t first) {
   ops::KvSegment segs[2];
   const int count = layer.Segments(n, segs);
@@ -37,8 +55,9 @@ void ExpectHolds(const KvLayer& layer, int64_t n, int64_t first) {
     ASSERT_EQ(segs[i].type, layer.type());
     for (int64_t u = 0; u < segs[i].count; ++u, ++expect) {
       for (int64_t j = 0; j < layer.row_floats(); ++j) {
-        ASSERT_EQ(At(segs[i], segs[i].k, u * segs[i].stride + j), static_cast<float>(expect)) << "n=" << n;
-        ASSERT_EQ(At(segs[i], segs[i].v, u * segs[i].stride + j), -static_cast<float>(expect)) << "n=" << n;
+        const float want = Held(static_cast<float>(expect), layer.type());
+        ASSERT_EQ(At(segs[i], segs[i].k, u * segs[i].stride + j), want) << "n=" << n;
+        ASSERT_EQ(At(segs[i], segs[i].v, u * segs[i].stride + j), -want) << "n=" << n;
       }
     }
   }
@@ -49,7 +68,7 @@ class KvLayerTest : public ::testing::TestWithParam<TensorType> {};
 
 // A ring of its own size: one position at a time past several wrap-arounds.
 TEST_P(KvLayerTest, RingWrapsOneAtATime) {
-  const int64_t cap = 4, row = 3;
+  const int64_t cap = 4, row = RowOf(3, GetParam());
   KvLayer ring(row, cap, GetParam());
   EXPECT_TRUE(ring.is_ring());
   ExpectHolds(ring, 0, 0);
@@ -63,7 +82,7 @@ TEST_P(KvLayerTest, RingWrapsOneAtATime) {
 
 // Chunks that end exactly at the ring size, cross the wrap, and exceed the ring.
 TEST_P(KvLayerTest, RingChunks) {
-  const int64_t cap = 5, row = 2;
+  const int64_t cap = 5, row = RowOf(2, GetParam());
   for (const std::vector<int64_t>& chunks :
        std::vector<std::vector<int64_t>>{{5, 5, 5}, {3, 4, 1, 7}, {12}, {1, 11, 2}, {4, 6, 6}}) {
     KvLayer ring(row, cap, GetParam());
@@ -78,7 +97,7 @@ TEST_P(KvLayerTest, RingChunks) {
 }
 
 TEST_P(KvLayerTest, ContiguousGrowsByDoublingUpToTheLimit) {
-  const int64_t row = 4;
+  const int64_t row = RowOf(4, GetParam());
   KvLayer full(row, 0, GetParam());
   EXPECT_FALSE(full.is_ring());
   EXPECT_EQ(full.capacity_rows(), 0);
@@ -94,13 +113,61 @@ TEST_P(KvLayerTest, ContiguousGrowsByDoublingUpToTheLimit) {
   }
   full.Grow(100, 100);
   EXPECT_EQ(full.capacity_rows(), 100);  // capped at the limit, not the next power of two
-  EXPECT_EQ(full.bytes(), 2u * 100 * row * (GetParam() == TensorType::kF16 ? 2 : 4));
+  const uint64_t row_bytes = GetParam() == TensorType::kQ8   ? row / kQBlock * sizeof(BlockQ8)
+                             : GetParam() == TensorType::kF16 ? row * 2
+                                                               : row * 4;
+  EXPECT_EQ(full.bytes(), 2u * 100 * row_bytes);
 }
 
-INSTANTIATE_TEST_SUITE_P(Types, KvLayerTest, ::testing::Values(TensorType::kF32, TensorType::kF16),
+INSTANTIATE_TEST_SUITE_P(Types, KvLayerTest,
+                         ::testing::Values(TensorType::kF32, TensorType::kF16, TensorType::kQ8),
                          [](const ::testing::TestParamInfo<TensorType>& i) {
-                           return std::string(i.param == TensorType::kF16 ? "f16" : "f32");
+                           return std::string(TensorTypeName(i.param));
                          });
+
+// A q8 layer stores each committed row as ops::QuantizeKvRowQ8 blocks, which dequantize to
+// exactly what ops::RoundToKvType gives (the values the forward attends over before storing
+// them), through ring wrap-arounds and across rows of widely varying magnitudes.
+TEST(KvLayerQ8Test, SegmentsDequantizeToTheRoundedValues) {
+  const int64_t row = 2 * 64, cap = 6;  // two heads of 64
+  for (int64_t ring : {int64_t{0}, cap}) {
+    KvLayer layer(row, ring, TensorType::kQ8);
+    const int64_t n_total = 15;
+    layer.Grow(n_total, n_total);
+    std::vector<float> k = ops::testing::RandomVector(n_total * row, 31);
+    std::vector<float> v = ops::testing::RandomVector(n_total * row, 32);
+    for (int64_t i = 0; i < n_total * row; ++i) {  // a magnitude per block, 2^-30 … 2^17
+      const float m = std::exp2(static_cast<float>(i / kQBlock % 48) - 30.0f);
+      k[i] *= m;
+      v[i] *= -m;
+    }
+    int64_t n = 0;
+    for (int64_t T : {1, 4, 7, 3}) {
+      layer.Write(n, k.data() + n * row, v.data() + n * row, T);
+      n += T;
+    }
+    std::vector<float> k_held = k, v_held = v;
+    ops::RoundToKvType(TensorType::kQ8, k_held.data(), n * row);
+    ops::RoundToKvType(TensorType::kQ8, v_held.data(), n * row);
+    ops::KvSegment segs[2];
+    const int count = layer.Segments(n, segs);
+    int64_t p = ring > 0 ? n - cap : 0;
+    std::vector<float> got(row);
+    for (int s = 0; s < count; ++s) {
+      ASSERT_EQ(segs[s].type, TensorType::kQ8);
+      ASSERT_EQ(segs[s].pos0, p);
+      for (int64_t u = 0; u < segs[s].count; ++u, ++p) {
+        const auto* kb = static_cast<const BlockQ8*>(segs[s].k) + u * segs[s].stride / kQBlock;
+        const auto* vb = static_cast<const BlockQ8*>(segs[s].v) + u * segs[s].stride / kQBlock;
+        kernels::DequantizeRowRef(TensorType::kQ8, kb, got.data(), row);
+        ASSERT_EQ(0, std::memcmp(got.data(), k_held.data() + p * row, row * sizeof(float))) << "k " << p;
+        kernels::DequantizeRowRef(TensorType::kQ8, vb, got.data(), row);
+        ASSERT_EQ(0, std::memcmp(got.data(), v_held.data() + p * row, row * sizeof(float))) << "v " << p;
+      }
+    }
+    EXPECT_EQ(p, n);
+  }
+}
 
 // An f16 layer stores each committed f32 as base/half.h rounds it (nearest even), including
 // values that are not exact in f16 and a row length that is not a multiple of the SIMD width.
@@ -158,6 +225,24 @@ TEST(KvCacheTest, OnlyLayersWithKvAndMemoryFollowsUse) {
   EXPECT_EQ(half.type(), TensorType::kF16);
   ASSERT_TRUE(half.Reserve(1000).ok());
   EXPECT_EQ(2 * half.bytes_allocated(), cache.bytes_allocated());
+  // And in q8: 34 bytes per 32 values, against f16's 64.
+  KvCache q8(cfg, 100000, TensorType::kQ8);
+  EXPECT_EQ(q8.type(), TensorType::kQ8);
+  ASSERT_TRUE(q8.Reserve(1000).ok());
+  EXPECT_EQ(64 * q8.bytes_allocated(), 34 * half.bytes_allocated());
+}
+
+// q8 needs every cached layer's head size to be whole blocks of 32; f32 and f16 take any.
+TEST(KvCacheTest, CheckKvTypeRefusesQ8WithPartialBlocks) {
+  auto cfg = TinyConfig();
+  for (TensorType t : {TensorType::kF32, TensorType::kF16, TensorType::kQ8}) EXPECT_TRUE(CheckKvType(cfg, t).ok());
+  cfg.global_head_dim = 48;  // the full-attention layers' heads: 1.5 blocks
+  EXPECT_TRUE(CheckKvType(cfg, TensorType::kF16).ok());
+  const Status st = CheckKvType(cfg, TensorType::kQ8);
+  EXPECT_EQ(st.code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(st.message().find("multiples of 32"), std::string::npos) << st.message();
+  EXPECT_NE(st.message().find("48"), std::string::npos) << st.message();
+  EXPECT_EQ(CheckKvType(cfg, TensorType::kBF16).code(), ErrorCode::kInvalidArgument);
 }
 
 TEST(KvCacheTest, CommitAdvancePastAndLimit) {

@@ -13,6 +13,7 @@
 
 #include "base/mapped_file.h"
 #include "kernels/kernels.h"
+#include "kernels/ref/quant.h"
 
 namespace gemlet::runtime {
 
@@ -169,7 +170,8 @@ Status SaveSessionFile(const std::string& path, const Session& session, const nl
     w.Put<uint64_t>(nseg ? seg[0].pos0 : 0);
     w.Put<uint64_t>(count);
     w.Put<uint64_t>(row);
-    // Rows on disk are f32 whatever the cache holds (f16 -> f32 -> f16 is lossless).
+    // Rows on disk are f32 whatever the cache holds (f16 -> f32 -> f16 is lossless, and so is
+    // q8 -> f32 -> q8: quantizing dequantized values gives the same blocks, ops::RoundToKvType).
     std::vector<float> wide(row);
     for (int kv_i = 0; kv_i < 2; ++kv_i) {
       for (int s = 0; s < nseg; ++s) {
@@ -178,6 +180,10 @@ Status SaveSessionFile(const std::string& path, const Session& session, const nl
           if (seg[s].type == TensorType::kF16) {
             kernels::ActiveKernels().f16_to_f32(static_cast<const uint16_t*>(src) + r * seg[s].stride, wide.data(),
                                                 static_cast<int64_t>(row));
+            w.Bytes(wide.data(), row * sizeof(float));
+          } else if (seg[s].type == TensorType::kQ8) {
+            kernels::DequantizeRowRef(TensorType::kQ8, static_cast<const BlockQ8*>(src) + r * seg[s].stride / kQBlock,
+                                      wide.data(), static_cast<int64_t>(row));
             w.Bytes(wide.data(), row * sizeof(float));
           } else {
             w.Bytes(static_cast<const float*>(src) + r * seg[s].stride, row * sizeof(float));
@@ -304,6 +310,14 @@ Result<nlohmann::json> LoadSessionBytes(const uint8_t* p, size_t size, const std
         (!AllWithin(lr.k, lr.count * lr.row, 65504.0f) || !AllWithin(lr.v, lr.count * lr.row, 65504.0f))) {
       return InvalidArgument(path + ": the K/V rows of layer " + std::to_string(l) +
                              " exceed the f16 range of this session's KV cache (|x| > 65504; load with --kv-type f32)");
+    }
+    // A q8 block's scale is an f16 of amax/127.
+    constexpr float kQ8Max = 65504.0f * 127.0f;
+    if (session->kv_cache().type() == TensorType::kQ8 &&
+        (!AllWithin(lr.k, lr.count * lr.row, kQ8Max) || !AllWithin(lr.v, lr.count * lr.row, kQ8Max))) {
+      return InvalidArgument(path + ": the K/V rows of layer " + std::to_string(l) +
+                             " exceed the q8 range of this session's KV cache (|x| > 65504·127; load with "
+                             "--kv-type f32)");
     }
     layers.push_back(lr);
   }

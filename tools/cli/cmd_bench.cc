@@ -25,7 +25,7 @@ namespace {
 constexpr char kUsage[] =
     R"(usage: gemlet bench -m MODEL.gemlet [-p LIST] [-n LIST] [-d LIST] [-r N] [-t LIST]
                     [--decode-threads N] [--preset litert] [--json] [--exact] [-ub N]
-                    [--kv-type f32|f16] [--bandwidth-mib N]
+                    [--kv-type f32|f16|q8] [--bandwidth-mib N]
 
 Measures a model on this machine with random token ids (the numbers do not depend on the
 text): for each thread count, context depth and size,
@@ -53,7 +53,7 @@ flags:
   --preset litert    LiteRT-LM's protocol: prefill 1024 tokens, then decode 256 tokens after
                      them, in a 2048-token context (overrides -p, -n and -d)
   --exact            the exact f32 path instead of the int8 kernels
-  --kv-type T        KV cache rows: f16 or f32 (default f16; f32 with --exact)
+  --kv-type T        KV cache rows: f16, f32 or q8 (default f16; f32 with --exact)
   --bandwidth-mib N  the buffer of the read-bandwidth measurement (default 1024; 0 skips it)
   --json             {"model", "load_s", "peak_rss_bytes", "decode_bytes_per_token",
                      "results": [{"test", "tok_s", "tok_s_all", "ttft_s" (prefill tests),
@@ -200,7 +200,7 @@ int Run(Flags& flags) {
     const int64_t max_pos = engine.config().max_position_embeddings;
     tier = kernels::TierName(kernels::ActiveKernels().tier);
     decode_bytes = engine.model().decode_bytes_per_token();
-    kv_name = engine.kv_type() == TensorType::kF16 ? "f16" : "f32";
+    kv_name = TensorTypeName(engine.kv_type());  // "f32", "f16" or "q8"
 
     // One measurement: prefill `depth` tokens untimed, then time `n_prompt` prefill tokens or
     // `n_gen` decode steps.

@@ -50,7 +50,8 @@ flags:
   --ignore-eos            keep generating after end-of-turn tokens (until -n or the context)
   --threads N             worker threads (default: all cores)
   --chunk N               prefill chunk size in tokens (default 256)
-  --kv-type T             KV cache rows: f16 (default; half the memory of f32) or f32
+  --kv-type T             KV cache rows: f16 (default; half the memory of f32), f32, or q8
+                          (8-bit blocks: half the memory of f16)
   --no-history            do not read or write the history file
 )";
 

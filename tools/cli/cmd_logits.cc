@@ -15,7 +15,7 @@ namespace {
 
 constexpr char kUsage[] =
     R"(usage: gemlet logits -m MODEL.gemlet --tokens IDS -o OUT.npy [--mode MODE] [--threads N]
-                     [--exact] [--last] [--no-skip] [--kv-type f32|f16]
+                     [--exact] [--last] [--no-skip] [--kv-type f32|f16|q8]
 
 Runs the model over the token ids (fed as given: no BOS is added; positions 0 … n−1) and
 writes the softcapped logits after every token as float32, shape [n_tokens, vocab], to a
@@ -37,8 +37,9 @@ flags:
                       (then the KV-shared layers run only for that token: the prefill skip)
   --no-skip           with --last: run every token through every layer anyway (the same
                       logits; for testing the prefill skip)
-  --kv-type T         KV cache rows: f32 (default here, as logits are for comparisons) or
-                      f16 (the default of run, chat, bench and serve in the fast path)
+  --kv-type T         KV cache rows: f32 (default here, as logits are for comparisons),
+                      f16 (the default of run, chat, bench and serve in the fast path) or
+                      q8 (8-bit blocks, a quarter of f32's memory)
 
 examples:
   gemlet logits -m tiny.gemlet --tokens 2,105,437,107 -o logits.npy

@@ -33,8 +33,9 @@ flags:
   --ctx N                 tokens per chunk, <bos> included (default 512)
   --max-chunks N          score at most N chunks (default: all)
   --threads N             worker threads (default: all cores)
-  --kv-type T             KV cache rows: f32 (default here, a measurement) or f16 (the default
+  --kv-type T             KV cache rows: f32 (default here, a measurement), f16 (the default
                           of run, chat, bench and serve: measures what the f16 cache costs)
+                          or q8 (8-bit blocks, a quarter of f32's memory)
   --chunk N               tokens per forward pass (default 64; memory grows with N x vocab)
   --json                  print one JSON object instead of the summary line
   -q, --quiet             no progress bar

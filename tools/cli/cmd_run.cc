@@ -41,7 +41,8 @@ flags:
   --ignore-eos            keep generating after end-of-generation tokens
   --threads N             worker threads (default: all cores)
   --chunk N               prefill chunk size in tokens (default 256)
-  --kv-type T             KV cache rows: f16 (default; half the memory of f32) or f32
+  --kv-type T             KV cache rows: f16 (default; half the memory of f32), f32, or q8
+                          (8-bit blocks: half the memory of f16)
   --chat                  wrap the prompt in the Gemma 4 chat format as one user turn
                           (<bos><|turn>user\nPROMPT<turn|>\n<|turn>model\n)
   --system TEXT           with --chat: a system turn first

@@ -34,7 +34,8 @@ flags:
   --threads N             compute threads (default: one per hardware thread)
   --http-threads N        connection threads (default 32; each streaming client holds one)
   --exact                 f32 reference matmuls instead of the fast int8 kernels
-  --kv-type T             KV cache rows: f16 or f32 (default f16; f32 with --exact)
+  --kv-type T             KV cache rows: f16, f32 or q8 (default f16; f32 with --exact; q8
+                          is 8-bit blocks, half the memory of f16)
   --temp X, --top-k N, --top-p X, --min-p X
                           sampling defaults for requests that leave them out
                           (default 1.0, 64, 0.95, 0)

@@ -173,14 +173,18 @@ TEST(SchedulerTest, FullQueueAnswers503WithRetryAfter) {
   opt.queue_capacity = 2;
   opt.retry_after_s = 3;
   Scheduler sched(backend, metrics, opt);
+  // The sinks of the accepted jobs. Which jobs are accepted depends on when the scheduler
+  // takes job 0 into the slot (e.g. 0, 1 and 3 when it does so between the 3rd and 4th
+  // submission), so each sink is kept with its handle.
   std::vector<std::shared_ptr<CollectSink>> sinks;
   std::vector<std::shared_ptr<JobHandle>> handles;
   int rejected = 0;
   for (int i = 0; i < 6; ++i) {
-    sinks.push_back(std::make_shared<CollectSink>());
-    auto h = sched.Submit(Spec("p", 1000000, i, sinks.back()));
+    auto sink = std::make_shared<CollectSink>();
+    auto h = sched.Submit(Spec("p", 1000000, i, sink));
     if (h.ok()) {
       handles.push_back(*h);
+      sinks.push_back(sink);
     } else {
       ++rejected;
       EXPECT_EQ(h.error().status, 503);
@@ -190,11 +194,7 @@ TEST(SchedulerTest, FullQueueAnswers503WithRetryAfter) {
   // One job in the slot (maybe not yet taken), two waiting: at least three are turned away.
   EXPECT_GE(rejected, 3);
   for (auto& h : handles) h->Cancel();
-  for (size_t i = 0; i < sinks.size(); ++i) {
-    if (i < handles.size()) {
-      EXPECT_EQ(sinks[i]->WaitDone().reason, FinishReason::kCancelled);
-    }
-  }
+  for (auto& sink : sinks) EXPECT_EQ(sink->WaitDone().reason, FinishReason::kCancelled);
 }
 
 TEST(SchedulerTest, CancelFreesTheSlotForTheNextJob) {

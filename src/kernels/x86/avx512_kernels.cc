@@ -52,10 +52,11 @@ inline __m512i Bcast32x16(const int8_t* p) {
 // the tensor are harmless (no faults).
 constexpr int kPrefetchBlocks = 16;
 
-// The 144 bytes of the block kPrefetchBlocks after p: at most 4 cache lines (first, +64,
-// +128, last byte). The address is computed as an integer, since it may lie past the tensor.
-inline void PrefetchAhead(const BlockQ4x8* p) {
-  const uintptr_t a = reinterpret_cast<uintptr_t>(p) + kPrefetchBlocks * sizeof(BlockQ4x8);
+// The 144 bytes of the block `ahead` blocks after p (kPrefetchBlocks by default): at most 4
+// cache lines (first, +64, +128, last byte). The address is computed as an integer, since it
+// may lie past the tensor.
+inline void PrefetchAhead(const BlockQ4x8* p, int64_t ahead = kPrefetchBlocks) {
+  const uintptr_t a = reinterpret_cast<uintptr_t>(p) + ahead * static_cast<int64_t>(sizeof(BlockQ4x8));
   for (uintptr_t off : {uintptr_t{0}, uintptr_t{64}, uintptr_t{128}, uintptr_t{sizeof(BlockQ4x8) - 1}}) {
     _mm_prefetch(reinterpret_cast<const char*>(a + off), _MM_HINT_T0);
   }
@@ -66,13 +67,17 @@ inline void PrefetchAhead(const BlockQ4x8* p) {
 // once (8 zmm per pair) and reused by the NT tokens; each token's block sum starts at −8·Σq
 // (the nibbles' offset) and is finished before the next token's, so the live registers are
 // 8·NP weights + NP·NT accumulators (all loops unrolled: no spills at NP 1, NT ≤ 16).
+// next_tile > 0 (the GEMV's consecutive tiles): in its last kPrefetchBlocks blocks each stream
+// prefetches the start of the stream next_tile groups on (the next tile's) instead of its own
+// end, so a new tile starts with its weights on the way rather than with four cold streams.
 template <int NP, int NT>
 inline void TileZ(const BlockQ4x8* w, int64_t gs, const ActBlock* x, int64_t xs, int64_t nb,
-                  float* y, int64_t ldy) {
+                  float* y, int64_t ldy, int64_t next_tile = 0) {
   __m512 acc[NP][NT];
   for (int p = 0; p < NP; ++p)
     for (int t = 0; t < NT; ++t) acc[p][t] = _mm512_setzero_ps();
   const __m512i m0f = _mm512_set1_epi8(0x0f);
+  const int64_t jump = kPrefetchBlocks + next_tile * gs - nb;
   for (int64_t b = 0; b < nb; ++b) {
     __m512i u[NP][8];  // [2c] the low nibbles of chunk c, [2c + 1] its high nibbles
     __m512 dw[NP];
@@ -80,8 +85,11 @@ inline void TileZ(const BlockQ4x8* w, int64_t gs, const ActBlock* x, int64_t xs,
     for (int p = 0; p < NP; ++p) {
       const BlockQ4x8& ga = w[(2 * p) * gs + b];
       const BlockQ4x8& gb = w[(2 * p + 1) * gs + b];
-      PrefetchAhead(&ga);
-      PrefetchAhead(&gb);
+      // Block b + kPrefetchBlocks of this stream, or past its end block b + kPrefetchBlocks − nb
+      // of the stream next_tile groups on.
+      const int64_t ahead = next_tile > 0 && b + kPrefetchBlocks >= nb ? jump : kPrefetchBlocks;
+      PrefetchAhead(&ga, ahead);
+      PrefetchAhead(&gb, ahead);
 #pragma GCC unroll 4
       for (int c = 0; c < 4; ++c) {
         const __m512i v = LoadPair(ga, gb, c);
@@ -121,7 +129,7 @@ void GemvQ4x8Z(const BlockQ4x8* w, int64_t gs, int64_t r0, int64_t r1, const Act
   const int64_t nb = K / kQBlock;
   int64_t g = r0 / 8;
   const int64_t g1 = r1 / 8;
-  for (; g + 4 <= g1; g += 4) TileZ<2, 1>(w + g * gs, gs, x, 0, nb, y + 8 * g, 0);
+  for (; g + 4 <= g1; g += 4) TileZ<2, 1>(w + g * gs, gs, x, 0, nb, y + 8 * g, 0, /*next_tile=*/4);
   if (g + 2 <= g1) {
     TileZ<1, 1>(w + g * gs, gs, x, 0, nb, y + 8 * g, 0);
     g += 2;

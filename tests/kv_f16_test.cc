@@ -157,6 +157,29 @@ TEST_P(KvF16, SaveLoadContinuesIdentically) {
 
 // A file saved from an f32 cache loads into an f16 session (the rows are rounded), unless a
 // value is beyond f16's range: then a one-line error, and an f32 session still loads it.
+// A session saved before any token (no tokens, no K/V rows) loads as an empty session that
+// then works like a fresh one (the fuzzer found the empty token list once).
+TEST_P(KvF16, EmptySessionSavesAndLoads) {
+  const Source src = GetParam();
+  const Oracle& o = LoadOracle(src.variant);
+  const std::string path = Converted(src.variant, src.file);
+  ASSERT_FALSE(path.empty());
+  auto e16 = OpenKv(path, ops::MatMulMode::kFast, TensorType::kF16);
+  ASSERT_TRUE(e16);
+  runtime::Session a(*e16);
+  const std::string f = ScratchDir() + "/kv_empty_" + src.variant + "_" + src.file + ".session";
+  ASSERT_TRUE(runtime::SaveSessionFile(f, a, nlohmann::json::object()).ok());
+  runtime::Session b(*e16), fresh(*e16);
+  ASSERT_TRUE(b.Prefill(o.cases.front().tokens, nullptr).ok());  // replaced by the load
+  auto r = runtime::LoadSessionFile(f, &b, nullptr);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(b.position(), 0);
+  std::vector<float> lb, lf;
+  ASSERT_TRUE(b.Prefill(o.cases.front().tokens, &lb).ok());
+  ASSERT_TRUE(fresh.Prefill(o.cases.front().tokens, &lf).ok());
+  EXPECT_EQ(lb, lf);
+}
+
 TEST_P(KvF16, F32FileIntoF16SessionChecksTheRange) {
   const Source src = GetParam();
   const Oracle& o = LoadOracle(src.variant);

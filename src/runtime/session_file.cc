@@ -261,7 +261,7 @@ Result<nlohmann::json> LoadSessionBytes(const uint8_t* p, size_t size, const std
   if (n > size / sizeof(int32_t)) return Corrupt(path + ": token count " + std::to_string(n) + " exceeds the file");
   std::vector<int32_t> tokens(n);
   ASSIGN_OR_RETURN(const uint8_t* tok_p, r.Take(n * sizeof(int32_t), "tokens"));
-  std::memcpy(tokens.data(), tok_p, n * sizeof(int32_t));
+  if (n > 0) std::memcpy(tokens.data(), tok_p, n * sizeof(int32_t));  // (an empty vector's data() may be null)
   for (size_t i = 0; i < tokens.size(); ++i) {
     if (tokens[i] < 0 || tokens[i] >= cfg.vocab_size) {
       return Corrupt(path + ": token " + std::to_string(i) + " has id " + std::to_string(tokens[i]) +

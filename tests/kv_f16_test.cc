@@ -16,26 +16,11 @@
 
 #include "base/mapped_file.h"
 #include "runtime/session_file.h"
+#include "tests/kv_test_util.h"
 #include "tests/oracle_test_util.h"
 
 namespace gemlet::oracle {
 namespace {
-
-struct Source {
-  const char* variant;
-  const char* file;
-};
-void PrintTo(const Source& s, std::ostream* os) { *os << s.variant << " " << s.file; }
-
-std::unique_ptr<runtime::Engine> OpenKv(const std::string& path, ops::MatMulMode mode, std::optional<TensorType> kv) {
-  runtime::EngineOptions eo;
-  eo.threads = 2;
-  eo.mode = mode;
-  eo.kv_type = kv;
-  auto e = runtime::Engine::Open(path, eo);
-  EXPECT_TRUE(e.ok()) << e.status().ToString();
-  return e.ok() ? std::move(*e) : nullptr;
-}
 
 class KvF16 : public ::testing::TestWithParam<Source> {};
 
@@ -199,15 +184,8 @@ TEST_P(KvF16, F32FileIntoF16SessionChecksTheRange) {
   // The last V value of the last layer becomes 70000 (f16's largest finite value is 65504);
   // the checksum (FNV-1a 64 of every byte before it) is recomputed so that only the range
   // check can refuse the file.
-  auto bytes = ReadFileToString(f);
-  ASSERT_TRUE(bytes.ok());
-  std::string d = *bytes;
-  const float big = 70000.0f;
-  std::memcpy(&d[d.size() - 12], &big, 4);
-  const uint64_t h = runtime::SessionFileChecksum(d.data(), d.size() - 8);
-  std::memcpy(&d[d.size() - 8], &h, 8);
-  const std::string g = f + ".big";
-  std::ofstream(g, std::ios::binary) << d;
+  const std::string g = WithLastKvValue(f, 70000.0f);
+  ASSERT_FALSE(g.empty());
   runtime::Session c16(*e16), c32(*e32);
   auto r16 = runtime::LoadSessionFile(g, &c16, nullptr);
   ASSERT_FALSE(r16.ok());

@@ -16,26 +16,11 @@
 
 #include "base/mapped_file.h"
 #include "runtime/session_file.h"
+#include "tests/kv_test_util.h"
 #include "tests/oracle_test_util.h"
 
 namespace gemlet::oracle {
 namespace {
-
-struct Source {
-  const char* variant;
-  const char* file;
-};
-void PrintTo(const Source& s, std::ostream* os) { *os << s.variant << " " << s.file; }
-
-std::unique_ptr<runtime::Engine> OpenKv(const std::string& path, ops::MatMulMode mode, TensorType kv) {
-  runtime::EngineOptions eo;
-  eo.threads = 2;
-  eo.mode = mode;
-  eo.kv_type = kv;
-  auto e = runtime::Engine::Open(path, eo);
-  EXPECT_TRUE(e.ok()) << e.status().ToString();
-  return e.ok() ? std::move(*e) : nullptr;
-}
 
 class KvQ8 : public ::testing::TestWithParam<Source> {};
 
@@ -165,15 +150,8 @@ TEST_P(KvQ8, F32FileIntoQ8SessionChecksTheRange) {
   // The last V value of the last layer becomes 9e6 (> 65504·127 ≈ 8.32e6, but within f32);
   // the checksum (FNV-1a 64 of every byte before it) is recomputed so that only the range
   // check can refuse the file.
-  auto bytes = ReadFileToString(f);
-  ASSERT_TRUE(bytes.ok());
-  std::string d = *bytes;
-  const float big = 9e6f;
-  std::memcpy(&d[d.size() - 12], &big, 4);
-  const uint64_t h = runtime::SessionFileChecksum(d.data(), d.size() - 8);
-  std::memcpy(&d[d.size() - 8], &h, 8);
-  const std::string g = f + ".big";
-  std::ofstream(g, std::ios::binary) << d;
+  const std::string g = WithLastKvValue(f, 9e6f);
+  ASSERT_FALSE(g.empty());
   runtime::Session c8(*e8), c32(*e32);
   auto r8 = runtime::LoadSessionFile(g, &c8, nullptr);
   ASSERT_FALSE(r8.ok());

@@ -1,6 +1,7 @@
 #include "ops/matmul.h"
 
 #include <algorithm>
+#include <functional>
 #include <vector>
 
 #include "ops/activation.h"
@@ -132,6 +133,16 @@ const kernels::ActBlock* QuantizeActivations(const kernels::KernelTable& k, MatM
   return q;
 }
 
+// run(u0, u1) over the work units [0, units), split across `pool` (may be null) two units or more
+// per range.
+void RunUnits(int64_t units, ThreadPool* pool, const std::function<void(int64_t, int64_t)>& run) {
+  if (pool == nullptr) {
+    run(0, units);
+  } else {
+    pool->ParallelFor(units, run, 2);
+  }
+}
+
 void ProductRows(const kernels::KernelTable& k, const Weight& w, const float* x, const kernels::ActBlock* xq,
                  int64_t T, float* y, int64_t r0, int64_t r1, MatMulMode mode) {
   if (mode == MatMulMode::kFast) {
@@ -159,11 +170,7 @@ void MatMulGeGlu(const Weight& gate, const Weight& up, MatMulInput in, int64_t T
     for (int64_t t = 0; t < T; ++t) GeGlu(gate_y + t * I + r0, up_y + t * I + r0, r1 - r0, gate_y + t * I + r0);
   };
   const int64_t units = (I + kUnitRows - 1) / kUnitRows;
-  if (pool == nullptr) {
-    run(0, units);
-  } else {
-    pool->ParallelFor(units, run, 2);
-  }
+  RunUnits(units, pool, run);
 }
 
 void MatMulGeluGated(const Weight& w, MatMulInput in, int64_t T, const float* m, int64_t ldm, float* y,
@@ -178,11 +185,7 @@ void MatMulGeluGated(const Weight& w, MatMulInput in, int64_t T, const float* m,
     for (int64_t t = 0; t < T; ++t) GeGlu(y + t * N + r0, m + t * ldm + r0, r1 - r0, y + t * N + r0);
   };
   const int64_t units = (N + kUnitRows - 1) / kUnitRows;
-  if (pool == nullptr) {
-    run(0, units);
-  } else {
-    pool->ParallelFor(units, run, 2);
-  }
+  RunUnits(units, pool, run);
 }
 
 void MatMulShared(std::span<const MatMulOut> outs, MatMulInput in, int64_t T, MatMulMode mode,
@@ -217,11 +220,7 @@ void MatMulShared(std::span<const MatMulOut> outs, MatMulInput in, int64_t T, Ma
       ProductRows(k, w, x, xq, T, outs[i].y, r0, r1, mode);
     }
   };
-  if (pool == nullptr) {
-    run(0, units);
-  } else {
-    pool->ParallelFor(units, run, 2);
-  }
+  RunUnits(units, pool, run);
 }
 
 void MatMul(const Weight& w, MatMulInput x, int64_t T, float* y, MatMulMode mode, ThreadPool* pool) {

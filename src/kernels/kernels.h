@@ -96,11 +96,15 @@ using GemmQ4x8Fn = void (*)(const BlockQ4x8* w, int64_t group_stride_blocks, int
                             const ActBlock* x, int64_t x_stride_blocks, int64_t T, int64_t K,
                             float* y, int64_t ldy);
 // Float weights: wtype is kF32, kF16 or kBF16; rows are row_stride elements apart.
+// `prefetch` (gemm_f, gemm_acc_f) is a hint that changes no result: while reading row r the
+// kernel may prefetch row r + prefetch into cache (0: none); those rows need not exist. A
+// caller that walks a long matrix tile by tile, like attention over a KV cache that the other
+// layers' weights pushed out of every cache, passes the tile's row count.
 using GemvFFn = void (*)(TensorType wtype, const void* w, int64_t row_stride, int64_t r0,
                          int64_t r1, const float* x, int64_t K, float* y);
 using GemmFFn = void (*)(TensorType wtype, const void* w, int64_t row_stride, int64_t r0,
                          int64_t r1, const float* x, int64_t x_stride, int64_t T, int64_t K,
-                         float* y, int64_t ldy);
+                         float* y, int64_t ldy, int64_t prefetch);
 
 // Accumulating product with float rows (attention's P·V): for m < M, d < D
 //   acc = y[m·ldy + d];  for n = 0, 1, …, N−1: acc = fmaf(a[m·lda + n], B_n[d], acc);
@@ -109,7 +113,7 @@ using GemmFFn = void (*)(TensorType wtype, const void* w, int64_t row_stride, in
 // over n per element, so splitting N across calls gives the same bits.
 using GemmAccFFn = void (*)(TensorType btype, const float* a, int64_t lda, int64_t M,
                             const void* b, int64_t b_stride, int64_t N, int64_t D, float* y,
-                            int64_t ldy);
+                            int64_t ldy, int64_t prefetch);
 
 // y[i] = F16ToF32(x[i]) / y[i] = F32ToF16(x[i]) for i in [0, n); any n >= 0.
 using F16ToF32Fn = void (*)(const uint16_t* x, float* y, int64_t n);

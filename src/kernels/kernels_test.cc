@@ -298,15 +298,19 @@ TEST_P(TierTest, FloatWeightsMatchTwin) {
             std::memcpy(&w[i * 2], &h, 2);
           }
         }
-        for (int64_t T : {1, 2, 3, 4, 5, 9, 17}) {
+        for (int64_t T : {1, 2, 3, 4, 5, 8, 9, 12, 17}) {
           const std::string what = std::string(TensorTypeName(wt)) + " K=" + std::to_string(K) +
                                    " rows=" + std::to_string(rows) + " T=" + std::to_string(T);
           const int64_t xs = K + 1, ldy = rows + 1;
           std::vector<float> x = RandomFloats(rng, T * xs, 2.0f);
           std::vector<float> want(T * ldy, kSentinel), got(T * ldy, kSentinel);
           GemmFRef(wt, w.data(), rs, 0, rows, x.data(), xs, T, K, want.data(), ldy);
-          k().gemm_f(wt, w.data(), rs, 0, rows, x.data(), xs, T, K, got.data(), ldy);
+          k().gemm_f(wt, w.data(), rs, 0, rows, x.data(), xs, T, K, got.data(), ldy, 0);
           ExpectSame(want, got, what + " gemm");
+          // The prefetch hint (as attention passes it: the tile's rows) changes no bit.
+          std::vector<float> pf(T * ldy, kSentinel);
+          k().gemm_f(wt, w.data(), rs, 0, rows, x.data(), xs, T, K, pf.data(), ldy, rows);
+          ExpectSame(want, pf, what + " gemm prefetching");
           std::vector<float> yv(rows, kSentinel), yr(rows, kSentinel);
           GemvFRef(wt, w.data(), rs, rows > 1 ? 1 : 0, rows, x.data(), K, yr.data());
           k().gemv_f(wt, w.data(), rs, rows > 1 ? 1 : 0, rows, x.data(), K, yv.data());
@@ -342,15 +346,15 @@ TEST_P(TierTest, GemmAccMatchesTwin) {
           std::vector<float> y0 = RandomFloats(rng, M * ldy, 1.0f);
           std::vector<float> want = y0, got = y0;
           GemmAccFRef(bt, a.data(), lda, M, b, bs, N, D, want.data(), ldy);
-          k().gemm_acc_f(bt, a.data(), lda, M, b, bs, N, D, got.data(), ldy);
+          k().gemm_acc_f(bt, a.data(), lda, M, b, bs, N, D, got.data(), ldy, N);  // prefetching as attention does
           ExpectSame(want, got, what);
           // Split N into [0, h) and [h, N): the same bits.
           const int64_t h = N / 2;
           std::vector<float> split = y0;
           const size_t eb = bt == TensorType::kF32 ? 4 : 2;
-          k().gemm_acc_f(bt, a.data(), lda, M, b, bs, h, D, split.data(), ldy);
+          k().gemm_acc_f(bt, a.data(), lda, M, b, bs, h, D, split.data(), ldy, 0);
           k().gemm_acc_f(bt, a.data() + h, lda, M, static_cast<const uint8_t*>(b) + h * bs * eb, bs,
-                         N - h, D, split.data(), ldy);
+                         N - h, D, split.data(), ldy, 0);
           ExpectSame(want, split, what + " split");
           if (HasFatalFailure()) return;
         }

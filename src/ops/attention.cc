@@ -91,6 +91,7 @@ struct Run {
   int64_t c0;    // its first key's column in the tile
   int64_t pos0;  // its first key's position
   TensorType type;
+  int64_t prefetch;  // the kernels' prefetch hint (kernels.h), in rows
 };
 
 // The keys the queries of a block may see: [lo, hi] (hi < lo: none).
@@ -187,14 +188,16 @@ void AttendChunk(const kernels::KernelTable& kt, const AttentionShape& s, const 
           DequantQ8(kb + r * (sg->stride / kQBlock), hd / kQBlock, k_tile.data() + (n + r) * hd);
           DequantQ8(vb + r * (sg->stride / kQBlock), hd / kQBlock, v_tile.data() + (n + r) * hd);
         }
-        runs.push_back(Run{k_tile.data() + n * hd, v_tile.data() + n * hd, hd, e - u, n, u, TensorType::kF32});
+        runs.push_back(Run{k_tile.data() + n * hd, v_tile.data() + n * hd, hd, e - u, n, u, TensorType::kF32, 0});
       } else {
+        // Rows in place: the kernels prefetch the rows one tile on (the next tile's, when the
+        // segment goes on), so the next tile's K and V come in while this one is computed.
         runs.push_back(Run{ElementAt(sg->k, sg->type, elem), ElementAt(sg->v, sg->type, elem), sg->stride, e - u, n,
-                           u, sg->type});
+                           u, sg->type, kKeyTile});
       }
       const Run& run = runs.back();
       // sc[i * kKeyTile + n + j] = q_i · k_j (the same bits whichever queries share the call)
-      kt.gemm_f(run.type, run.k, run.stride, 0, e - u, qb, hd, M, hd, sc + n, kKeyTile);
+      kt.gemm_f(run.type, run.k, run.stride, 0, e - u, qb, hd, M, hd, sc + n, kKeyTile, run.prefetch);
       n += e - u;
       u = e;
     }
@@ -242,7 +245,9 @@ void AttendChunk(const kernels::KernelTable& kt, const AttentionShape& s, const 
       }
     }
     // o[i, :] += Σ_j p[i, j] · V_j for every query, one run of rows at a time.
-    for (const Run& r : runs) kt.gemm_acc_f(r.type, sc + r.c0, kKeyTile, M, r.v, r.stride, r.n, hd, st.o, hd);
+    for (const Run& r : runs) {
+      kt.gemm_acc_f(r.type, sc + r.c0, kKeyTile, M, r.v, r.stride, r.n, hd, st.o, hd, r.prefetch);
+    }
   }
 }
 

@@ -82,7 +82,7 @@ void MatMulFastRows(const kernels::KernelTable& k, const Weight& w, const float*
           const int64_t re = std::min(r1, rb + 32);
           for (int64_t t0 = 0; t0 < T; t0 += tile) {
             const int64_t n = std::min(tile, T - t0);
-            k.gemm_f(w.type, w.data, K, rb, re, x + t0 * K, K, n, K, y + t0 * ldy, ldy);
+            k.gemm_f(w.type, w.data, K, rb, re, x + t0 * K, K, n, K, y + t0 * ldy, ldy, 0);
           }
         }
       }

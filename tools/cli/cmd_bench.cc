@@ -33,12 +33,13 @@ text): for each thread count, context depth and size,
        (the prefill's wall time up to the last token's logits);
   tgN  N decode steps, one token each, tok/s;
 each the median of -r repetitions in a fresh session (the depth's tokens are prefilled
-first, untimed). Also reports the load time (mapping the file, binding the weights) and the
+first, untimed), taken in turns across the tests (the first repetition of every test, then
+the second, ...) so that a machine whose speed drifts weighs on every test alike. Also reports the load time (mapping the file, binding the weights) and the
 process's peak resident set (VmHWM), which includes the touched pages of the mapping, and
 the process CPU time of each test (cpu s; on a busy machine, tokens ÷ (cpu s ÷ threads) bounds
 what free cores would do, though it also counts the thread pool's spin-waits). Right before
-and after each decode test it measures the memory's read bandwidth with the decode threads (a
-1 GiB read): a decode step reads every weight but the embedding tables once, so bytes per step
+and after each repetition of a decode test it measures the memory's read bandwidth with the
+decode threads (a 1 GiB read; the test's figure is the mean): a decode step reads every weight but the embedding tables once, so bytes per step
 ÷ bandwidth is its ceiling, and each tgN row says how close it came ("of bound").
 
 flags:
@@ -235,7 +236,9 @@ int Run(Flags& flags) {
       return Status::Ok();
     };
 
-    auto add = [&](int64_t n_prompt, int64_t n_gen, int64_t depth) -> Status {
+    // The tests of this thread count, in the order of the flags.
+    std::vector<Result1> tests;
+    auto add = [&](int64_t n_prompt, int64_t n_gen, int64_t depth) {
       Result1 r;
       r.threads = n_prompt > 0 ? engine.threads() : engine.decode_pool()->num_threads();
       r.n_prompt = n_prompt;
@@ -243,33 +246,44 @@ int Run(Flags& flags) {
       r.depth = depth;
       r.test = (n_prompt ? "pp" + std::to_string(n_prompt) : "tg" + std::to_string(n_gen)) +
                (depth ? "@d" + std::to_string(depth) : "");
-      // A decode test's ceiling: the weights one step reads ÷ the read bandwidth of the decode
-      // threads, measured right before and after the test (a shared machine's drifts).
-      double bw = 0;
-      if (n_gen > 0 && probe) bw = measure_bandwidth(r.threads);
-      for (int64_t i = 0; i < *reps; ++i) RETURN_IF_ERROR(measure(r, 1000 * i + 17));
-      if (n_gen > 0 && probe) {
-        bw = (bw + measure_bandwidth(r.threads)) / 2;
-        r.read_gb_s = bw;
-        r.bound_tok_s = bw * 1e9 / static_cast<double>(decode_bytes);
-      }
-      if (!json) {
-        std::fprintf(stderr, "  %s t%d: %.2f tok/s\n", r.test.c_str(), r.threads, Median(r.tok_s));
-      }
-      results.push_back(std::move(r));
-      return Status::Ok();
+      tests.push_back(std::move(r));
     };
     for (int64_t d : depths) {
       for (int64_t p : pp) {
-        if (p > 0) {
-          if (Status st = add(p, 0, d); !st.ok()) return ReportError("bench", st);
-        }
+        if (p > 0) add(p, 0, d);
       }
       for (int64_t n : tg) {
-        if (n > 0) {
-          if (Status st = add(0, n, d + tg_extra_depth); !st.ok()) return ReportError("bench", st);
-        }
+        if (n > 0) add(0, n, d + tg_extra_depth);
       }
+    }
+    // The repetitions go round the tests in turns (the first of every test, then the second,
+    // ...), so a machine whose speed drifts (a shared host's memory bandwidth) weighs on every
+    // test alike and their ratios, such as decode at two depths, hold.
+    std::vector<double> bw_sum(tests.size(), 0.0);
+    std::vector<int> bw_n(tests.size(), 0);
+    for (int64_t i = 0; i < *reps; ++i) {
+      for (size_t k = 0; k < tests.size(); ++k) {
+        Result1& r = tests[k];
+        // A decode test's ceiling: the weights one step reads ÷ the read bandwidth of the decode
+        // threads, measured right before and after each of its repetitions.
+        auto bandwidth = [&] {
+          if (r.n_gen == 0 || !probe) return;
+          bw_sum[k] += measure_bandwidth(r.threads);
+          ++bw_n[k];
+        };
+        bandwidth();
+        if (Status st = measure(r, 1000 * i + 17); !st.ok()) return ReportError("bench", st);
+        bandwidth();
+      }
+    }
+    for (size_t k = 0; k < tests.size(); ++k) {
+      Result1& r = tests[k];
+      if (bw_n[k] > 0) {
+        r.read_gb_s = bw_sum[k] / bw_n[k];
+        r.bound_tok_s = r.read_gb_s * 1e9 / static_cast<double>(decode_bytes);
+      }
+      if (!json) std::fprintf(stderr, "  %s t%d: %.2f tok/s\n", r.test.c_str(), r.threads, Median(r.tok_s));
+      results.push_back(std::move(r));
     }
   }
   const uint64_t rss = std::max(rss_seen, PeakRssBytes());

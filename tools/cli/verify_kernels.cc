@@ -62,14 +62,14 @@ void BadGemvF(TensorType t, const void* w, int64_t s, int64_t r0, int64_t r1, co
   if (r1 > r0) y[r0] += 1.0f;
 }
 void BadGemmF(TensorType t, const void* w, int64_t s, int64_t r0, int64_t r1, const float* x, int64_t xs, int64_t T,
-              int64_t K, float* y, int64_t ldy) {
-  g_orig.gemm_f(t, w, s, r0, r1, x, xs, T, K, y, ldy);
+              int64_t K, float* y, int64_t ldy, int64_t prefetch) {
+  g_orig.gemm_f(t, w, s, r0, r1, x, xs, T, K, y, ldy, prefetch);
   if (r1 > r0 && T > 0) y[r0] += 1.0f;
 }
 
 void BadGemmAccF(TensorType t, const float* a, int64_t lda, int64_t M, const void* b, int64_t bs, int64_t N,
-                 int64_t D, float* y, int64_t ldy) {
-  g_orig.gemm_acc_f(t, a, lda, M, b, bs, N, D, y, ldy);
+                 int64_t D, float* y, int64_t ldy, int64_t prefetch) {
+  g_orig.gemm_acc_f(t, a, lda, M, b, bs, N, D, y, ldy, prefetch);
   if (M > 0 && D > 0) y[(M - 1) * ldy + D - 1] += 1.0f;
 }
 
@@ -335,7 +335,7 @@ void CheckFloat(const KernelTable& k, const KernelTable* twin, std::mt19937& rng
         std::vector<double> mag(T * ldy, 0.0);
         auto run = [&](const KernelTable& kt, float* y) {
           if (T == 1) kt.gemv_f(type, w.data(), K, r0, r1, x.data(), K, y);
-          else kt.gemm_f(type, w.data(), K, r0, r1, x.data(), K, T, K, y, ldy);
+          else kt.gemm_f(type, w.data(), K, r0, r1, x.data(), K, T, K, y, ldy, r1 - r0);  // as attention prefetches
         };
         run(k, got.data());
         if (twin) {
@@ -377,9 +377,9 @@ void CheckGemmAcc(const KernelTable& k, const KernelTable* twin, std::mt19937& r
         const auto y0 = RandomFloats(rng, M * D);
         std::vector<float> got = y0, want = y0;
         std::vector<double> mag(M * D, 0.0);
-        k.gemm_acc_f(type, a.data(), N, M, b.data(), D, N, D, got.data(), D);
+        k.gemm_acc_f(type, a.data(), N, M, b.data(), D, N, D, got.data(), D, N);
         if (twin) {
-          twin->gemm_acc_f(type, a.data(), N, M, b.data(), D, N, D, want.data(), D);
+          twin->gemm_acc_f(type, a.data(), N, M, b.data(), D, N, D, want.data(), D, N);
         } else {
           for (int64_t m = 0; m < M; ++m) {
             for (int64_t d = 0; d < D; ++d) {

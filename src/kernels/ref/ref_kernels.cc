@@ -155,12 +155,12 @@ void GemvFRef(TensorType wt, const void* w, int64_t rs, int64_t r0, int64_t r1, 
 }
 
 void GemmFRef(TensorType wt, const void* w, int64_t rs, int64_t r0, int64_t r1, const float* x,
-              int64_t xs, int64_t T, int64_t K, float* y, int64_t ldy) {
+              int64_t xs, int64_t T, int64_t K, float* y, int64_t ldy, int64_t /*prefetch*/) {
   for (int64_t t = 0; t < T; ++t) GemvFRef(wt, w, rs, r0, r1, x + t * xs, K, y + t * ldy);
 }
 
 void GemmAccFRef(TensorType bt, const float* a, int64_t lda, int64_t M, const void* b,
-                 int64_t bs, int64_t N, int64_t D, float* y, int64_t ldy) {
+                 int64_t bs, int64_t N, int64_t D, float* y, int64_t ldy, int64_t /*prefetch*/) {
   GEMLET_CHECK(bt == TensorType::kF32 || bt == TensorType::kF16);
   for (int64_t m = 0; m < M; ++m) {
     for (int64_t d = 0; d < D; ++d) {

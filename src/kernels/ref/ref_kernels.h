@@ -41,12 +41,14 @@ void F32ToF16Ref(const float* x, uint16_t* y, int64_t n);
 float DotFRef(TensorType wtype, const void* w_row, const float* x, int64_t K);
 void GemvFRef(TensorType wtype, const void* w, int64_t row_stride, int64_t r0, int64_t r1,
               const float* x, int64_t K, float* y);
+// (`prefetch`, a hint of kernels.h, is not used: the twins never prefetch.)
 void GemmFRef(TensorType wtype, const void* w, int64_t row_stride, int64_t r0, int64_t r1,
-              const float* x, int64_t x_stride, int64_t T, int64_t K, float* y, int64_t ldy);
+              const float* x, int64_t x_stride, int64_t T, int64_t K, float* y, int64_t ldy,
+              int64_t prefetch = 0);
 
 // The Tier::kScalar table (all of the above).
 void GemmAccFRef(TensorType btype, const float* a, int64_t lda, int64_t M, const void* b,
-                 int64_t b_stride, int64_t N, int64_t D, float* y, int64_t ldy);
+                 int64_t b_stride, int64_t N, int64_t D, float* y, int64_t ldy, int64_t prefetch = 0);
 
 const KernelTable& ScalarKernels();
 

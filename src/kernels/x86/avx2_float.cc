@@ -98,14 +98,25 @@ inline float Reduce16(__m256 a0, __m256 a1) {
 
 inline int64_t ElemBytes(TensorType t) { return t == TensorType::kF32 ? 4 : 2; }
 
-// out[r][t] = dot(row r, token t) for NR rows × NT tokens.
+// Prefetches into L2 the cache line at byte `off` of the row at `row` + `ahead` bytes. The
+// address is computed as an integer: it may lie past the rows (a prefetch never faults).
+inline void PrefetchAhead(const void* row, int64_t ahead, int64_t off) {
+  _mm_prefetch(reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(row) + ahead + off), _MM_HINT_T1);
+}
+
+// out[r][t] = dot(row r, token t) for NR rows × NT tokens. `ahead`: bytes from each row to the
+// row it prefetches, line by line as this row is read (0: none).
 template <TensorType T, int NR, int NT>
-inline void DotTile(const void* const* rows, const float* const* xs, int64_t K, float out[NR][NT]) {
+inline void DotTile(const void* const* rows, const float* const* xs, int64_t K, float out[NR][NT],
+                    int64_t ahead = 0) {
   __m256 acc[NR][NT][2];
   for (int r = 0; r < NR; ++r)
     for (int t = 0; t < NT; ++t) acc[r][t][0] = acc[r][t][1] = _mm256_setzero_ps();
   const int64_t K16 = K / 16 * 16;
   for (int64_t i = 0; i < K16; i += 16) {
+    if (ahead != 0 && (i * ElemBytes(T)) % 64 == 0) {
+      for (int r = 0; r < NR; ++r) PrefetchAhead(rows[r], ahead, i * ElemBytes(T));
+    }
     __m256 w[NR][2];
     for (int r = 0; r < NR; ++r) {
       w[r][0] = Load8<T>(rows[r], i);
@@ -130,23 +141,26 @@ inline void DotTile(const void* const* rows, const float* const* xs, int64_t K, 
 
 template <TensorType T>
 void GemmT(const void* w, int64_t rs, int64_t r0, int64_t r1, const float* x, int64_t xs,
-           int64_t T_, int64_t K, float* y, int64_t ldy) {
+           int64_t T_, int64_t K, float* y, int64_t ldy, int64_t prefetch) {
   const int64_t eb = ElemBytes(T);
   auto row = [&](int64_t r) {
     return static_cast<const void*>(static_cast<const uint8_t*>(w) + r * rs * eb);
   };
+  // Row r is prefetched `prefetch` rows ahead by the first pass over it (the one that reads it
+  // from memory).
+  const int64_t ahead = prefetch * rs * eb;
   if (T_ == 1) {  // GEMV: 4 rows share each activation load
     int64_t r = r0;
     for (; r + 4 <= r1; r += 4) {
       const void* rows[4] = {row(r), row(r + 1), row(r + 2), row(r + 3)};
       float out[4][1];
-      DotTile<T, 4, 1>(rows, &x, K, out);
+      DotTile<T, 4, 1>(rows, &x, K, out, ahead);
       for (int i = 0; i < 4; ++i) y[r + i] = out[i][0];
     }
     for (; r < r1; ++r) {
       const void* rows[1] = {row(r)};
       float out[1][1];
-      DotTile<T, 1, 1>(rows, &x, K, out);
+      DotTile<T, 1, 1>(rows, &x, K, out, ahead);
       y[r] = out[0][0];
     }
     return;
@@ -157,13 +171,13 @@ void GemmT(const void* w, int64_t rs, int64_t r0, int64_t r1, const float* x, in
     for (; t + 4 <= T_; t += 4) {
       const float* xt[4] = {x + t * xs, x + (t + 1) * xs, x + (t + 2) * xs, x + (t + 3) * xs};
       float out[1][4];
-      DotTile<T, 1, 4>(rows, xt, K, out);
+      DotTile<T, 1, 4>(rows, xt, K, out, t == 0 ? ahead : 0);
       for (int i = 0; i < 4; ++i) y[(t + i) * ldy + r] = out[0][i];
     }
     for (; t < T_; ++t) {
       const float* xt[1] = {x + t * xs};
       float out[1][1];
-      DotTile<T, 1, 1>(rows, xt, K, out);
+      DotTile<T, 1, 1>(rows, xt, K, out, t == 0 ? ahead : 0);
       y[t * ldy + r] = out[0][0];
     }
   }
@@ -172,29 +186,30 @@ void GemmT(const void* w, int64_t rs, int64_t r0, int64_t r1, const float* x, in
 }  // namespace
 
 void GemmF(TensorType wt, const void* w, int64_t rs, int64_t r0, int64_t r1, const float* x,
-           int64_t xs, int64_t T, int64_t K, float* y, int64_t ldy) {
+           int64_t xs, int64_t T, int64_t K, float* y, int64_t ldy, int64_t prefetch) {
   switch (wt) {
     case TensorType::kF16:
-      return GemmT<TensorType::kF16>(w, rs, r0, r1, x, xs, T, K, y, ldy);
+      return GemmT<TensorType::kF16>(w, rs, r0, r1, x, xs, T, K, y, ldy, prefetch);
     case TensorType::kBF16:
-      return GemmT<TensorType::kBF16>(w, rs, r0, r1, x, xs, T, K, y, ldy);
+      return GemmT<TensorType::kBF16>(w, rs, r0, r1, x, xs, T, K, y, ldy, prefetch);
     default:
-      return GemmT<TensorType::kF32>(w, rs, r0, r1, x, xs, T, K, y, ldy);
+      return GemmT<TensorType::kF32>(w, rs, r0, r1, x, xs, T, K, y, ldy, prefetch);
   }
 }
 
 void GemvF(TensorType wt, const void* w, int64_t rs, int64_t r0, int64_t r1, const float* x,
            int64_t K, float* y) {
-  GemmF(wt, w, rs, r0, r1, x, K, 1, K, y, 0);
+  GemmF(wt, w, rs, r0, r1, x, K, 1, K, y, 0, 0);
 }
 
 namespace {
 
 // GemmAccF for MB rows of a (MB ≤ 4) and 16 columns d0..d0+15: 2·MB accumulators in
 // registers while n runs over the B rows (each B load serves MB rows).
+// `ahead`: bytes from each B row to the row to prefetch (0: none), a line per 64 bytes of d0.
 template <TensorType T, int MB>
 inline void AccTile16(const float* a, int64_t lda, const void* b, int64_t bs, int64_t N,
-                      int64_t d0, float* y, int64_t ldy) {
+                      int64_t d0, float* y, int64_t ldy, int64_t ahead) {
   __m256 acc[MB][2];
   for (int m = 0; m < MB; ++m) {
     acc[m][0] = _mm256_loadu_ps(y + m * ldy + d0);
@@ -204,6 +219,7 @@ inline void AccTile16(const float* a, int64_t lda, const void* b, int64_t bs, in
   const uint8_t* bp = static_cast<const uint8_t*>(b);
   for (int64_t n = 0; n < N; ++n) {
     const void* row = bp + n * bs * eb;
+    if (ahead != 0 && (d0 * eb) % 64 == 0) PrefetchAhead(row, ahead, d0 * eb);
     const __m256 b0 = Load8<T>(row, d0), b1 = Load8<T>(row, d0 + 8);
     for (int m = 0; m < MB; ++m) {
       const __m256 am = _mm256_broadcast_ss(a + m * lda + n);
@@ -219,9 +235,9 @@ inline void AccTile16(const float* a, int64_t lda, const void* b, int64_t bs, in
 
 template <TensorType T, int MB>
 inline void AccRows(const float* a, int64_t lda, const void* b, int64_t bs, int64_t N, int64_t D,
-                    float* y, int64_t ldy) {
+                    float* y, int64_t ldy, int64_t ahead) {
   int64_t d = 0;
-  for (; d + 16 <= D; d += 16) AccTile16<T, MB>(a, lda, b, bs, N, d, y, ldy);
+  for (; d + 16 <= D; d += 16) AccTile16<T, MB>(a, lda, b, bs, N, d, y, ldy, ahead);
   if (d == D) return;
   const int64_t eb = ElemBytes(T);
   const uint8_t* bp = static_cast<const uint8_t*>(b);
@@ -236,16 +252,19 @@ inline void AccRows(const float* a, int64_t lda, const void* b, int64_t bs, int6
 
 template <TensorType T>
 void GemmAccT(const float* a, int64_t lda, int64_t M, const void* b, int64_t bs, int64_t N,
-              int64_t D, float* y, int64_t ldy) {
+              int64_t D, float* y, int64_t ldy, int64_t prefetch) {
+  // The B rows are prefetched by the first pass over them (the one that reads them from memory).
+  const int64_t ahead = prefetch * bs * ElemBytes(T);
   int64_t m = 0;
-  for (; m + 4 <= M; m += 4) AccRows<T, 4>(a + m * lda, lda, b, bs, N, D, y + m * ldy, ldy);
+  for (; m + 4 <= M; m += 4) AccRows<T, 4>(a + m * lda, lda, b, bs, N, D, y + m * ldy, ldy, m == 0 ? ahead : 0);
+  const int64_t pf = m == 0 ? ahead : 0;
   switch (M - m) {
     case 3:
-      return AccRows<T, 3>(a + m * lda, lda, b, bs, N, D, y + m * ldy, ldy);
+      return AccRows<T, 3>(a + m * lda, lda, b, bs, N, D, y + m * ldy, ldy, pf);
     case 2:
-      return AccRows<T, 2>(a + m * lda, lda, b, bs, N, D, y + m * ldy, ldy);
+      return AccRows<T, 2>(a + m * lda, lda, b, bs, N, D, y + m * ldy, ldy, pf);
     case 1:
-      return AccRows<T, 1>(a + m * lda, lda, b, bs, N, D, y + m * ldy, ldy);
+      return AccRows<T, 1>(a + m * lda, lda, b, bs, N, D, y + m * ldy, ldy, pf);
     default:
       return;
   }
@@ -254,10 +273,10 @@ void GemmAccT(const float* a, int64_t lda, int64_t M, const void* b, int64_t bs,
 }  // namespace
 
 void GemmAccF(TensorType bt, const float* a, int64_t lda, int64_t M, const void* b, int64_t bs,
-              int64_t N, int64_t D, float* y, int64_t ldy) {
+              int64_t N, int64_t D, float* y, int64_t ldy, int64_t prefetch) {
   GEMLET_CHECK(bt == TensorType::kF32 || bt == TensorType::kF16);
-  if (bt == TensorType::kF16) return GemmAccT<TensorType::kF16>(a, lda, M, b, bs, N, D, y, ldy);
-  GemmAccT<TensorType::kF32>(a, lda, M, b, bs, N, D, y, ldy);
+  if (bt == TensorType::kF16) return GemmAccT<TensorType::kF16>(a, lda, M, b, bs, N, D, y, ldy, prefetch);
+  GemmAccT<TensorType::kF32>(a, lda, M, b, bs, N, D, y, ldy, prefetch);
 }
 
 }  // namespace gemlet::kernels::avx2

@@ -52,32 +52,88 @@ inline float Reduce16(__m512 a) {
   return _mm_cvtss_f32(_mm_add_ss(b, _mm_movehdup_ps(b)));
 }
 
-// out[r][t] = dot(row r, token t) for NR rows × NT tokens.
+// Reduce16 of 16 vectors at once: lane j of the result is Reduce16(a[σ(j)]), σ(4q + p) =
+// 4p + q. The same pairs are added at every level of the tree as in Reduce16, 16 vectors
+// sharing each shuffle and add, so every lane has Reduce16's bits (addition commutes).
+inline __m512 Reduce16x16(const __m512 a[16]) {
+  // Level 1, s_l = a_l + a_{l+8}: x[j] holds s of a[2j] in lanes 0..7, of a[2j+1] in 8..15.
+  __m512 x[8];
+#pragma GCC unroll 8
+  for (int j = 0; j < 8; ++j) {
+    x[j] = _mm512_add_ps(_mm512_shuffle_f32x4(a[2 * j], a[2 * j + 1], 0x44),
+                         _mm512_shuffle_f32x4(a[2 * j], a[2 * j + 1], 0xee));
+  }
+  // Level 2, b_l = s_l + s_{l+4}: 128-bit chunk q of y[k] holds b of a[4k + q].
+  __m512 y[4];
+#pragma GCC unroll 4
+  for (int k = 0; k < 4; ++k) {
+    y[k] = _mm512_add_ps(_mm512_shuffle_f32x4(x[2 * k], x[2 * k + 1], 0x88),
+                         _mm512_shuffle_f32x4(x[2 * k], x[2 * k + 1], 0xdd));
+  }
+  // Level 3, c_l = b_l + b_{l+2}: chunk q of z[m] = c_0, c_1 of a[8m + q], then of a[8m + 4 + q].
+  __m512 z[2];
+#pragma GCC unroll 2
+  for (int m = 0; m < 2; ++m) {
+    z[m] = _mm512_add_ps(_mm512_shuffle_ps(y[2 * m], y[2 * m + 1], 0x44),
+                         _mm512_shuffle_ps(y[2 * m], y[2 * m + 1], 0xee));
+  }
+  // Level 4, c_0 + c_1: lane p of chunk q holds the sum of a[4p + q].
+  return _mm512_add_ps(_mm512_shuffle_ps(z[0], z[1], 0x88), _mm512_shuffle_ps(z[0], z[1], 0xdd));
+}
+
+// Prefetches into L2 the cache line at byte `off` of the row at `row` + `ahead` bytes. The
+// address is computed as an integer: it may lie past the rows (a prefetch never faults).
+inline void PrefetchAhead(const void* row, int64_t ahead, int64_t off) {
+  _mm_prefetch(reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(row) + ahead + off), _MM_HINT_T1);
+}
+
+// out[r][t] = dot(row r, token t) for NR rows × NT tokens. `ahead`: bytes from each row to the
+// row it prefetches, line by line as this row is read (0: none).
 template <TensorType T, int NR, int NT>
 inline void DotTile(const void* const* rows, const float* const* xs, int64_t K,
-                    float* y, int64_t y_row, int64_t y_tok) {
+                    float* y, int64_t y_row, int64_t y_tok, int64_t ahead = 0) {
   __m512 acc[NR][NT];
-#pragma GCC unroll 4
+#pragma GCC unroll 8
   for (int r = 0; r < NR; ++r)
-#pragma GCC unroll 4
+#pragma GCC unroll 8
     for (int t = 0; t < NT; ++t) acc[r][t] = _mm512_setzero_ps();
   const int64_t K16 = K / 16 * 16;
   for (int64_t i = 0; i < K16; i += 16) {
+    if (ahead != 0 && (i * ElemBytes(T)) % 64 == 0) {
+#pragma GCC unroll 8
+      for (int r = 0; r < NR; ++r) PrefetchAhead(rows[r], ahead, i * ElemBytes(T));
+    }
     __m512 w[NR];
-#pragma GCC unroll 4
+#pragma GCC unroll 8
     for (int r = 0; r < NR; ++r) w[r] = Load16<T>(rows[r], i);
-#pragma GCC unroll 4
+#pragma GCC unroll 8
     for (int t = 0; t < NT; ++t) {
       const __m512 x = _mm512_loadu_ps(xs[t] + i);
-#pragma GCC unroll 4
+#pragma GCC unroll 8
       for (int r = 0; r < NR; ++r) acc[r][t] = _mm512_fmadd_ps(x, w[r], acc[r][t]);
     }
   }
-#pragma GCC unroll 4
+  float sums[NR][NT];
+  if constexpr (NR * NT == 16) {
+    // Input j = σ(j) of the flattened accumulators, so that lane j holds sums[j / NT][j % NT].
+    __m512 in[16];
+#pragma GCC unroll 16
+    for (int j = 0; j < 16; ++j) {
+      const int src = 4 * (j % 4) + j / 4;
+      in[j] = acc[src / NT][src % NT];
+    }
+    _mm512_storeu_ps(&sums[0][0], Reduce16x16(in));
+  } else {
+#pragma GCC unroll 8
+    for (int r = 0; r < NR; ++r)
+#pragma GCC unroll 8
+      for (int t = 0; t < NT; ++t) sums[r][t] = Reduce16(acc[r][t]);
+  }
+#pragma GCC unroll 8
   for (int r = 0; r < NR; ++r) {
-#pragma GCC unroll 4
+#pragma GCC unroll 8
     for (int t = 0; t < NT; ++t) {
-      float s = Reduce16(acc[r][t]);
+      float s = sums[r][t];
       for (int64_t i = K16; i < K; ++i) s = Fma1(xs[t][i], Load1<T>(rows[r], i), s);
       y[r * y_row + t * y_tok] = s;
     }
@@ -86,8 +142,9 @@ inline void DotTile(const void* const* rows, const float* const* xs, int64_t K,
 
 // Rows [r0, r1) × NT tokens starting at x (token t at x + t·xs); Y[t·ldy + r].
 template <TensorType T, int NT>
+// `ahead`: bytes from each row to the row DotTile prefetches (0: none).
 inline void RowsTimesTokens(const void* w, int64_t rs, int64_t r0, int64_t r1, const float* x,
-                            int64_t xs, int64_t K, float* y, int64_t ldy) {
+                            int64_t xs, int64_t K, float* y, int64_t ldy, int64_t ahead) {
   const int64_t eb = ElemBytes(T);
   auto row = [&](int64_t r) {
     return static_cast<const void*>(static_cast<const uint8_t*>(w) + r * rs * eb);
@@ -97,26 +154,31 @@ inline void RowsTimesTokens(const void* w, int64_t rs, int64_t r0, int64_t r1, c
   int64_t r = r0;
   for (; r + 4 <= r1; r += 4) {
     const void* rows[4] = {row(r), row(r + 1), row(r + 2), row(r + 3)};
-    DotTile<T, 4, NT>(rows, xt, K, y + r, 1, ldy);
+    DotTile<T, 4, NT>(rows, xt, K, y + r, 1, ldy, ahead);
   }
   for (; r < r1; ++r) {
     const void* rows[1] = {row(r)};
-    DotTile<T, 1, NT>(rows, xt, K, y + r, 1, ldy);
+    DotTile<T, 1, NT>(rows, xt, K, y + r, 1, ldy, ahead);
   }
 }
 
 template <TensorType T>
 void GemmT(const void* w, int64_t rs, int64_t r0, int64_t r1, const float* x, int64_t xs,
-           int64_t T_, int64_t K, float* y, int64_t ldy) {
+           int64_t T_, int64_t K, float* y, int64_t ldy, int64_t prefetch) {
+  // The rows are prefetched by the first pass over them (the one that reads them from memory).
+  const int64_t ahead = prefetch * rs * ElemBytes(T);
   int64_t t = 0;
-  for (; t + 4 <= T_; t += 4) RowsTimesTokens<T, 4>(w, rs, r0, r1, x + t * xs, xs, K, y + t * ldy, ldy);
+  for (; t + 4 <= T_; t += 4) {
+    RowsTimesTokens<T, 4>(w, rs, r0, r1, x + t * xs, xs, K, y + t * ldy, ldy, t == 0 ? ahead : 0);
+  }
+  const int64_t a = t == 0 ? ahead : 0;
   switch (T_ - t) {
     case 3:
-      return RowsTimesTokens<T, 3>(w, rs, r0, r1, x + t * xs, xs, K, y + t * ldy, ldy);
+      return RowsTimesTokens<T, 3>(w, rs, r0, r1, x + t * xs, xs, K, y + t * ldy, ldy, a);
     case 2:
-      return RowsTimesTokens<T, 2>(w, rs, r0, r1, x + t * xs, xs, K, y + t * ldy, ldy);
+      return RowsTimesTokens<T, 2>(w, rs, r0, r1, x + t * xs, xs, K, y + t * ldy, ldy, a);
     case 1:
-      return RowsTimesTokens<T, 1>(w, rs, r0, r1, x + t * xs, xs, K, y + t * ldy, ldy);
+      return RowsTimesTokens<T, 1>(w, rs, r0, r1, x + t * xs, xs, K, y + t * ldy, ldy, a);
     default:
       return;
   }
@@ -126,7 +188,7 @@ void GemmT(const void* w, int64_t rs, int64_t r0, int64_t r1, const float* x, in
 // MB·NC accumulators stay in registers while n runs over the B rows.
 template <TensorType T, int MB, int NC>
 inline void AccTile(const float* a, int64_t lda, const void* b, int64_t bs, int64_t N, int64_t d0,
-                    __mmask16 k, float* y, int64_t ldy) {
+                    __mmask16 k, float* y, int64_t ldy, int64_t ahead) {
   __m512 acc[MB][NC];
 #pragma GCC unroll 8
   for (int m = 0; m < MB; ++m)
@@ -137,6 +199,9 @@ inline void AccTile(const float* a, int64_t lda, const void* b, int64_t bs, int6
   const uint8_t* bp = static_cast<const uint8_t*>(b);
   for (int64_t n = 0; n < N; ++n) {
     const void* row = bp + n * bs * eb;
+    if (ahead != 0) {  // the strip's lines (1 for f16, 2 for f32 with NC = 2)
+      for (int64_t off = 0; off < NC * 16 * eb; off += 64) PrefetchAhead(row, ahead, d0 * eb + off);
+    }
     __m512 bv[NC];
 #pragma GCC unroll 2
     for (int c = 0; c < NC; ++c) bv[c] = Load16<T>(row, d0 + 16 * c, c == NC - 1 ? k : 0xffff);
@@ -156,38 +221,41 @@ inline void AccTile(const float* a, int64_t lda, const void* b, int64_t bs, int6
 
 template <TensorType T, int MB>
 inline void AccRows(const float* a, int64_t lda, const void* b, int64_t bs, int64_t N, int64_t D,
-                    float* y, int64_t ldy) {
+                    float* y, int64_t ldy, int64_t ahead) {
   int64_t d = 0;
-  for (; d + 32 <= D; d += 32) AccTile<T, MB, 2>(a, lda, b, bs, N, d, 0xffff, y, ldy);
+  for (; d + 32 <= D; d += 32) AccTile<T, MB, 2>(a, lda, b, bs, N, d, 0xffff, y, ldy, ahead);
   for (; d < D; d += 16) {
     const int64_t left = D - d;
     const __mmask16 k = left >= 16 ? 0xffff : static_cast<__mmask16>((1u << left) - 1);
-    AccTile<T, MB, 1>(a, lda, b, bs, N, d, k, y, ldy);
+    AccTile<T, MB, 1>(a, lda, b, bs, N, d, k, y, ldy, ahead);
   }
 }
 
 template <TensorType T>
 void GemmAccT(const float* a, int64_t lda, int64_t M, const void* b, int64_t bs, int64_t N,
-              int64_t D, float* y, int64_t ldy) {
+              int64_t D, float* y, int64_t ldy, int64_t prefetch) {
+  // The B rows are prefetched by the first pass over them (the one that reads them from memory).
+  const int64_t ahead = prefetch * bs * ElemBytes(T);
   int64_t m = 0;
-  for (; m + 8 <= M; m += 8) AccRows<T, 8>(a + m * lda, lda, b, bs, N, D, y + m * ldy, ldy);
+  for (; m + 8 <= M; m += 8) AccRows<T, 8>(a + m * lda, lda, b, bs, N, D, y + m * ldy, ldy, m == 0 ? ahead : 0);
   a += m * lda;
   y += m * ldy;
+  const int64_t pf = m == 0 ? ahead : 0;
   switch (M - m) {
     case 7:
-      return AccRows<T, 7>(a, lda, b, bs, N, D, y, ldy);
+      return AccRows<T, 7>(a, lda, b, bs, N, D, y, ldy, pf);
     case 6:
-      return AccRows<T, 6>(a, lda, b, bs, N, D, y, ldy);
+      return AccRows<T, 6>(a, lda, b, bs, N, D, y, ldy, pf);
     case 5:
-      return AccRows<T, 5>(a, lda, b, bs, N, D, y, ldy);
+      return AccRows<T, 5>(a, lda, b, bs, N, D, y, ldy, pf);
     case 4:
-      return AccRows<T, 4>(a, lda, b, bs, N, D, y, ldy);
+      return AccRows<T, 4>(a, lda, b, bs, N, D, y, ldy, pf);
     case 3:
-      return AccRows<T, 3>(a, lda, b, bs, N, D, y, ldy);
+      return AccRows<T, 3>(a, lda, b, bs, N, D, y, ldy, pf);
     case 2:
-      return AccRows<T, 2>(a, lda, b, bs, N, D, y, ldy);
+      return AccRows<T, 2>(a, lda, b, bs, N, D, y, ldy, pf);
     case 1:
-      return AccRows<T, 1>(a, lda, b, bs, N, D, y, ldy);
+      return AccRows<T, 1>(a, lda, b, bs, N, D, y, ldy, pf);
     default:
       return;
   }
@@ -196,27 +264,27 @@ void GemmAccT(const float* a, int64_t lda, int64_t M, const void* b, int64_t bs,
 }  // namespace
 
 void GemmF(TensorType wt, const void* w, int64_t rs, int64_t r0, int64_t r1, const float* x,
-           int64_t xs, int64_t T, int64_t K, float* y, int64_t ldy) {
+           int64_t xs, int64_t T, int64_t K, float* y, int64_t ldy, int64_t prefetch) {
   switch (wt) {
     case TensorType::kF16:
-      return GemmT<TensorType::kF16>(w, rs, r0, r1, x, xs, T, K, y, ldy);
+      return GemmT<TensorType::kF16>(w, rs, r0, r1, x, xs, T, K, y, ldy, prefetch);
     case TensorType::kBF16:
-      return GemmT<TensorType::kBF16>(w, rs, r0, r1, x, xs, T, K, y, ldy);
+      return GemmT<TensorType::kBF16>(w, rs, r0, r1, x, xs, T, K, y, ldy, prefetch);
     default:
-      return GemmT<TensorType::kF32>(w, rs, r0, r1, x, xs, T, K, y, ldy);
+      return GemmT<TensorType::kF32>(w, rs, r0, r1, x, xs, T, K, y, ldy, prefetch);
   }
 }
 
 void GemvF(TensorType wt, const void* w, int64_t rs, int64_t r0, int64_t r1, const float* x,
            int64_t K, float* y) {
-  GemmF(wt, w, rs, r0, r1, x, K, 1, K, y, 0);
+  GemmF(wt, w, rs, r0, r1, x, K, 1, K, y, 0, 0);
 }
 
 void GemmAccF(TensorType bt, const float* a, int64_t lda, int64_t M, const void* b, int64_t bs,
-              int64_t N, int64_t D, float* y, int64_t ldy) {
+              int64_t N, int64_t D, float* y, int64_t ldy, int64_t prefetch) {
   GEMLET_CHECK(bt == TensorType::kF32 || bt == TensorType::kF16);
-  if (bt == TensorType::kF16) return GemmAccT<TensorType::kF16>(a, lda, M, b, bs, N, D, y, ldy);
-  GemmAccT<TensorType::kF32>(a, lda, M, b, bs, N, D, y, ldy);
+  if (bt == TensorType::kF16) return GemmAccT<TensorType::kF16>(a, lda, M, b, bs, N, D, y, ldy, prefetch);
+  GemmAccT<TensorType::kF32>(a, lda, M, b, bs, N, D, y, ldy, prefetch);
 }
 
 }  // namespace gemlet::kernels::avx512

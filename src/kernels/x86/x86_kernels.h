@@ -14,12 +14,13 @@ void QuantizeAct(const float* x, ActBlock* out, int64_t K);
 void GemvF(TensorType wtype, const void* w, int64_t row_stride, int64_t r0, int64_t r1,
            const float* x, int64_t K, float* y);
 void GemmF(TensorType wtype, const void* w, int64_t row_stride, int64_t r0, int64_t r1,
-           const float* x, int64_t x_stride, int64_t T, int64_t K, float* y, int64_t ldy);
+           const float* x, int64_t x_stride, int64_t T, int64_t K, float* y, int64_t ldy,
+           int64_t prefetch);
 // f16 <-> f32 rows (F16C), bit-identical to F16ToF32Ref / F32ToF16Ref.
 void F16ToF32(const uint16_t* x, float* y, int64_t n);
 void F32ToF16(const float* x, uint16_t* y, int64_t n);
 void GemmAccF(TensorType btype, const float* a, int64_t lda, int64_t M, const void* b,
-              int64_t b_stride, int64_t N, int64_t D, float* y, int64_t ldy);
+              int64_t b_stride, int64_t N, int64_t D, float* y, int64_t ldy, int64_t prefetch);
 }  // namespace avx2
 
 // 512-bit float kernels (avx512_float.cc), bit-identical to the scalar twins.
@@ -27,9 +28,10 @@ namespace avx512 {
 void GemvF(TensorType wtype, const void* w, int64_t row_stride, int64_t r0, int64_t r1,
            const float* x, int64_t K, float* y);
 void GemmF(TensorType wtype, const void* w, int64_t row_stride, int64_t r0, int64_t r1,
-           const float* x, int64_t x_stride, int64_t T, int64_t K, float* y, int64_t ldy);
+           const float* x, int64_t x_stride, int64_t T, int64_t K, float* y, int64_t ldy,
+           int64_t prefetch);
 void GemmAccF(TensorType btype, const float* a, int64_t lda, int64_t M, const void* b,
-              int64_t b_stride, int64_t N, int64_t D, float* y, int64_t ldy);
+              int64_t b_stride, int64_t N, int64_t D, float* y, int64_t ldy, int64_t prefetch);
 }  // namespace avx512
 
 const KernelTable& Avx2Kernels();     // AVX2 + FMA + F16C

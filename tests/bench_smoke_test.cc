@@ -49,6 +49,20 @@ TEST(BenchSmoke, JsonHasEveryFieldPerTest) {
   }
 }
 
+// Without the warm-up run the same tests are measured.
+TEST(BenchSmoke, NoWarmup) {
+  const std::string model = Converted("tiny-e2b", "model-q4_0.gguf");
+  std::string out;
+  ASSERT_EQ(RunCommand(kGemletBin + " bench -m " + model + " -p 8 -n 2 -r 1 -t 1 --no-warmup --json --bandwidth-mib 0", &out),
+            0)
+      << out;
+  const auto j = nlohmann::json::parse(out);
+  ASSERT_EQ(j["results"].size(), 2u);
+  EXPECT_EQ(j["results"][0]["test"], "pp8");
+  EXPECT_EQ(j["results"][1]["test"], "tg2");
+  EXPECT_GT(j["results"][1]["tok_s"].get<double>(), 0.0);
+}
+
 TEST(BenchSmoke, RejectsBadFlags) {
   const std::string model = Converted("tiny-e2b", "model-q4_0.gguf");
   std::string out;

@@ -25,7 +25,7 @@ namespace {
 constexpr char kUsage[] =
     R"(usage: gemlet bench -m MODEL.gemlet [-p LIST] [-n LIST] [-d LIST] [-r N] [-t LIST]
                     [--decode-threads N] [--preset litert] [--json] [--exact] [-ub N]
-                    [--kv-type f32|f16|q8] [--bandwidth-mib N]
+                    [--kv-type f32|f16|q8] [--bandwidth-mib N] [--no-warmup]
 
 Measures a model on this machine with random token ids (the numbers do not depend on the
 text): for each thread count, context depth and size,
@@ -56,6 +56,9 @@ flags:
   --exact            the exact f32 path instead of the int8 kernels
   --kv-type T        KV cache rows: f16, f32 or q8 (default f16; f32 with --exact)
   --bandwidth-mib N  the buffer of the read-bandwidth measurement (default 1024; 0 skips it)
+  --no-warmup        skip the untimed warm-up run (a short prefill and decode) that first
+                     brings the weights' pages in, so the first test's first repetition is
+                     not the only one that pays for it
   --json             {"model", "load_s", "peak_rss_bytes", "decode_bytes_per_token",
                      "results": [{"test", "tok_s", "tok_s_all", "ttft_s" (prefill tests),
                      "read_gb_s", "bound_tok_s" (decode tests), "threads", ...}]}
@@ -132,6 +135,7 @@ int Run(Flags& flags) {
   auto decode_threads = flags.Int({"--decode-threads"}, 0);
   const std::string preset = flags.Str({"--preset"}, "");
   const bool json = flags.Bool({"--json"});
+  const bool warmup = !flags.Bool({"--no-warmup"});
   const bool exact = flags.Bool({"--exact"});
   const std::string kv_type = flags.Str({"--kv-type"}, "");
   auto bw_mib = flags.Int({"--bandwidth-mib"}, 1024);
@@ -235,6 +239,17 @@ int Run(Flags& flags) {
       }
       return Status::Ok();
     };
+
+    // Warm-up, untimed (llama-bench does one too): every weight page is touched once.
+    if (warmup && max_pos >= 4) {
+      Result1 w;
+      w.n_prompt = std::min<int64_t>(32, max_pos - 2);
+      w.n_gen = 0;
+      if (Status st = measure(w, 7); !st.ok()) return ReportError("bench", st);
+      w.n_prompt = 0;
+      w.n_gen = 1;
+      if (Status st = measure(w, 8); !st.ok()) return ReportError("bench", st);
+    }
 
     // The tests of this thread count, in the order of the flags.
     std::vector<Result1> tests;

@@ -70,12 +70,12 @@ void Run(benchmark::State& state, int64_t hd, int64_t depth, int64_t T, TensorTy
 // Decode with the KV cache out of the CPU caches, as in a model's decode step, where the
 // weights of the other layers pass through them between two attention calls: the calls
 // rotate over enough copies of the cache to overflow the last-level cache.
-void RunCold(benchmark::State& state, int64_t hd, int64_t depth, TensorType type = TensorType::kF16) {
+void RunCold(benchmark::State& state, int64_t hd, int64_t depth) {
   const int threads = static_cast<int>(state.range(0));
   ThreadPool pool(threads);
   constexpr int kCopies = 16;
   std::vector<std::unique_ptr<Case>> cs;
-  for (int i = 0; i < kCopies; ++i) cs.push_back(MakeCase(hd, depth + 1, 1, type));
+  for (int i = 0; i < kCopies; ++i) cs.push_back(MakeCase(hd, depth + 1, 1, TensorType::kF16));
   int64_t i = 0;
   for (auto _ : state) {
     Case& c = *cs[i++ % kCopies];

@@ -34,13 +34,15 @@ text): for each thread count, context depth and size,
   tgN  N decode steps, one token each, tok/s;
 each the median of -r repetitions in a fresh session (the depth's tokens are prefilled
 first, untimed), taken in turns across the tests (the first repetition of every test, then
-the second, ...) so that a machine whose speed drifts weighs on every test alike. Also reports the load time (mapping the file, binding the weights) and the
-process's peak resident set (VmHWM), which includes the touched pages of the mapping, and
-the process CPU time of each test (cpu s; on a busy machine, tokens ÷ (cpu s ÷ threads) bounds
-what free cores would do, though it also counts the thread pool's spin-waits). Right before
-and after each repetition of a decode test it measures the memory's read bandwidth with the
-decode threads (a 1 GiB read; the test's figure is the mean): a decode step reads every weight but the embedding tables once, so bytes per step
-÷ bandwidth is its ceiling, and each tgN row says how close it came ("of bound").
+the second, ...) so that a machine whose speed drifts weighs on every test alike. An untimed
+warm-up run comes first. Also reports the load time (mapping the file, binding the weights),
+the process's peak resident set (VmHWM), which includes the touched pages of the mapping,
+and the process CPU time of each test (cpu s; on a busy machine, tokens ÷ (cpu s ÷ threads)
+bounds what free cores would do, though it also counts the thread pool's spin-waits). Right
+before and after each repetition of a decode test it measures the memory's read bandwidth
+with the decode threads (a 1 GiB read; the test's figure is the mean): a decode step reads
+every weight but the embedding tables once, so bytes per step ÷ bandwidth is its ceiling,
+and each tgN row says how close it came ("of bound").
 
 flags:
   -m, --model FILE   a .gemlet model
@@ -105,6 +107,7 @@ struct Result1 {
   int threads = 0;
   int64_t n_prompt = 0, n_gen = 0, depth = 0;
   std::vector<double> tok_s, ttft_s, cpu_s;
+  std::vector<double> read_gb_s_all;  // decode: the bandwidth probes around its repetitions
 };
 
 std::vector<int32_t> RandomTokens(int64_t n, int64_t vocab, uint64_t seed) {
@@ -274,27 +277,21 @@ int Run(Flags& flags) {
     // The repetitions go round the tests in turns (the first of every test, then the second,
     // ...), so a machine whose speed drifts (a shared host's memory bandwidth) weighs on every
     // test alike and their ratios, such as decode at two depths, hold.
-    std::vector<double> bw_sum(tests.size(), 0.0);
-    std::vector<int> bw_n(tests.size(), 0);
     for (int64_t i = 0; i < *reps; ++i) {
-      for (size_t k = 0; k < tests.size(); ++k) {
-        Result1& r = tests[k];
+      for (Result1& r : tests) {
         // A decode test's ceiling: the weights one step reads ÷ the read bandwidth of the decode
         // threads, measured right before and after each of its repetitions.
-        auto bandwidth = [&] {
-          if (r.n_gen == 0 || !probe) return;
-          bw_sum[k] += measure_bandwidth(r.threads);
-          ++bw_n[k];
-        };
-        bandwidth();
+        const bool bw = r.n_gen > 0 && probe;
+        if (bw) r.read_gb_s_all.push_back(measure_bandwidth(r.threads));
         if (Status st = measure(r, 1000 * i + 17); !st.ok()) return ReportError("bench", st);
-        bandwidth();
+        if (bw) r.read_gb_s_all.push_back(measure_bandwidth(r.threads));
       }
     }
-    for (size_t k = 0; k < tests.size(); ++k) {
-      Result1& r = tests[k];
-      if (bw_n[k] > 0) {
-        r.read_gb_s = bw_sum[k] / bw_n[k];
+    for (Result1& r : tests) {
+      if (!r.read_gb_s_all.empty()) {
+        double sum = 0;
+        for (double g : r.read_gb_s_all) sum += g;
+        r.read_gb_s = sum / static_cast<double>(r.read_gb_s_all.size());
         r.bound_tok_s = r.read_gb_s * 1e9 / static_cast<double>(decode_bytes);
       }
       if (!json) std::fprintf(stderr, "  %s t%d: %.2f tok/s\n", r.test.c_str(), r.threads, Median(r.tok_s));

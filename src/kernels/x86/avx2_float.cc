@@ -98,12 +98,6 @@ inline float Reduce16(__m256 a0, __m256 a1) {
 
 inline int64_t ElemBytes(TensorType t) { return t == TensorType::kF32 ? 4 : 2; }
 
-// Prefetches into L2 the cache line at byte `off` of the row at `row` + `ahead` bytes. The
-// address is computed as an integer: it may lie past the rows (a prefetch never faults).
-inline void PrefetchAhead(const void* row, int64_t ahead, int64_t off) {
-  _mm_prefetch(reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(row) + ahead + off), _MM_HINT_T1);
-}
-
 // out[r][t] = dot(row r, token t) for NR rows × NT tokens. `ahead`: bytes from each row to the
 // row it prefetches, line by line as this row is read (0: none).
 template <TensorType T, int NR, int NT>

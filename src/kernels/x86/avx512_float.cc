@@ -81,12 +81,6 @@ inline __m512 Reduce16x16(const __m512 a[16]) {
   return _mm512_add_ps(_mm512_shuffle_ps(z[0], z[1], 0x88), _mm512_shuffle_ps(z[0], z[1], 0xdd));
 }
 
-// Prefetches into L2 the cache line at byte `off` of the row at `row` + `ahead` bytes. The
-// address is computed as an integer: it may lie past the rows (a prefetch never faults).
-inline void PrefetchAhead(const void* row, int64_t ahead, int64_t off) {
-  _mm_prefetch(reinterpret_cast<const char*>(reinterpret_cast<uintptr_t>(row) + ahead + off), _MM_HINT_T1);
-}
-
 // out[r][t] = dot(row r, token t) for NR rows × NT tokens. `ahead`: bytes from each row to the
 // row it prefetches, line by line as this row is read (0: none).
 template <TensorType T, int NR, int NT>

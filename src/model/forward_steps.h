@@ -1,4 +1,4 @@
-// Steps shared by Forward (gemma4_forward.cc) and ForwardBatch (gemma4_forward_batch.cc).
+// Steps of the forward pass (gemma4_forward.cc) that stand on their own.
 #pragma once
 
 #include <cstdint>
@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "base/thread_pool.h"
-#include "model/gemma4_forward.h"
+#include "model/forward_types.h"
 #include "model/gemma4_model.h"
 
 namespace gemlet::model {

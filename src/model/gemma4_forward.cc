@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 #include "model/forward_steps.h"
 #include "ops/activation.h"
@@ -14,168 +15,222 @@ namespace gemlet::model {
 
 namespace {
 
-struct Dims {
-  int64_t T, D, H, Hkv, V, L, P;
-};
-
+// The batch's shape against the model: programmer invariants abort, the outside world's
+// errors (token ids) are returned.
+Status CheckBatch(const Gemma4Config& c, const Batch& b) {
+  const int64_t R = static_cast<int64_t>(b.tokens.size());
+  int64_t rows = 0;
+  for (size_t j = 0; j < b.seqs.size(); ++j) {
+    GEMLET_CHECK_MSG(b.seqs[j].kv != nullptr && b.seqs[j].rows >= 1, "a batch sequence without a store or rows");
+    for (size_t i = 0; i < j; ++i) GEMLET_CHECK_MSG(b.seqs[i].kv != b.seqs[j].kv, "a sequence appears twice in a batch");
+    rows += b.seqs[j].rows;
+  }
+  GEMLET_CHECK_MSG(rows == R, "the batch's sequences do not add up to its rows");
+  for (size_t i = 0; i < b.out_rows.size(); ++i) {
+    GEMLET_CHECK(b.out_rows[i] >= 0 && b.out_rows[i] < R && (i == 0 || b.out_rows[i] > b.out_rows[i - 1]));
+  }
+  for (size_t i = 0; i < b.embed_rows.size(); ++i) {
+    GEMLET_CHECK(b.embed_rows[i] >= 0 && b.embed_rows[i] < R && (i == 0 || b.embed_rows[i] > b.embed_rows[i - 1]));
+  }
+  GEMLET_CHECK(b.embed_rows.empty() || b.embeddings != nullptr);
+  const bool one = b.seqs.size() == 1;
+  for (int64_t r = 0; r < R; ++r) {
+    if (b.tokens[r] < 0 || b.tokens[r] >= c.vocab_size) {
+      return InvalidArgument("token id " + std::to_string(b.tokens[r]) + (one ? " at chunk position " : " of batch row ") +
+                             std::to_string(r) + " is outside the vocabulary [0, " + std::to_string(c.vocab_size) + ")");
+    }
+  }
+  return Status::Ok();
+}
 
 }  // namespace
 
-Status Forward(const Gemma4Model& model, std::span<const int32_t> tokens, std::span<const int64_t> logit_rows,
-               KvStore* kv, ForwardScratch* s, const ForwardOptions& opt, float* logits) {
+Status Forward(const Gemma4Model& model, const Batch& batch, ForwardScratch* s, const ForwardOptions& opt) {
   const Gemma4Config& c = model.config();
-  const Dims n{static_cast<int64_t>(tokens.size()),
-               c.hidden_size,
-               c.num_heads,
-               c.num_kv_heads,
-               c.vocab_size,
-               c.num_layers,
-               c.hidden_size_per_layer_input};
+  const int64_t R = static_cast<int64_t>(batch.tokens.size());
+  const int64_t S = static_cast<int64_t>(batch.seqs.size());
+  const int64_t D = c.hidden_size, H = c.num_heads, Hkv = c.num_kv_heads, V = c.vocab_size;
+  const int64_t L = c.num_layers, P = c.hidden_size_per_layer_input, LP = L * P;
   const float eps = static_cast<float>(c.rms_norm_eps);
-  const int64_t T = n.T, D = n.D;
-  if (T == 0) return Status::Ok();
-  for (int64_t t = 0; t < T; ++t) {
-    if (tokens[t] < 0 || tokens[t] >= n.V) {
-      return InvalidArgument("token id " + std::to_string(tokens[t]) + " at chunk position " +
-                             std::to_string(t) + " is outside the vocabulary [0, " + std::to_string(n.V) +
-                             ")");
-    }
-  }
-  for (size_t i = 0; i < logit_rows.size(); ++i) {
-    GEMLET_CHECK(logit_rows[i] >= 0 && logit_rows[i] < T && (i == 0 || logit_rows[i] > logit_rows[i - 1]));
-  }
-  const int64_t pos0 = kv->size();
-  RETURN_IF_ERROR(kv->Reserve(pos0 + T));
+  RETURN_IF_ERROR(CheckBatch(c, batch));
+  if (R == 0) return Status::Ok();
 
-  // ---- Embedding (Gemma4TextScaledWordEmbedding): E[id] · √D, √D exact in float. ----
-  float* x = Sized(s->x, T * D);
-  ops::GatherRows(model.token_embd(), tokens.data(), T, x);
-  ops::Scale(x, T * D, static_cast<float>(std::sqrt(static_cast<double>(D))));
+  // Positions, and room in every store (nothing is computed if one is full).
+  int64_t* pos = Sized(s->pos, R);
+  int64_t* active0 = Sized(s->active0, S);  // first active row of each sequence
+  int64_t* active_n = Sized(s->active_n, S);
+  for (int64_t j = 0, r0 = 0; j < S; r0 += batch.seqs[j].rows, ++j) {
+    KvStore* kv = batch.seqs[j].kv;
+    const int64_t n = batch.seqs[j].rows, p0 = kv->size();
+    for (int64_t t = 0; t < n; ++t) pos[r0 + t] = p0 + t;
+    Status st = kv->Reserve(p0 + n);
+    if (!st.ok()) return S == 1 ? st : st.WithContext("batch sequence " + std::to_string(j));
+    active0[j] = r0;
+    active_n[j] = n;
+  }
+
+  // ---- Embedding (Gemma4TextScaledWordEmbedding): E[id] · √D, √D exact in float; given
+  //      input embeddings replace their rows (Gemma4Model.forward's masked_scatter). ----
+  float* x = Sized(s->x, R * D);
+  ops::GatherRows(model.token_embd(), batch.tokens.data(), R, x);
+  ops::Scale(x, R * D, static_cast<float>(std::sqrt(static_cast<double>(D))));
+  for (size_t i = 0; i < batch.embed_rows.size(); ++i) {
+    std::copy(batch.embeddings + i * D, batch.embeddings + (i + 1) * D, x + batch.embed_rows[i] * D);
+  }
 
   // ---- Per-layer inputs (Gemma4TextModel.get_per_layer_inputs / project_per_layer_inputs) ----
-  // pl[t, l] = (RMSNorm((W_plm · e_t)·D^−½ [l]) + E_ple[id_t][l]·√P) · 2^−½      [T, L, P]
-  const int64_t LP = n.L * n.P;
-  float* ple = Sized(s->ple, T * LP);
-  float* ple_tok = Sized(s->ple_tok, T * LP);
-  ops::MatMul(model.per_layer_model_proj(), x, T, ple, opt.mode, opt.pool);
-  GatherPerLayerTokenRows(model, tokens, ple_tok);
-  CombinePerLayerInputs(model, T, ple, ple_tok, opt.pool);
+  // pl[r, l] = (RMSNorm((W_plm · e_r)·D^−½ [l]) + E_ple[id_r][l]·√P) · 2^−½      [R, L, P]
+  float* ple = Sized(s->ple, R * LP);
+  float* ple_tok = Sized(s->ple_tok, R * LP);
+  ops::MatMul(model.per_layer_model_proj(), x, R, ple, opt.mode, opt.pool);
+  GatherPerLayerTokenRows(model, batch.tokens, ple_tok);
+  CombinePerLayerInputs(model, R, ple, ple_tok, opt.pool);
 
-  // ---- RoPE tables for this chunk's positions, one per layer type (§2.5) ----
-  int64_t* pos = Sized(s->pos, T);
-  for (int64_t t = 0; t < T; ++t) pos[t] = pos0 + t;
+  // ---- RoPE tables at each row's position, one per layer type (§2.5) ----
   const int64_t half_s = c.head_dim / 2, half_f = c.global_head_dim / 2;
-  ops::RopeAngles(model.rope_sliding(), pos, T, Sized(s->cos_s, T * half_s), Sized(s->sin_s, T * half_s));
-  ops::RopeAngles(model.rope_full(), pos, T, Sized(s->cos_f, T * half_f), Sized(s->sin_f, T * half_f));
+  ops::RopeAngles(model.rope_sliding(), pos, R, Sized(s->cos_s, R * half_s), Sized(s->sin_s, R * half_s));
+  ops::RopeAngles(model.rope_full(), pos, R, Sized(s->cos_f, R * half_f), Sized(s->sin_f, R * half_f));
 
-  if (static_cast<int64_t>(s->k.size()) < n.L) {
-    s->k.resize(n.L);
-    s->v.resize(n.L);
+  if (static_cast<int64_t>(s->k.size()) < L) {
+    s->k.resize(L);
+    s->v.resize(L);
   }
-  float* a = Sized(s->a, T * D);
-  float* d = Sized(s->d, T * D);
-  kernels::ActBlock* aq = Sized(s->aq, T * D / kQBlock);
+  float* a = Sized(s->a, R * D);
+  float* d = Sized(s->d, R * D);
+  kernels::ActBlock* aq = Sized(s->aq, R * D / kQBlock);
 
-  // Rows still computed ("active"): all T rows while layers write K/V; from the first
-  // KV-shared layer on only the rows whose logits are wanted, since those layers write
-  // nothing another position reads (spec §5.3). Per-row math is independent of the row set,
-  // so the logits are the same either way.
-  int64_t A = T;
-  std::vector<int64_t> out_rows(logit_rows.begin(), logit_rows.end());
-  for (int64_t l = 0; l < n.L; ++l) {
-    if (opt.skip_shared_rows && l == c.first_kv_shared() && static_cast<int64_t>(out_rows.size()) < A) {
-      A = static_cast<int64_t>(out_rows.size());
-      if (A == 0) break;  // no logits wanted from this chunk: the rest of the stack is unused
-      for (int64_t i = 0; i < A; ++i) {
-        const int64_t r = out_rows[i];
+  // The active rows: all R while layers write K/V; from the first KV-shared layer on only the
+  // rows with outputs, since those layers write nothing another position reads (spec §5.3).
+  // Row math is independent of the row set, so the outputs are the same either way.
+  const int64_t n_out = static_cast<int64_t>(batch.out_rows.size());
+  int64_t* out = Sized(s->out, n_out);  // active row of each output
+  std::copy(batch.out_rows.begin(), batch.out_rows.end(), out);
+  int64_t A = R;
+  for (int64_t l = 0; l < L; ++l) {
+    if (opt.skip_shared_rows && l == c.first_kv_shared() && n_out < A) {
+      for (int64_t j = 0, i = 0, r0 = 0; j < S; r0 += batch.seqs[j].rows, ++j) {
+        active0[j] = i;
+        while (i < n_out && out[i] < r0 + batch.seqs[j].rows) ++i;
+        active_n[j] = i - active0[j];
+      }
+      A = n_out;
+      if (A == 0) break;  // no outputs from this batch: the rest of the stack is unused
+      for (int64_t i = 0; i < A; ++i) {  // compact (out[i] ≥ i, so in place)
+        const int64_t r = out[i];
         std::copy(x + r * D, x + (r + 1) * D, x + i * D);
         std::copy(ple + r * LP, ple + (r + 1) * LP, ple + i * LP);
         pos[i] = pos[r];
-        out_rows[i] = i;
+        out[i] = i;
       }
       ops::RopeAngles(model.rope_sliding(), pos, A, s->cos_s.data(), s->sin_s.data());
       ops::RopeAngles(model.rope_full(), pos, A, s->cos_f.data(), s->sin_f.data());
     }
     // Gemma4TextDecoderLayer.forward
-    const Gemma4Layer& L = model.layer(l);
+    const Gemma4Layer& Ly = model.layer(l);
     const int64_t hd = c.head_dim_of(l);
     const bool full = c.is_full(l);
     const float* cs = full ? s->cos_f.data() : s->cos_s.data();
     const float* sn = full ? s->sin_f.data() : s->sin_s.data();
-    auto matmul = [&](const ops::Weight& w, const float* in, float* out) {
-      ops::MatMul(w, in, A, out, opt.mode, opt.pool);
-    };
+    auto matmul = [&](const ops::Weight& w, const float* in, float* o) { ops::MatMul(w, in, A, o, opt.mode, opt.pool); };
 
     // ---- attention block (Gemma4TextAttention.forward) ----
     // The pre-norm and, in the fast path, the int8 blocks q, k and v all read (one pass per row).
     const ops::MatMulInput an = ops::RmsNormQuantize(
-        x, L.attn_norm.data(), A, D, eps, a, Int8(opt, {&L.attn_q, &L.attn_k, &L.attn_v}) ? aq : nullptr, opt.pool);
-    float* q = Sized(s->q, A * n.H * hd);
-    if (c.has_kv(l)) {  // (all T rows are active here)
-      float* k = Sized(s->k[l], T * n.Hkv * hd);
-      float* v = Sized(s->v[l], T * n.Hkv * hd);
-      const ops::MatMulOut qkv[] = {{&L.attn_q, q}, {&L.attn_k, k}, {&L.attn_v, v}};
-      ops::MatMulShared(qkv, an, A, opt.mode, opt.pool);  // [T, H, hd], [T, Hkv, hd] ×2
-      ops::RmsNorm(k, L.k_norm.data(), T * n.Hkv, hd, eps, k);
-      ops::ApplyRope(k, T, n.Hkv, hd, cs, sn);
-      ops::RmsNorm(v, nullptr, T * n.Hkv, hd, eps, v);  // v_norm: no weight, no RoPE
-      if (kv->row_type() != TensorType::kF32) {  // the values the cache will hold (kv_store.h)
-        ops::RoundToKvType(kv->row_type(), k, T * n.Hkv * hd);
-        ops::RoundToKvType(kv->row_type(), v, T * n.Hkv * hd);
+        x, Ly.attn_norm.data(), A, D, eps, a, Int8(opt, {&Ly.attn_q, &Ly.attn_k, &Ly.attn_v}) ? aq : nullptr, opt.pool);
+    float* q = Sized(s->q, A * H * hd);
+    const int64_t row = Hkv * hd;
+    if (c.has_kv(l)) {  // (all R rows are active here)
+      float* k = Sized(s->k[l], R * row);
+      float* v = Sized(s->v[l], R * row);
+      const ops::MatMulOut qkv[] = {{&Ly.attn_q, q}, {&Ly.attn_k, k}, {&Ly.attn_v, v}};
+      ops::MatMulShared(qkv, an, A, opt.mode, opt.pool);  // [R, H, hd], [R, Hkv, hd] ×2
+      ops::RmsNorm(k, Ly.k_norm.data(), R * Hkv, hd, eps, k);
+      ops::ApplyRope(k, R, Hkv, hd, cs, sn);
+      ops::RmsNorm(v, nullptr, R * Hkv, hd, eps, v);  // v_norm: no weight, no RoPE
+      for (int64_t j = 0, r0 = 0; j < S; r0 += batch.seqs[j].rows, ++j) {  // what each store will hold
+        const TensorType type = batch.seqs[j].kv->row_type();                // (kv_store.h)
+        if (type == TensorType::kF32) continue;
+        ops::RoundToKvType(type, k + r0 * row, batch.seqs[j].rows * row);
+        ops::RoundToKvType(type, v + r0 * row, batch.seqs[j].rows * row);
       }
     } else {
-      ops::MatMul(L.attn_q, an, A, q, opt.mode, opt.pool);  // [A, H, hd]
+      ops::MatMul(Ly.attn_q, an, A, q, opt.mode, opt.pool);  // [A, H, hd]
     }
-    ops::RmsNorm(q, L.q_norm.data(), A * n.H, hd, eps, q);  // q_norm per head
-    ops::ApplyRope(q, A, n.H, hd, cs, sn);
-    // A KV-shared layer attends with its own queries and its own mask type over the K/V its
-    // producer wrote in this same step (spec §5.2): the producer's past and all T fresh rows.
+    ops::RmsNorm(q, Ly.q_norm.data(), A * H, hd, eps, q);  // q_norm per head
+    ops::ApplyRope(q, A, H, hd, cs, sn);
+    // Each sequence's active rows attend over its store's past and its own fresh rows. A
+    // KV-shared layer attends with its own queries and mask type over the K/V its producer
+    // wrote in this same step (spec §5.2).
     const int64_t src = c.kv_source(l);
-    ops::KvSegment segs[3];
-    int n_segs = kv->Past(src, segs);
-    segs[n_segs++] = ops::KvSegment{s->k[src].data(), s->v[src].data(), n.Hkv * hd, pos0, T};
-    ops::AttentionShape shape{n.H, n.Hkv, hd, full ? 0 : c.sliding_window, 1.0f};  // scaling = 1.0
-    float* o = Sized(s->o, A * n.H * hd);
-    ops::Attention(shape, q, pos, A, segs, n_segs, o, opt.pool);
-    matmul(L.attn_output, o, d);
-    ops::AddRmsNorm(x, d, L.post_attention_norm.data(), A, D, eps, 1.0f, opt.pool);  // x += RMSNorm(d)
+    const ops::AttentionShape shape{H, Hkv, hd, full ? 0 : c.sliding_window, 1.0f};  // scaling = 1.0
+    float* o = Sized(s->o, A * H * hd);
+    for (int64_t j = 0, r0 = 0; j < S; r0 += batch.seqs[j].rows, ++j) {
+      if (active_n[j] == 0) continue;
+      KvStore* kv = batch.seqs[j].kv;
+      ops::KvSegment segs[3];
+      int n_segs = kv->Past(src, segs);
+      segs[n_segs++] = ops::KvSegment{s->k[src].data() + r0 * row, s->v[src].data() + r0 * row, row, kv->size(),
+                                      batch.seqs[j].rows};
+      ops::Attention(shape, q + active0[j] * H * hd, pos + active0[j], active_n[j], segs, n_segs,
+                     o + active0[j] * H * hd, opt.pool);
+    }
+    matmul(Ly.attn_output, o, d);
+    ops::AddRmsNorm(x, d, Ly.post_attention_norm.data(), A, D, eps, 1.0f, opt.pool);  // x += RMSNorm(d)
 
     // ---- MLP block (Gemma4TextMLP: down(gelu_tanh(gate(m)) ⊙ up(m))) ----
     const int64_t I = c.ffn_dim(l);
     const ops::MatMulInput m = ops::RmsNormQuantize(
-        x, L.ffn_norm.data(), A, D, eps, a, Int8(opt, {&L.ffn_gate, &L.ffn_up}) ? aq : nullptr, opt.pool);
+        x, Ly.ffn_norm.data(), A, D, eps, a, Int8(opt, {&Ly.ffn_gate, &Ly.ffn_up}) ? aq : nullptr, opt.pool);
     float* gate = Sized(s->gate, A * I);
     float* up = Sized(s->up, A * I);
-    ops::MatMulGeGlu(L.ffn_gate, L.ffn_up, m, A, gate, up, opt.mode, opt.pool);  // gate = GELU(gate)·up
-    matmul(L.ffn_down, gate, d);
-    ops::AddRmsNorm(x, d, L.post_ffw_norm.data(), A, D, eps, 1.0f, opt.pool);
+    ops::MatMulGeGlu(Ly.ffn_gate, Ly.ffn_up, m, A, gate, up, opt.mode, opt.pool);  // gate = GELU(gate)·up
+    matmul(Ly.ffn_down, gate, d);
+    ops::AddRmsNorm(x, d, Ly.post_ffw_norm.data(), A, D, eps, 1.0f, opt.pool);
 
     // ---- per-layer-input block, then layer_scalar on the whole residual stream:
     //      x = (x + RMSNorm(W_plp · (gelu(W_plg · x) ⊙ pl[:, l]))) · layer_scalar ----
-    float* g = Sized(s->g, A * n.P);
-    ops::MatMulGeluGated(L.inp_gate, x, A, ple + l * n.P, LP, g, opt.mode, opt.pool);
-    matmul(L.proj, g, d);
-    ops::AddRmsNorm(x, d, L.post_norm.data(), A, D, eps, L.layer_scalar, opt.pool);
+    float* g = Sized(s->g, A * P);
+    ops::MatMulGeluGated(Ly.inp_gate, x, A, ple + l * P, LP, g, opt.mode, opt.pool);
+    matmul(Ly.proj, g, d);
+    ops::AddRmsNorm(x, d, Ly.post_norm.data(), A, D, eps, Ly.layer_scalar, opt.pool);
   }
 
-  // The step is complete: hand each cached layer's fresh rows to the store.
-  for (int64_t l = 0; l < n.L; ++l) {
-    if (c.has_kv(l)) kv->Commit(l, s->k[l].data(), s->v[l].data(), T);
+  // The step is complete: hand each sequence's fresh rows of each cached layer to its store.
+  for (int64_t j = 0, r0 = 0; j < S; r0 += batch.seqs[j].rows, ++j) {
+    KvStore* kv = batch.seqs[j].kv;
+    for (int64_t l = 0; l < L; ++l) {
+      if (!c.has_kv(l)) continue;
+      const int64_t row = c.kv_dim(l);
+      kv->Commit(l, s->k[l].data() + r0 * row, s->v[l].data() + r0 * row, batch.seqs[j].rows);
+    }
+    kv->Advance(batch.seqs[j].rows);
   }
-  kv->Advance(T);
 
   // ---- Output head: final norm, tied embedding, softcap (only the rows asked for) ----
-  const int64_t R = static_cast<int64_t>(logit_rows.size());
-  if (R == 0) return Status::Ok();
-  GEMLET_CHECK(logits != nullptr);
-  float* head = Sized(s->head, R * D);
-  for (int64_t i = 0; i < R; ++i) {
-    ops::RmsNorm(x + out_rows[i] * D, model.output_norm().data(), 1, D, eps, head + i * D);
+  if (n_out == 0 || (batch.logits == nullptr && batch.hidden == nullptr)) return Status::Ok();
+  float* head = Sized(s->head, n_out * D);
+  for (int64_t i = 0; i < n_out; ++i) {
+    ops::RmsNorm(x + out[i] * D, model.output_norm().data(), 1, D, eps, head + i * D);
   }
-  ops::MatMul(model.token_embd(), head, R, logits, opt.mode, opt.pool);
+  if (batch.hidden != nullptr) std::copy(head, head + n_out * D, batch.hidden);
+  if (batch.logits == nullptr) return Status::Ok();
+  ops::MatMul(model.token_embd(), head, n_out, batch.logits, opt.mode, opt.pool);
   const float cap = static_cast<float>(c.final_logit_softcapping);
-  Elementwise(opt.pool, R * n.V, [&](int64_t b, int64_t e) { ops::Softcap(logits + b, e - b, cap); });
+  Elementwise(opt.pool, n_out * V, [&](int64_t b, int64_t e) { ops::Softcap(batch.logits + b, e - b, cap); });
   return Status::Ok();
+}
+
+Status Forward(const Gemma4Model& model, std::span<const int32_t> tokens, std::span<const int64_t> logit_rows,
+               KvStore* kv, ForwardScratch* scratch, const ForwardOptions& options, float* logits) {
+  if (tokens.empty()) return Status::Ok();
+  const BatchSequence seq{kv, static_cast<int64_t>(tokens.size())};
+  Batch b;
+  b.tokens = tokens;
+  b.seqs = std::span<const BatchSequence>(&seq, 1);
+  b.out_rows = logit_rows;
+  b.logits = logits;
+  GEMLET_CHECK(logit_rows.empty() || logits != nullptr);
+  return Forward(model, b, scratch, options);
 }
 
 }  // namespace gemlet::model

@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "runtime/generate.h"
+#include "runtime/prefix_cache.h"
 #include "runtime/session_file.h"
 
 namespace gemlet::runtime {
@@ -183,9 +184,17 @@ Result<TurnStats> Conversation::Send(std::string_view user_text, const TurnCallb
     }
   }
 
+  // A conversation rendered afresh keeps what the cache already holds of it (the shared
+  // start: <bos>, the system turn, the turns before a dropped or interrupted one), as the
+  // server's prefix cache does: the session rolls back to the common start.
+  if (full) {
+    const int64_t keep =
+        std::min<int64_t>(CommonPrefixLength(session_.history(), toks), static_cast<int64_t>(toks.size()) - 1);
+    RETURN_IF_ERROR(session_.Truncate(keep));
+    toks.erase(toks.begin(), toks.begin() + keep);
+  }
   // Prefill all but the last token in chunks (Ctrl+C is checked between them); Generate
   // feeds the last one and samples the answer.
-  if (full) session_.Reset();
   st.full_prefill = full;
   st.cached_tokens = session_.position();
   st.prefill_tokens = static_cast<int64_t>(toks.size());

@@ -8,8 +8,9 @@
 
 namespace gemlet::runtime {
 
-KvLayer::KvLayer(int64_t row_floats, int64_t ring_capacity, TensorType type)
-    : row_(row_floats), ring_(ring_capacity), type_(type) {
+KvLayer::KvLayer(int64_t row_floats, int64_t ring_capacity, TensorType type, int64_t window)
+    : row_(row_floats), ring_(ring_capacity), window_(window > 0 ? window : ring_capacity), type_(type) {
+  GEMLET_CHECK(window_ <= ring_ || ring_ == 0);
   GEMLET_CHECK_MSG(type == TensorType::kF32 || type == TensorType::kF16 || type == TensorType::kQ8,
                    "KV rows are f32, f16 or q8");
   if (type == TensorType::kQ8) {
@@ -44,7 +45,7 @@ int KvLayer::Segments(int64_t n, ops::KvSegment out[2]) const {
     out[0] = ops::KvSegment{k_.data(), v_.data(), row_, 0, n, type_};
     return 1;
   }
-  const int64_t first = std::max<int64_t>(0, n - ring_);
+  const int64_t first = OldestVisible(n);
   const int64_t count = n - first;
   const int64_t slot = first % ring_;
   const int64_t run = std::min(count, ring_ - slot);
@@ -98,9 +99,11 @@ KvCache::KvCache(const model::Gemma4Config& cfg, int64_t context_limit, TensorTy
   for (int64_t l = 0; l < cfg.num_layers; ++l) {
     if (!cfg.has_kv(l)) continue;
     slot_[l] = static_cast<int>(layers_.size());
-    // A sliding query at position t sees keys t − W < u ≤ t: the last W rows suffice.
-    const int64_t ring = cfg.is_full(l) ? 0 : std::min(cfg.sliding_window, context_limit);
-    layers_.emplace_back(cfg.kv_dim(l), ring, type);
+    // A sliding query at position t sees keys t − W < u ≤ t: the last W rows suffice; the
+    // ring keeps kKvRollback more for Truncate.
+    const int64_t window = std::min(cfg.sliding_window, context_limit);
+    const int64_t ring = cfg.is_full(l) ? 0 : std::min(cfg.sliding_window + kKvRollback, context_limit);
+    layers_.emplace_back(cfg.kv_dim(l), ring, type, cfg.is_full(l) ? 0 : window);
   }
 }
 
@@ -124,6 +127,15 @@ void KvCache::Commit(int64_t layer, const float* k, const float* v, int64_t T) {
   KvLayer& kl = layers_[slot_[layer]];
   GEMLET_CHECK(kl.is_ring() || n_ + T <= kl.capacity_rows());
   kl.Write(n_, k, v, T);
+}
+
+bool KvCache::Truncate(int64_t n) {
+  GEMLET_CHECK(n >= 0 && n <= n_);
+  for (const auto& layer : layers_) {
+    if (layer.OldestVisible(n) < layer.Oldest(n_)) return false;  // overwritten since
+  }
+  n_ = n;
+  return true;
 }
 
 uint64_t KvCache::bytes_allocated() const {

@@ -1,6 +1,7 @@
 // A session's KV cache (../shared/spec/gemma4-text.md §5.1): storage only for the layers
-// that own K/V. Sliding-window layers keep a ring of W rows (the keys a later query can
-// still see); full-attention layers keep contiguous rows that grow by doubling up to the
+// that own K/V. Sliding-window layers keep a ring of W + kKvRollback rows: the W keys a later
+// query can still see, and the rows a rollback of up to kKvRollback tokens needs to see them
+// again (Truncate); full-attention layers keep contiguous rows that grow by doubling up to the
 // session's context limit, so memory follows the tokens actually used. Rows are f32, f16 or
 // q8 (chosen at construction): f16 halves the memory and the bytes attention reads; Commit
 // rounds the step's f32 rows to nearest even, and attention widens them back exactly. q8
@@ -8,6 +9,7 @@
 // them again; Commit quantizes (ops::QuantizeKvRowQ8) and attention dequantizes exactly.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -19,12 +21,18 @@
 
 namespace gemlet::runtime {
 
+// Positions a sliding-window ring keeps beyond the window, so that a rollback of up to this
+// many tokens (a rejected speculative draft, a regenerated reply) is exact without a re-prefill.
+inline constexpr int64_t kKvRollback = 16;
+
 // The K and V rows of one layer. ring_capacity > 0: a ring (position p lives in slot
-// p % capacity and only the last `capacity` positions are kept); 0: contiguous rows.
+// p % capacity and only the last `capacity` positions are kept, of which Segments shows the
+// last `window`); 0: contiguous rows.
 class KvLayer {
  public:
-  // `type`: kF32, kF16 or kQ8 (then row_floats is a multiple of 32).
-  KvLayer(int64_t row_floats, int64_t ring_capacity, TensorType type = TensorType::kF32);
+  // `type`: kF32, kF16 or kQ8 (then row_floats is a multiple of 32). window: the rows a
+  // query can see (≤ ring_capacity; 0 = ring_capacity).
+  KvLayer(int64_t row_floats, int64_t ring_capacity, TensorType type = TensorType::kF32, int64_t window = 0);
 
   bool is_ring() const { return ring_ > 0; }
   TensorType type() const { return type_; }
@@ -32,8 +40,12 @@ class KvLayer {
   int64_t capacity_rows() const { return cap_; }  // rows allocated
   // Contiguous layers: grow to hold `rows` positions (doubling, at most `limit`).
   void Grow(int64_t rows, int64_t limit);
-  // The kept rows when `n` positions have been written: ≤ 2 segments in position order.
+  // The visible rows when `n` positions have been written: ≤ 2 segments in position order.
   int Segments(int64_t n, ops::KvSegment out[2]) const;
+  // The oldest position still stored when `n` positions have been written.
+  int64_t Oldest(int64_t n) const { return ring_ > 0 ? std::max<int64_t>(0, n - ring_) : 0; }
+  // The oldest position a query after `n` written positions can see.
+  int64_t OldestVisible(int64_t n) const { return ring_ > 0 ? std::max<int64_t>(0, n - window_) : 0; }
   // Writes positions [n, n + T) of f32 rows (a ring keeps only the last `capacity` of them),
   // converted to the layer's type (f16: nearest even; q8: ops::QuantizeKvRowQ8).
   void Write(int64_t n, const float* k, const float* v, int64_t T);
@@ -43,7 +55,7 @@ class KvLayer {
   // Stores `rows` f32 rows at slot `slot` of `dst`.
   void Store(std::vector<uint8_t>& dst, int64_t slot, const float* src, int64_t rows);
 
-  int64_t row_, ring_, cap_ = 0;
+  int64_t row_, ring_, window_, cap_ = 0;
   TensorType type_;
   int64_t row_bytes_;           // bytes per row: row_·4, row_·2 or row_/32·34
   std::vector<uint8_t> k_, v_;  // [cap_, row_] elements of type_
@@ -70,6 +82,11 @@ class KvCache : public model::KvStore {
 
   // Forgets every position (a new conversation); keeps the allocations.
   void Clear() { n_ = 0; }
+  // Rolls back to the first n ≤ size() positions if every row the next query needs is still
+  // stored (always for contiguous layers; for the rings when size() − n ≤ kKvRollback or the
+  // ring has not wrapped past what position n sees). False (and nothing changes) otherwise:
+  // the caller must prefill again.
+  bool Truncate(int64_t n);
   int64_t context_limit() const { return limit_; }
   TensorType type() const { return type_; }
   uint64_t bytes_allocated() const;

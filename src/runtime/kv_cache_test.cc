@@ -213,13 +213,13 @@ TEST(KvCacheTest, OnlyLayersWithKvAndMemoryFollowsUse) {
   const auto cfg = TinyConfig();
   KvCache cache(cfg, 100000);
   EXPECT_EQ(cache.cached_layers(), 4);  // layers 0–3; 4–6 read 2 and 3
-  // Three sliding rings of 16 rows × 32 floats (k and v) and no full-attention rows yet.
-  EXPECT_EQ(cache.bytes_allocated(), 3u * 2 * 16 * 32 * 4);
+  // Three sliding rings of 16 + kKvRollback rows × 32 floats (k and v), no full-attention rows yet.
+  EXPECT_EQ(cache.bytes_allocated(), 3u * 2 * (16 + kKvRollback) * 32 * 4);
   ASSERT_TRUE(cache.Reserve(10).ok());
   const uint64_t small = cache.bytes_allocated();
-  EXPECT_LE(small, 3u * 2 * 16 * 32 * 4 + 2 * 16 * 64 * 4);  // far below 100000 positions
+  EXPECT_LE(small, 3u * 2 * (16 + kKvRollback) * 32 * 4 + 2 * 16 * 64 * 4);  // far below 100000 positions
   ASSERT_TRUE(cache.Reserve(1000).ok());
-  EXPECT_LE(cache.bytes_allocated(), 3u * 2 * 16 * 32 * 4 + 2 * 1024 * 64 * 4);
+  EXPECT_LE(cache.bytes_allocated(), 3u * 2 * (16 + kKvRollback) * 32 * 4 + 2 * 1024 * 64 * 4);
   // The same in f16: half the bytes.
   KvCache half(cfg, 100000, TensorType::kF16);
   EXPECT_EQ(half.type(), TensorType::kF16);
@@ -278,6 +278,44 @@ TEST(KvCacheTest, CommitAdvancePastAndLimit) {
   cache.Clear();
   EXPECT_EQ(cache.size(), 0);
   EXPECT_EQ(cache.Past(3, segs), 0);
+}
+
+}  // namespace
+}  // namespace gemlet::runtime
+
+namespace gemlet::runtime {
+namespace {
+
+// Truncate is exact while the rings still hold what the shorter cache's next query sees:
+// always before a ring wraps, and for rollbacks of up to kKvRollback positions after.
+TEST(KvCacheTest, TruncateWithinTheRollbackMargin) {
+  model::Gemma4Config c = TinyConfig();
+  KvCache cache(c, 1000);
+  const int64_t W = c.sliding_window;
+  std::vector<float> k(64 * 8, 1.0f), v(64 * 8, 2.0f);
+  auto feed = [&](int64_t n) {
+    for (int64_t i = 0; i < n; ++i) {
+      ASSERT_TRUE(cache.Reserve(cache.size() + 1).ok());
+      for (int64_t l = 0; l < 4; ++l) cache.Commit(l, k.data(), v.data(), 1);
+      cache.Advance(1);
+    }
+  };
+  feed(W + kKvRollback);  // not wrapped past anything position 0 … W + kKvRollback sees
+  EXPECT_TRUE(cache.Truncate(1));
+  EXPECT_EQ(cache.size(), 1);
+  feed(4 * W);
+  const int64_t n = cache.size();
+  EXPECT_TRUE(cache.Truncate(n - kKvRollback));
+  EXPECT_EQ(cache.size(), n - kKvRollback);
+  feed(kKvRollback);
+  EXPECT_FALSE(cache.Truncate(n - kKvRollback - 1)) << "that row was overwritten";
+  EXPECT_EQ(cache.size(), n) << "a refused truncation changes nothing";
+  EXPECT_TRUE(cache.Truncate(n));
+  ops::KvSegment segs[2];
+  int count = cache.Past(0, segs);
+  int64_t rows = 0;
+  for (int i = 0; i < count; ++i) rows += segs[i].count;
+  EXPECT_EQ(rows, W) << "a query still sees exactly the window";
 }
 
 }  // namespace

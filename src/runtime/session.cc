@@ -2,6 +2,8 @@
 
 #include <algorithm>
 
+#include "model/gemma4_forward.h"
+
 namespace gemlet::runtime {
 
 namespace {
@@ -13,6 +15,7 @@ int64_t EffectiveLimit(const Engine& e, int64_t requested) {
 
 Session::Session(const Engine& engine, const SessionOptions& options)
     : engine_(engine),
+      options_(options),
       chunk_(std::max<int64_t>(1, options.prefill_chunk)),
       skip_shared_rows_(options.skip_shared_rows),
       kv_(engine.config(), EffectiveLimit(engine, options.context_limit), engine.kv_type()) {}
@@ -60,6 +63,33 @@ void Session::Reset() {
   kv_.Clear();
   history_.clear();
   sampler_.Reseed();
+}
+
+Status Session::Truncate(int64_t n) {
+  GEMLET_CHECK(n >= 0 && n <= position());
+  if (kv_.Truncate(n)) {
+    history_.resize(n);
+    return Status::Ok();
+  }
+  // The sliding rings no longer hold what position n sees: prefill the kept tokens again
+  // (prefill and decode agree bit for bit, so this is the state a fresh session reaches).
+  std::vector<int32_t> kept(history_.begin(), history_.begin() + n);
+  kv_.Clear();
+  history_.clear();
+  if (n == 0) return Status::Ok();
+  return Prefill(kept, nullptr);
+}
+
+Result<std::unique_ptr<Session>> Session::Fork(int64_t n) const {
+  if (n < 0) n = position();
+  GEMLET_CHECK(n <= position());
+  auto s = std::make_unique<Session>(engine_, options_);
+  s->chunk_ = chunk_;
+  s->kv_ = kv_;
+  s->history_ = history_;
+  s->sampler_ = sampler_;
+  if (n < position()) RETURN_IF_ERROR(s->Truncate(n));
+  return s;
 }
 
 Status Session::Restore(std::span<const int32_t> tokens, const std::function<Status(KvCache&)>& fill) {

@@ -1,6 +1,8 @@
-// Session: one conversation's mutable state over a shared Engine — the KV cache, the
-// position, the tokens fed so far, the sampler's RNG and the forward pass's scratch buffers.
-// Not thread-safe itself; distinct sessions may run concurrently on one engine.
+// Session: one sequence's mutable state over a shared Engine, and its one owner — the KV
+// cache, the position, the tokens fed so far, the sampler and its RNG, and the forward pass's
+// scratch buffers. It is the Sequence of EngineModel (runtime/engine_model.h), which advances
+// several sessions in one forward pass. Not thread-safe itself; distinct sessions may run
+// concurrently on one engine.
 #pragma once
 
 #include <cstdint>
@@ -9,10 +11,11 @@
 #include <vector>
 
 #include "base/status.h"
-#include "model/gemma4_forward.h"
+#include "model/forward_types.h"
 #include "runtime/engine.h"
 #include "runtime/kv_cache.h"
 #include "runtime/sampler.h"
+#include "runtime/sequence_model.h"
 
 namespace gemlet::runtime {
 
@@ -24,7 +27,7 @@ struct SessionOptions {
   bool skip_shared_rows = true;
 };
 
-class Session {
+class Session : public Sequence {
  public:
   explicit Session(const Engine& engine, const SessionOptions& options = {});
 
@@ -38,12 +41,22 @@ class Session {
 
   // Starts over (position 0, RNG reseeded); allocations are kept for the next prompt.
   void Reset();
+  // Rolls back to the first n ≤ position() tokens, exactly: the session then computes what a
+  // fresh session fed those n tokens would. Within kv_cache.h's kKvRollback positions (or
+  // before the sliding window wraps) the cache is cut in place; further back the n tokens are
+  // prefilled again. The sampler is left as it is.
+  Status Truncate(int64_t n);
+  // A new session holding the first n ≤ position() tokens of this one (n < 0: all), with
+  // this one's options and a copy of its sampler (RNG state included): it continues exactly
+  // as this one would.
+  Result<std::unique_ptr<Session>> Fork(int64_t n = -1) const;
   // Replaces the state with a saved one (runtime/session_file.h): Reset(), then `fill` stores
   // the K/V rows of positions [0, tokens.size()) in the emptied cache through the KvStore
   // protocol, and `tokens` becomes the history. On error the session is left empty.
   Status Restore(std::span<const int32_t> tokens, const std::function<Status(KvCache&)>& fill);
 
   int64_t position() const { return kv_.size(); }
+  int64_t length() const override { return kv_.size(); }
   int64_t context_limit() const { return kv_.context_limit(); }
   const std::vector<int32_t>& history() const { return history_; }
   const Engine& engine() const { return engine_; }
@@ -53,7 +66,10 @@ class Session {
   void set_prefill_chunk(int64_t chunk) { chunk_ = chunk < 1 ? 1 : chunk; }
 
  private:
+  friend class EngineModel;  // feeds the KV cache and history in batches
+
   const Engine& engine_;
+  SessionOptions options_;
   int64_t chunk_;
   bool skip_shared_rows_;
   KvCache kv_;

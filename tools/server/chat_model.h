@@ -1,4 +1,4 @@
-// What the HTTP layer needs from a loaded model besides the Backend: the chat template,
+// What the HTTP layer needs from a loaded model besides its sequences and steps: the chat template,
 // tokenizer, incremental detokenizer, stop tokens, sampler and tool-call parser.
 // model_backend.h implements it with the gemlet runtime (Gemma 4); tests use a fake.
 #pragma once
@@ -10,6 +10,7 @@
 
 #include "tools/server/api_error.h"
 #include "tools/server/api_types.h"
+#include "runtime/sequence_model.h"
 #include "tools/server/backend.h"
 
 namespace gemlet::server {
@@ -47,7 +48,7 @@ class ChatModel {
  public:
   virtual ~ChatModel() = default;
   virtual const std::string& id() const = 0;
-  virtual Backend& backend() = 0;
+  virtual runtime::SequenceModel& backend() = 0;
 
   virtual ApiOr<RenderedPrompt> RenderChat(const ChatRequest& req) = 0;
   // A raw /v1/completions prompt; special tokens written as text are matched.

@@ -3,23 +3,13 @@
 #include <algorithm>
 #include <unordered_map>
 
-#include "model/gemma4_forward_batch.h"
 #include "runtime/chat_format.h"
 #include "runtime/chat_parser.h"
-#include "runtime/kv_cache.h"
 #include "runtime/sampler.h"
 #include "tools/server/json_util.h"
 
 namespace gemlet::server {
 namespace {
-
-class GemmaSequence : public SequenceState {
- public:
-  GemmaSequence(const model::Gemma4Config& cfg, int64_t context, TensorType kv_type)
-      : kv(cfg, context, kv_type) {}
-  int64_t length() const override { return kv.size(); }
-  runtime::KvCache kv;
-};
 
 class GemmaTextStream : public TextStream {
  public:
@@ -66,35 +56,6 @@ class ServerSampler : public TokenSampler {
 
 }  // namespace
 
-GemmaBackend::GemmaBackend(const runtime::Engine& engine, int64_t context)
-    : engine_(engine), context_(std::min(context, engine.config().max_position_embeddings)) {}
-
-int32_t GemmaBackend::vocab_size() const { return static_cast<int32_t>(engine_.config().vocab_size); }
-
-Result<std::unique_ptr<SequenceState>> GemmaBackend::NewSequence() {
-  return std::unique_ptr<SequenceState>(new GemmaSequence(engine_.config(), context_, engine_.kv_type()));
-}
-
-Result<std::unique_ptr<SequenceState>> GemmaBackend::Fork(const SequenceState& seq) {
-  return std::unique_ptr<SequenceState>(new GemmaSequence(static_cast<const GemmaSequence&>(seq)));
-}
-
-Status GemmaBackend::Prefill(SequenceState& seq, std::span<const int32_t> tokens, std::span<float> logits) {
-  auto& s = static_cast<GemmaSequence&>(seq);
-  const int64_t last = static_cast<int64_t>(tokens.size()) - 1;
-  const model::ForwardOptions opt{engine_.mode(), engine_.pool()};
-  return model::Forward(engine_.model(), tokens, std::span<const int64_t>(&last, 1), &s.kv, &scratch_, opt,
-                        logits.data());
-}
-
-Status GemmaBackend::DecodeBatch(std::span<SequenceState* const> seqs, std::span<const int32_t> tokens,
-                                 std::span<float> logits) {
-  std::vector<model::KvStore*> kvs(seqs.size());
-  for (size_t i = 0; i < seqs.size(); ++i) kvs[i] = &static_cast<GemmaSequence*>(seqs[i])->kv;
-  const model::ForwardOptions opt{engine_.mode(), engine_.pool()};
-  return model::ForwardBatch(engine_.model(), tokens, kvs, &scratch_, opt, logits.data());
-}
-
 Result<std::unique_ptr<GemmaChatModel>> GemmaChatModel::Create(const runtime::Engine& engine, std::string id,
                                                                int64_t context) {
   if (!engine.tokenizer()) {
@@ -104,7 +65,10 @@ Result<std::unique_ptr<GemmaChatModel>> GemmaChatModel::Create(const runtime::En
 }
 
 GemmaChatModel::GemmaChatModel(const runtime::Engine& engine, std::string id, int64_t context)
-    : engine_(engine), tok_(*engine.tokenizer()), id_(std::move(id)), backend_(engine, context) {
+    : engine_(engine),
+      tok_(*engine.tokenizer()),
+      id_(std::move(id)),
+      backend_(engine, runtime::SessionOptions{.context_limit = context}) {
   think_start_ = tok_.PieceToId("<|channel>");
   think_end_ = tok_.PieceToId("<channel|>");
   call_start_ = tok_.PieceToId("<|tool_call>");

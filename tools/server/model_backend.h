@@ -1,38 +1,18 @@
-// The server's model: Backend and ChatModel over a gemlet runtime Engine (Gemma 4). Sequences
-// are runtime KV caches; prefill runs model::Forward and a decode step for N sequences runs
-// model::ForwardBatch (one pass over the weights). All model work happens on the scheduler
-// thread, so one forward scratch is shared by every sequence.
+// The server's model: the ChatModel of a gemlet runtime Engine (Gemma 4). Its sequences and
+// steps are the runtime's (runtime::EngineModel: sessions advanced in batched forward passes);
+// all model work happens on the scheduler thread.
 #pragma once
 
 #include <memory>
 #include <string>
 #include <vector>
 
-#include "model/gemma4_forward.h"
 #include "runtime/engine.h"
+#include "runtime/engine_model.h"
 #include "runtime/tokenizer.h"
 #include "tools/server/chat_model.h"
 
 namespace gemlet::server {
-
-class GemmaBackend : public Backend {
- public:
-  // `context` = tokens per sequence (capped at the model's max_position_embeddings).
-  GemmaBackend(const runtime::Engine& engine, int64_t context);
-
-  int64_t context_length() const override { return context_; }
-  int32_t vocab_size() const override;
-  Result<std::unique_ptr<SequenceState>> NewSequence() override;
-  Result<std::unique_ptr<SequenceState>> Fork(const SequenceState& seq) override;
-  Status Prefill(SequenceState& seq, std::span<const int32_t> tokens, std::span<float> logits) override;
-  Status DecodeBatch(std::span<SequenceState* const> seqs, std::span<const int32_t> tokens,
-                     std::span<float> logits) override;
-
- private:
-  const runtime::Engine& engine_;
-  int64_t context_;
-  model::ForwardScratch scratch_;
-};
 
 class GemmaChatModel : public ChatModel {
  public:
@@ -41,7 +21,7 @@ class GemmaChatModel : public ChatModel {
                                                         int64_t context);
 
   const std::string& id() const override { return id_; }
-  Backend& backend() override { return backend_; }
+  runtime::SequenceModel& backend() override { return backend_; }
   ApiOr<RenderedPrompt> RenderChat(const ChatRequest& req) override;
   ApiOr<std::vector<int32_t>> Tokenize(const std::string& text) override;
   std::unique_ptr<TextStream> NewTextStream() override;
@@ -56,7 +36,7 @@ class GemmaChatModel : public ChatModel {
   const runtime::Engine& engine_;
   const Tokenizer& tok_;
   std::string id_;
-  GemmaBackend backend_;
+  runtime::EngineModel backend_;
   int32_t think_start_, think_end_, call_start_, call_end_, quote_;
 };
 

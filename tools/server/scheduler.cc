@@ -27,17 +27,17 @@ void JobHandle::Cancel() {
   if (wake_) wake_();
 }
 
-Scheduler::Scheduler(Backend& backend, Metrics& metrics, const SchedulerOptions& options)
-    : backend_(backend),
+Scheduler::Scheduler(runtime::SequenceModel& model, Metrics& metrics, const SchedulerOptions& options)
+    : model_(model),
       metrics_(metrics),
       options_(options),
-      max_context_(options.max_context > 0
-                       ? std::min(options.max_context, backend.context_length())
-                       : backend.context_length()),
-      vocab_(backend.vocab_size()),
-      cache_(options.cache_sessions) {
+      max_context_(options.max_context > 0 ? std::min(options.max_context, model.context_length())
+                                           : model.context_length()),
+      vocab_(model.vocab_size()),
+      cache_(options.cache_sessions, options.cache_rollback) {
   options_.slots = std::max(1, options_.slots);
   options_.prefill_chunk = std::max<int64_t>(1, options_.prefill_chunk);
+  if (options_.step_tokens <= 0) options_.step_tokens = options_.prefill_chunk + options_.slots;
   slots_.resize(options_.slots);
   metrics_.SetSlots(options_.slots);
   thread_ = std::thread([this] { Loop(); });
@@ -150,19 +150,7 @@ void Scheduler::Loop() {
     UpdateGauges();
     if (stopping) break;
 
-    // One prefill chunk (the slot that has waited longest: lowest index among prefilling),
-    // then one decode step over every generating slot.
-    for (Slot& s : slots_) {
-      if (s.job && !s.decoding) {
-        PrefillStep(s);
-        break;
-      }
-    }
-    std::vector<Slot*> batch;
-    for (Slot& s : slots_) {
-      if (s.job && s.decoding && !s.job->handle->cancelled()) batch.push_back(&s);
-    }
-    if (!batch.empty()) DecodeStep(batch);
+    Step();
     UpdateGauges();
   }
   cache_.Clear();
@@ -179,29 +167,18 @@ void Scheduler::Admit(std::unique_ptr<Job> job) {
   GEMLET_CHECK(slot != nullptr);
   *slot = Slot{};
   const auto& prompt = job->spec.prompt;
-  if (PrefixCache::Entry* e = cache_.Find(prompt)) {
-    if (e->shared) {
-      auto fork = backend_.Fork(*e->seq);
-      if (fork.ok()) {
-        slot->seq = std::move(fork).value();
-        slot->tokens = e->tokens;
-      }
-    }
-    if (!slot->seq) {
-      PrefixCache::Entry taken = cache_.Take(e);
-      slot->seq = std::move(taken.seq);
-      slot->tokens = std::move(taken.tokens);
-    }
+  runtime::PrefixCache::Hit hit = cache_.Lookup(prompt, model_);
+  if (hit.seq) {
+    slot->seq = std::move(hit.seq);
+    slot->tokens = std::move(hit.tokens);
     slot->cached = static_cast<int64_t>(slot->tokens.size());
     slot->prompt_done = slot->cached;
-    metrics_.CountPrefixCache(true, slot->cached);
-  } else {
-    metrics_.CountPrefixCache(false, 0);
   }
+  metrics_.CountPrefixCache(slot->seq != nullptr, slot->cached);
   slot->job = std::move(job);
   metrics_.AddPromptTokens(static_cast<int64_t>(prompt.size()));
   if (!slot->seq) {
-    auto seq = backend_.NewSequence();
+    auto seq = model_.NewSequence();
     if (!seq.ok()) {
       Finish(*slot, FinishReason::kError, seq.status());
       return;
@@ -210,60 +187,106 @@ void Scheduler::Admit(std::unique_ptr<Job> job) {
   }
 }
 
-void Scheduler::PrefillStep(Slot& slot) {
-  const JobSpec& spec = slot.job->spec;
-  const int64_t total = static_cast<int64_t>(spec.prompt.size());
-  int64_t end = std::min(total, slot.prompt_done + options_.prefill_chunk);
-  // Stop at the shared-prefix boundary so a copy can be kept there.
-  const bool snapshot = spec.cache_prefix > slot.prompt_done && spec.cache_prefix < total &&
-                        options_.cache_sessions > 0;
-  if (snapshot) end = std::min(end, spec.cache_prefix);
-  std::span<const int32_t> chunk(spec.prompt.data() + slot.prompt_done,
-                                 static_cast<size_t>(end - slot.prompt_done));
-  if (logits_.size() < static_cast<size_t>(vocab_)) logits_.resize(vocab_);
+void Scheduler::Step() {
+  // What each slot has waiting: its sampled token, or the rest of its prompt (up to the
+  // shared-prefix boundary, so that a copy can be kept there).
+  std::vector<Slot*> active;
+  std::vector<int64_t> pending;
+  for (Slot& s : slots_) {
+    if (!s.job || s.job->handle->cancelled()) continue;
+    const JobSpec& spec = s.job->spec;
+    int64_t n = 1;
+    if (!s.decoding) {
+      const int64_t total = static_cast<int64_t>(spec.prompt.size());
+      int64_t end = total;
+      if (spec.cache_prefix > s.prompt_done && spec.cache_prefix < total && options_.cache_sessions > 0) {
+        end = spec.cache_prefix;
+      }
+      n = end - s.prompt_done;
+    }
+    active.push_back(&s);
+    pending.push_back(n);
+  }
+  if (active.empty()) return;
+  const std::vector<int64_t> take = runtime::PlanStep(pending, options_.step_tokens, options_.prefill_chunk);
+  std::vector<Slot*> slots;
+  std::vector<runtime::StepPart> parts;
+  int64_t decode_rows = 0, prefill_rows = 0;
+  for (size_t i = 0; i < active.size(); ++i) {
+    if (take[i] == 0) continue;
+    Slot& s = *active[i];
+    runtime::StepPart p;
+    p.seq = s.seq.get();
+    if (s.decoding) {
+      p.tokens = std::span<const int32_t>(&s.pending, 1);
+      ++decode_rows;
+    } else {
+      const auto& prompt = s.job->spec.prompt;
+      p.tokens = std::span<const int32_t>(prompt.data() + s.prompt_done, static_cast<size_t>(take[i]));
+      p.logits = s.prompt_done + take[i] == static_cast<int64_t>(prompt.size());
+      prefill_rows += take[i];
+    }
+    slots.push_back(&s);
+    parts.push_back(p);
+  }
+  int64_t n_logits = 0;
+  for (const auto& p : parts) n_logits += p.logits;
+  if (logits_.size() < static_cast<size_t>(n_logits * vocab_)) logits_.resize(n_logits * vocab_);
   const auto t0 = std::chrono::steady_clock::now();
-  Status st = backend_.Prefill(*slot.seq, chunk, std::span<float>(logits_.data(), vocab_));
-  metrics_.AddPrefill(static_cast<int64_t>(chunk.size()), SecondsSince(t0));
-  if (!st.ok()) {
-    Finish(slot, FinishReason::kError, st);
-    return;
+  const std::vector<bool> ok = RunParts(slots, parts);
+  const double secs = SecondsSince(t0);
+  const double rows = static_cast<double>(decode_rows + prefill_rows);
+  if (prefill_rows > 0) metrics_.AddPrefill(prefill_rows, secs * prefill_rows / rows);
+  if (decode_rows > 0) metrics_.AddDecodeStep(decode_rows, secs * decode_rows / rows);
+  int64_t k = 0;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    const float* lg = parts[i].logits ? logits_.data() + (k++) * vocab_ : nullptr;
+    if (ok[i]) AfterStep(*slots[i], parts[i].tokens, lg);
   }
-  slot.tokens.insert(slot.tokens.end(), chunk.begin(), chunk.end());
-  slot.prompt_done = end;
-  if (snapshot && end == spec.cache_prefix && !cache_.Contains(slot.tokens)) {
-    auto fork = backend_.Fork(*slot.seq);
-    if (fork.ok()) cache_.Put(slot.tokens, std::move(fork).value(), /*shared=*/true);
-  }
-  if (slot.prompt_done < total) return;
-  slot.decoding = true;
-  const int32_t token = slot.job->spec.sampler->Sample(std::span<float>(logits_.data(), vocab_));
-  HandleToken(slot, token);
 }
 
-void Scheduler::DecodeStep(std::vector<Slot*>& batch) {
-  const size_t n = batch.size();
-  std::vector<SequenceState*> seqs(n);
-  std::vector<int32_t> tokens(n);
-  for (size_t i = 0; i < n; ++i) {
-    seqs[i] = batch[i]->seq.get();
-    tokens[i] = batch[i]->pending;
+std::vector<bool> Scheduler::RunParts(const std::vector<Slot*>& slots, const std::vector<runtime::StepPart>& parts) {
+  std::vector<bool> ok(parts.size(), true);
+  Status st = model_.Step(parts, std::span<float>(logits_.data(), logits_.size()));
+  if (st.ok()) return ok;
+  if (parts.size() == 1) {
+    Finish(*slots[0], FinishReason::kError, st);
+    ok[0] = false;
+    return ok;
   }
-  if (logits_.size() < n * static_cast<size_t>(vocab_)) logits_.resize(n * vocab_);
-  const auto t0 = std::chrono::steady_clock::now();
-  Status st = backend_.DecodeBatch(seqs, tokens, std::span<float>(logits_.data(), n * vocab_));
-  metrics_.AddDecodeStep(static_cast<int64_t>(n), SecondsSince(t0));
-  for (size_t i = 0; i < n; ++i) {
-    Slot& slot = *batch[i];
+  // A failed step changed nothing: run each part alone to find whose it was.
+  int64_t k = 0;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    float* lg = logits_.data() + k * vocab_;
+    st = model_.Step(std::span<const runtime::StepPart>(&parts[i], 1),
+                     std::span<float>(lg, parts[i].logits ? static_cast<size_t>(vocab_) : 0));
+    k += parts[i].logits;
     if (!st.ok()) {
-      Finish(slot, FinishReason::kError, st);
-      continue;
+      Finish(*slots[i], FinishReason::kError, st);
+      ok[i] = false;
     }
-    slot.tokens.push_back(tokens[i]);
-    slot.pending = -1;
-    const int32_t token = slot.job->spec.sampler->Sample(
-        std::span<float>(logits_.data() + i * static_cast<size_t>(vocab_), vocab_));
-    HandleToken(slot, token);
   }
+  return ok;
+}
+
+void Scheduler::AfterStep(Slot& slot, std::span<const int32_t> fed, const float* logits) {
+  slot.tokens.insert(slot.tokens.end(), fed.begin(), fed.end());
+  if (!slot.decoding) {
+    const JobSpec& spec = slot.job->spec;
+    slot.prompt_done += static_cast<int64_t>(fed.size());
+    if (slot.prompt_done == spec.cache_prefix && options_.cache_sessions > 0 &&
+        slot.prompt_done < static_cast<int64_t>(spec.prompt.size()) && !cache_.Contains(slot.tokens)) {
+      auto fork = model_.Fork(*slot.seq, slot.seq->length());
+      if (fork.ok()) cache_.Put(slot.tokens, std::move(fork).value(), /*shared=*/true);
+    }
+    if (logits == nullptr) return;
+    slot.decoding = true;
+  } else {
+    slot.pending = -1;
+  }
+  GEMLET_CHECK(logits != nullptr);
+  std::span<float> lg(const_cast<float*>(logits), static_cast<size_t>(vocab_));
+  HandleToken(slot, slot.job->spec.sampler->Sample(lg));
 }
 
 void Scheduler::HandleToken(Slot& slot, int32_t token) {

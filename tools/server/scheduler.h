@@ -1,7 +1,9 @@
 // The generation scheduler: a bounded queue of jobs, a fixed number of slots, and one thread
-// that runs the model. Each iteration it prefills one chunk of one admitted prompt and then
-// runs one batched decode step in which every generating slot contributes one token, so N
-// concurrent streams cost about one pass over the weights per token.
+// that steps the model (runtime::SequenceModel). Each iteration is one step, planned by
+// runtime::PlanStep: every generating slot contributes its token, and admitted prompts fill
+// the rest of the step's token budget with prefill chunks (continuous batching), so N
+// concurrent streams cost about one pass over the weights per token and a new prompt does not
+// stall them.
 //
 // Jobs hand their tokens to a JobSink on the scheduler thread; sinks must be quick (queue the
 // token for the HTTP thread and return). A job is cancelled through its JobHandle (the HTTP
@@ -21,7 +23,8 @@
 #include "tools/server/api_error.h"
 #include "tools/server/backend.h"
 #include "tools/server/metrics.h"
-#include "tools/server/prefix_cache.h"
+#include "runtime/prefix_cache.h"
+#include "runtime/sequence_model.h"
 
 namespace gemlet::server {
 
@@ -71,15 +74,19 @@ class JobHandle {
 struct SchedulerOptions {
   int slots = 4;                // sequences generating at once
   size_t queue_capacity = 16;   // jobs waiting for a slot before Submit answers 503
-  int64_t prefill_chunk = 256;  // prompt tokens per iteration (keeps decode streams moving)
+  int64_t prefill_chunk = 256;  // prompt tokens of one slot per step
+  int64_t step_tokens = 0;      // rows per step (decode rows + prefill chunks); 0: prefill_chunk + slots
   size_t cache_sessions = 4;    // prefix-cache entries
-  int64_t max_context = 0;      // tokens per sequence; 0 = the backend's context length
+  int64_t max_context = 0;      // tokens per sequence; 0 = the model's context length
+  // Tokens a prefix-cache hit may roll back (runtime::PrefixCache); the runtime model keeps
+  // runtime::kKvRollback for free.
+  int64_t cache_rollback = 16;
   int retry_after_s = 1;        // Retry-After of the 503
 };
 
 class Scheduler {
  public:
-  Scheduler(Backend& backend, Metrics& metrics, const SchedulerOptions& options);
+  Scheduler(runtime::SequenceModel& model, Metrics& metrics, const SchedulerOptions& options);
   ~Scheduler();
   Scheduler(const Scheduler&) = delete;
   Scheduler& operator=(const Scheduler&) = delete;
@@ -101,7 +108,7 @@ class Scheduler {
   };
   struct Slot {
     std::unique_ptr<Job> job;
-    std::unique_ptr<SequenceState> seq;
+    std::unique_ptr<runtime::Sequence> seq;
     std::vector<int32_t> tokens;  // exactly the tokens in seq
     int64_t prompt_done = 0;      // prompt tokens in seq
     int64_t cached = 0;
@@ -112,21 +119,25 @@ class Scheduler {
 
   void Loop();
   void Admit(std::unique_ptr<Job> job);
-  // Runs one prefill chunk of `slot`; may move it to the decode phase or finish it.
-  void PrefillStep(Slot& slot);
-  void DecodeStep(std::vector<Slot*>& batch);
+  // One model step over the slots that have work: decode rows and prefill chunks.
+  void Step();
+  // Runs `parts` (of `slots`) in one step; if that fails, each part alone, so that only the
+  // slots whose own part fails finish with an error. Returns which parts succeeded.
+  std::vector<bool> RunParts(const std::vector<Slot*>& slots, const std::vector<runtime::StepPart>& parts);
+  // After a successful step: the fed tokens are in slot.seq; samples if logits are ready.
+  void AfterStep(Slot& slot, std::span<const int32_t> fed, const float* logits);
   // A freshly sampled token: stop checks, the sink, budgets. Finishes the slot or makes the
   // token pending.
   void HandleToken(Slot& slot, int32_t token);
   void Finish(Slot& slot, FinishReason reason, Status status = Status::Ok());
   void UpdateGauges();
 
-  Backend& backend_;
+  runtime::SequenceModel& model_;
   Metrics& metrics_;
   SchedulerOptions options_;
   int64_t max_context_;
   int32_t vocab_;
-  PrefixCache cache_;
+  runtime::PrefixCache cache_;
 
   std::mutex mu_;
   std::condition_variable cv_;

@@ -156,12 +156,15 @@ TEST(SchedulerTest, ConcurrentStreamsShareDecodeSteps) {
   }
   backend.hold = false;
   for (auto& s : sinks) EXPECT_EQ(s->WaitDone().reason, FinishReason::kLength);
-  // 4 x 49 fed tokens in 49 batched steps, plus 3 while the later jobs join one prefill at a
-  // time (job 1 decodes alone once, then with job 2, then with 2 and 3).
+  // 4 x 49 fed tokens in 49 shared steps, plus at most 3 more while the later jobs join (the
+  // first job may be admitted before the others and step alone until they are; their prompts
+  // are prefilled beside its decode steps).
   EXPECT_EQ(backend.decode_rows.load(), 4 * 49);
-  EXPECT_EQ(backend.decode_calls.load(), 49 + 3);
+  EXPECT_GE(backend.steps.load(), 49);
+  EXPECT_LE(backend.steps.load(), 49 + 3);
   EXPECT_EQ(backend.max_batch.load(), 4);
-  EXPECT_EQ(metrics.decode_steps(), backend.decode_calls.load());
+  EXPECT_LE(metrics.decode_steps(), backend.steps.load());
+  EXPECT_GE(metrics.decode_steps(), 49);
 }
 
 TEST(SchedulerTest, FullQueueAnswers503WithRetryAfter) {
@@ -273,7 +276,8 @@ TEST(SchedulerTest, LongPromptsArePrefilledInChunksWhileOthersDecode) {
   ASSERT_TRUE(sched.Submit(Spec(std::string(200, 'x'), 5, 2, b)).ok());
   a->WaitDone();
   b->WaitDone();
-  EXPECT_GE(backend.prefill_calls.load(), 1 + 200 / 16);
+  EXPECT_GE(backend.prefill_parts.load(), 1 + 200 / 16);
+  EXPECT_GE(backend.mixed_steps.load(), 1) << "the long prompt's chunks shared steps with a's decoding";
   EXPECT_EQ(b->tokens.size(), 5u);
 }
 

@@ -34,7 +34,7 @@ inline std::vector<int32_t> Bytes(const std::string& s) {
   return t;
 }
 
-class FakeSequence : public SequenceState {
+class FakeSequence : public runtime::Sequence {
  public:
   int64_t length() const override { return static_cast<int64_t>(tokens.size()); }
   std::vector<int32_t> tokens;
@@ -42,7 +42,7 @@ class FakeSequence : public SequenceState {
 
 // Next-token rule: script(tokens) returns the favoured token or -1 for "pseudo-random" logits
 // (a hash of the whole sequence).
-class FakeBackend : public Backend {
+class FakeBackend : public runtime::SequenceModel {
  public:
   explicit FakeBackend(int64_t context = 4096) : context_(context) {}
 
@@ -51,50 +51,52 @@ class FakeBackend : public Backend {
     std::lock_guard<std::mutex> lock(script_mu_);
     script_ = std::move(s);
   }
-  std::chrono::microseconds pass_delay{0};  // cost of one pass over the "weights"
-  std::atomic<bool> hold{false};  // while true, Prefill waits (tests line up jobs meanwhile)
-  std::atomic<int64_t> decode_calls{0}, prefill_calls{0}, decode_rows{0}, fork_calls{0};
-  std::atomic<int64_t> max_batch{0};
+  std::chrono::microseconds pass_delay{0};  // cost of one step (one pass over the "weights")
+  std::atomic<bool> hold{false};  // while true, Step waits (tests line up jobs meanwhile)
+  // Steps; rows of one-token parts (decode steps) and parts of more (prefill chunks); most
+  // parts in one step; forks.
+  // Steps with both (a prompt chunk beside decode steps).
+  std::atomic<int64_t> steps{0}, decode_rows{0}, prefill_parts{0}, max_batch{0}, fork_calls{0}, mixed_steps{0};
 
   int64_t context_length() const override { return context_; }
   int32_t vocab_size() const override { return kFakeVocab; }
-  Result<std::unique_ptr<SequenceState>> NewSequence() override {
-    return std::unique_ptr<SequenceState>(new FakeSequence);
+  Result<std::unique_ptr<runtime::Sequence>> NewSequence() override {
+    return std::unique_ptr<runtime::Sequence>(new FakeSequence);
   }
-  Result<std::unique_ptr<SequenceState>> Fork(const SequenceState& seq) override {
+  Result<std::unique_ptr<runtime::Sequence>> Fork(const runtime::Sequence& seq, int64_t n) override {
     fork_calls++;
     auto copy = std::make_unique<FakeSequence>();
-    copy->tokens = static_cast<const FakeSequence&>(seq).tokens;
-    return std::unique_ptr<SequenceState>(std::move(copy));
+    const auto& t = static_cast<const FakeSequence&>(seq).tokens;
+    copy->tokens.assign(t.begin(), t.begin() + n);
+    return std::unique_ptr<runtime::Sequence>(std::move(copy));
   }
-  Status Prefill(SequenceState& seq, std::span<const int32_t> tokens,
-                 std::span<float> logits) override {
-    prefill_calls++;
-    while (hold.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
-    if (pass_delay.count()) std::this_thread::sleep_for(pass_delay);
-    auto& s = static_cast<FakeSequence&>(seq);
-    if (s.length() + static_cast<int64_t>(tokens.size()) > context_) {
-      return OutOfRange("fake context overflow");
-    }
-    s.tokens.insert(s.tokens.end(), tokens.begin(), tokens.end());
-    Logits(s.tokens, logits);
+  Status Truncate(runtime::Sequence& seq, int64_t n) override {
+    static_cast<FakeSequence&>(seq).tokens.resize(n);
     return Status::Ok();
   }
-  Status DecodeBatch(std::span<SequenceState* const> seqs, std::span<const int32_t> tokens,
-                     std::span<float> logits) override {
-    decode_calls++;
-    decode_rows += static_cast<int64_t>(seqs.size());
-    int64_t prev = max_batch.load();
-    while (static_cast<int64_t>(seqs.size()) > prev &&
-           !max_batch.compare_exchange_weak(prev, static_cast<int64_t>(seqs.size()))) {
-    }
+  Status Step(std::span<const runtime::StepPart> parts, std::span<float> logits) override {
+    steps++;
+    while (hold.load()) std::this_thread::sleep_for(std::chrono::milliseconds(1));
     if (pass_delay.count()) std::this_thread::sleep_for(pass_delay);
-    for (size_t i = 0; i < seqs.size(); ++i) {
-      auto& s = static_cast<FakeSequence&>(*seqs[i]);
-      if (s.length() + 1 > context_) return OutOfRange("fake context overflow");
-      s.tokens.push_back(tokens[i]);
-      Logits(s.tokens, logits.subspan(i * kFakeVocab, kFakeVocab));
+    int64_t prev = max_batch.load();
+    while (static_cast<int64_t>(parts.size()) > prev &&
+           !max_batch.compare_exchange_weak(prev, static_cast<int64_t>(parts.size()))) {
     }
+    for (const auto& p : parts) {  // nothing changes on error
+      if (p.seq->length() + static_cast<int64_t>(p.tokens.size()) > context_) {
+        return OutOfRange("fake context overflow");
+      }
+    }
+    size_t k = 0;
+    bool one = false, more = false;
+    for (const auto& p : parts) {
+      (p.tokens.size() == 1 ? one : more) = true;
+      (p.tokens.size() == 1 ? decode_rows : prefill_parts)++;
+      auto& s = static_cast<FakeSequence&>(*p.seq);
+      s.tokens.insert(s.tokens.end(), p.tokens.begin(), p.tokens.end());
+      if (p.logits) Logits(s.tokens, logits.subspan((k++) * kFakeVocab, kFakeVocab));
+    }
+    mixed_steps += one && more;
     return Status::Ok();
   }
 
@@ -166,7 +168,7 @@ class FakeChatModel : public ChatModel {
  public:
   explicit FakeChatModel(FakeBackend& backend) : backend_(backend) {}
   const std::string& id() const override { return id_; }
-  Backend& backend() override { return backend_; }
+  runtime::SequenceModel& backend() override { return backend_; }
   ApiOr<RenderedPrompt> RenderChat(const ChatRequest& req) override {
     RenderedPrompt p;
     for (size_t i = 0; i < req.messages.size(); ++i) {

@@ -1,0 +1,59 @@
+#include "runtime/engine_model.h"
+
+#include <algorithm>
+#include <string>
+
+namespace gemlet::runtime {
+
+EngineModel::EngineModel(const Engine& engine, const SessionOptions& options)
+    : engine_(engine), options_(options), context_(Session(engine, options).context_limit()) {}
+
+Result<std::unique_ptr<Sequence>> EngineModel::NewSequence() {
+  return std::unique_ptr<Sequence>(std::make_unique<Session>(engine_, options_));
+}
+
+Result<std::unique_ptr<Sequence>> EngineModel::Fork(const Sequence& seq, int64_t n) {
+  ASSIGN_OR_RETURN(std::unique_ptr<Session> s, static_cast<const Session&>(seq).Fork(n));
+  return std::unique_ptr<Sequence>(std::move(s));
+}
+
+Status EngineModel::Truncate(Sequence& seq, int64_t n) { return static_cast<Session&>(seq).Truncate(n); }
+
+Status EngineModel::Step(std::span<const StepPart> parts, std::span<float> logits) {
+  const int64_t V = engine_.config().vocab_size;
+  tokens_.clear();
+  seqs_.clear();
+  out_rows_.clear();
+  bool single_rows = true;
+  for (size_t i = 0; i < parts.size(); ++i) {
+    auto* s = static_cast<Session*>(parts[i].seq);
+    GEMLET_CHECK_MSG(&s->engine() == &engine_, "a sequence of another model in a step");
+    const int64_t n = static_cast<int64_t>(parts[i].tokens.size());
+    GEMLET_CHECK(n >= 1);
+    if (s->position() + n > s->context_limit()) {
+      return OutOfRange("context limit exceeded: " + std::to_string(s->position()) + " tokens in the sequence + " +
+                        std::to_string(n) + " new > limit " + std::to_string(s->context_limit()));
+    }
+    single_rows = single_rows && n == 1;
+    tokens_.insert(tokens_.end(), parts[i].tokens.begin(), parts[i].tokens.end());
+    seqs_.push_back({&s->kv_, n});
+    if (parts[i].logits) out_rows_.push_back(static_cast<int64_t>(tokens_.size()) - 1);
+  }
+  GEMLET_CHECK(static_cast<int64_t>(logits.size()) >= static_cast<int64_t>(out_rows_.size()) * V);
+  model::Batch b;
+  b.tokens = tokens_;
+  b.seqs = seqs_;
+  b.out_rows = out_rows_;
+  b.logits = out_rows_.empty() ? nullptr : logits.data();
+  // Decode rows are memory-bound: the decode pool, as in Session::Prefill of one token.
+  model::ForwardOptions opt{engine_.mode(), single_rows ? engine_.decode_pool() : engine_.pool()};
+  opt.skip_shared_rows = options_.skip_shared_rows;
+  RETURN_IF_ERROR(model::Forward(engine_.model(), b, &scratch_, opt));
+  for (const StepPart& p : parts) {
+    auto* s = static_cast<Session*>(p.seq);
+    s->history_.insert(s->history_.end(), p.tokens.begin(), p.tokens.end());
+  }
+  return Status::Ok();
+}
+
+}  // namespace gemlet::runtime

@@ -1,0 +1,44 @@
+// EngineModel: the SequenceModel (runtime/sequence_model.h) of a gemlet Engine. Its sequences
+// are Sessions; a step is one model::Forward over a batch whose rows are every part's tokens
+// (decode steps, prefill chunks and verify rows side by side), so the weights are read once
+// for all of them. Not thread-safe: one thread steps it (the server's scheduler thread).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <vector>
+
+#include "base/status.h"
+#include "model/forward_types.h"
+#include "model/gemma4_forward.h"
+#include "runtime/engine.h"
+#include "runtime/sequence_model.h"
+#include "runtime/session.h"
+
+namespace gemlet::runtime {
+
+class EngineModel : public SequenceModel {
+ public:
+  // New sequences are Sessions with `options` (their context limit is context_length()).
+  EngineModel(const Engine& engine, const SessionOptions& options);
+
+  const Engine& engine() const { return engine_; }
+  int64_t context_length() const override { return context_; }
+  int32_t vocab_size() const override { return static_cast<int32_t>(engine_.config().vocab_size); }
+  Result<std::unique_ptr<Sequence>> NewSequence() override;
+  Result<std::unique_ptr<Sequence>> Fork(const Sequence& seq, int64_t n) override;
+  Status Truncate(Sequence& seq, int64_t n) override;
+  Status Step(std::span<const StepPart> parts, std::span<float> logits) override;
+
+ private:
+  const Engine& engine_;
+  SessionOptions options_;
+  int64_t context_;
+  model::ForwardScratch scratch_;
+  std::vector<int32_t> tokens_;
+  std::vector<model::BatchSequence> seqs_;
+  std::vector<int64_t> out_rows_;
+};
+
+}  // namespace gemlet::runtime

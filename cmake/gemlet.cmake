@@ -1,7 +1,17 @@
-# gemlet_layer(NAME DEPS...): one static library per layer from the *.cc files of the current
-# directory (tests, benchmarks and fuzz targets excluded), and one GoogleTest binary from its
-# *_test.cc files. A layer links only the layers below it, so a wrong include fails to link.
+# gemlet_layer(NAME DEPS... [PRIVATE DEPS...] [TEST DEPS...]): one static library per layer from
+# the *.cc files of the current directory (tests, benchmarks and fuzz targets excluded), and one
+# GoogleTest binary from its *_test.cc files. A layer links only the layers below it, so a wrong
+# include fails to link (scripts/check_layering.sh says which includes are allowed).
+# The DEPS before PRIVATE are public: the layer's headers include them, so its users need them
+# too. The DEPS after PRIVATE only its .cc files use. For a static library both are linked into
+# every user (CMake links a PRIVATE dependency as $<LINK_ONLY:...>); PRIVATE keeps the
+# dependency's usage requirements (include folders, definitions) from reaching the users, and
+# says that a user must not count on them. The layer's own tests and benchmarks get both, and
+# the DEPS after TEST, which only they use.
 function(gemlet_layer name)
+  cmake_parse_arguments(PARSE_ARGV 1 _dep "" "" "PRIVATE;TEST")
+  set(_public ${_dep_UNPARSED_ARGUMENTS})
+  set(_private ${_dep_PRIVATE})
   file(GLOB _srcs CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*.cc)
   list(FILTER _srcs EXCLUDE REGEX "_(test|bench|fuzz)\\.cc$")
   if(NOT _srcs)  # a layer still being written: keep the build graph whole
@@ -10,12 +20,15 @@ function(gemlet_layer name)
   endif()
   add_library(${name} STATIC ${_srcs})
   target_include_directories(${name} PUBLIC ${PROJECT_SOURCE_DIR}/src ${PROJECT_SOURCE_DIR})
-  target_link_libraries(${name} PUBLIC ${ARGN})
-  gemlet_tests(${name} ${name})
+  target_link_libraries(${name} PUBLIC ${_public})
+  if(_private)
+    target_link_libraries(${name} PRIVATE ${_private})
+  endif()
+  gemlet_tests(${name} ${name} ${_private} ${_dep_TEST})
   file(GLOB _benches CONFIGURE_DEPENDS ${CMAKE_CURRENT_SOURCE_DIR}/*_bench.cc)
   if(GEMLET_BENCH AND _benches)
     add_executable(${name}_bench ${_benches})
-    target_link_libraries(${name}_bench PRIVATE ${name} benchmark::benchmark)
+    target_link_libraries(${name}_bench PRIVATE ${name} ${_private} ${_dep_TEST} benchmark::benchmark)
     target_compile_definitions(${name}_bench PRIVATE GEMLET_SHARED_DIR="${GEMLET_SHARED_DIR}")
   endif()
 endfunction()

@@ -8,6 +8,8 @@
 #            (+dotprod) and max (+i8mm)
 #   fuzz     every fuzz/*_fuzz.cc libFuzzer target (built in the asan stage's folder), each run
 #            for $FUZZ_SECONDS
+# The native stages' ctest runs include the layering check (gemlet_layering:
+# scripts/check_layering.sh on the tree; gemlet_layering_selftest: tests/layering_test.sh).
 # Usage: scripts/test.sh [STAGE...]      (no stage: all four, in that order)
 # Every stage runs even if an earlier one failed; the summary at the end lists each stage's
 # result and time, and the exit code is 1 if anything failed.

@@ -1,4 +1,4 @@
-// Kernel microbenchmarks at Gemma 4 E2B shapes, for every tier this CPU runs.
+// Kernel microbenchmarks at the E2B model's shapes, for every tier this CPU runs.
 //   GEMV (decode): GB/s of weight bytes read. The weights rotate through copies totalling
 //     ≥ 512 MB, so they stream from memory as in decode, not from cache.
 //   GEMM (prefill): GOP/s (2 ops per multiply-add).

@@ -23,7 +23,7 @@ void ExpInPlace(float* x, int64_t n);
 
 // x[i] = GeluTanhFast(x[i]) for i < n.
 void GeluTanhInPlace(float* x, int64_t n);
-// out[i] = GeluTanhFast(gate[i]) · up[i] for i < n (Gemma4TextMLP: act(gate_proj(x)) * up_proj(x)).
+// out[i] = GeluTanhFast(gate[i]) · up[i] for i < n (a gated MLP: act(gate_proj(x)) * up_proj(x)).
 // out may alias gate or up.
 void GeGlu(const float* gate, const float* up, int64_t n, float* out);
 // x[i] = cap · tanh(x[i] / cap) (the fast tanh); cap <= 0 leaves x unchanged.

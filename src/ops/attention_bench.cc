@@ -1,4 +1,4 @@
-// Attention at Gemma 4 E2B shapes over an f16 KV cache (MQA: 8 query heads, 1 KV head):
+// Attention at the E2B model's shapes over an f16 KV cache (MQA: 8 query heads, 1 KV head):
 //   Decode/<hd>/<keys>: one query row (a decode step) over `keys` cached positions;
 //   DecodeCold512: the same with the KV cache out of the CPU caches (as in a model's step);
 //   Prefill/<hd>/<T>/<depth>: T query rows after `depth` cached positions (causal);

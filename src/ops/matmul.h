@@ -64,7 +64,7 @@ void MatMulGeGlu(const Weight& gate, const Weight& up, MatMulInput x, int64_t T,
                  MatMulMode mode, ThreadPool* pool);
 
 // A product gated by a given tensor, fused the same way: y [T, w.rows] = GELU_tanh(x · w^T) ⊙ m,
-// m[t, r] at m[t·ldm + r] (e.g. Gemma 4's per-layer-input gate times that layer's slice of the
+// m[t, r] at m[t·ldm + r] (e.g. a per-layer-input gate times that layer's slice of the
 // per-layer inputs). Each work unit gates its own rows right after computing them. The same
 // bits as MatMul, GeluTanhInPlace and the multiplication (ops/activation.h's GeGlu order).
 void MatMulGeluGated(const Weight& w, MatMulInput x, int64_t T, const float* m, int64_t ldm, float* y,

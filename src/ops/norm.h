@@ -1,4 +1,4 @@
-// RMSNorm over the innermost dimension (Gemma4RMSNorm): the weight is used as stored (no
+// RMSNorm over the innermost dimension: the weight is used as stored (no
 // 1 + w) and eps sits inside the root. Also its fused forms around a block's products: the
 // pre-norm fused with the activation quantization of the products that read it, and the
 // post-norm fused with the residual add (one pass per row while the row is in cache).
@@ -13,7 +13,7 @@
 namespace gemlet::ops {
 
 // y[r, :] = x[r, :] · (mean(x[r, :]²) + eps)^−½ · w  for r < rows; `w` [dim] may be null (no
-// scale, like Gemma 4's v_norm). x [rows, dim], y [rows, dim]; y == x is allowed.
+// scale, as for a value norm). x [rows, dim], y [rows, dim]; y == x is allowed.
 void RmsNorm(const float* x, const float* w, int64_t rows, int64_t dim, float eps, float* y);
 
 // A block's pre-norm and the int8 quantization of its output for the products that read it:
@@ -26,7 +26,7 @@ MatMulInput RmsNormQuantize(const float* x, const float* w, int64_t rows, int64_
                             kernels::ActBlock* xq, ThreadPool* pool);
 
 // The post-norm residual add: x[r, :] = (x[r, :] + RmsNorm(d[r, :]; w)) · scale, one pass per row
-// (scale = 1 where there is no layer scalar; Gemma 4's layer_scalar multiplies the whole
+// (scale = 1 where there is no layer scalar; a model's per-layer scalar multiplies the whole
 // residual after the layer's last block). d is left holding RmsNorm(d; w). The same bits as
 // RmsNorm(d), AddInPlace and Scale (ops/activation.h). Rows split across `pool` (may be null).
 void AddRmsNorm(float* x, float* d, const float* w, int64_t rows, int64_t dim, float eps, float scale,

@@ -27,7 +27,7 @@ TEST(RmsNormTest, MatchesFormulaWithAndWithoutWeight) {
     for (int64_t i = 0; i < dim; ++i) {
       const double base = x[r * dim + i] * inv;
       EXPECT_NEAR(y_noscale[r * dim + i], base, 1e-6 * std::abs(base) + 1e-7);
-      // The weight is a plain multiplier (Gemma 4), not 1 + w.
+      // The weight is a plain multiplier, not 1 + w.
       EXPECT_NEAR(y[r * dim + i], base * w[i], 1e-6 * std::abs(base * w[i]) + 1e-7);
     }
   }

@@ -14,7 +14,7 @@ TEST(RopeTest, InvFreqDefaultAndProportional) {
   auto d = RopeInvFreq(32, 10000.0, 16);
   ASSERT_EQ(d.size(), 16u);
   for (int i = 0; i < 16; ++i) EXPECT_DOUBLE_EQ(d[i], std::pow(10000.0, -2.0 * i / 32));
-  // Proportional (Gemma 4 full layers, head_dim 64, factor 0.25): 8 pairs rotate with the
+  // Proportional (the E2B full layers: head_dim 64, factor 0.25): 8 pairs rotate with the
   // exponent's denominator 64, the other 24 have inv_freq 0.
   auto p = RopeInvFreq(64, 1e6, 8);
   ASSERT_EQ(p.size(), 32u);

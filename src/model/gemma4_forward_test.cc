@@ -14,6 +14,7 @@
 #include "format/gemlet_writer.h"
 #include "model/forward_steps.h"
 #include "model/gemma4_tensors.h"
+#include "model/kv_store_test_util.h"
 #include "ops/activation.h"
 #include "ops/embedding.h"
 #include "ops/norm.h"
@@ -53,40 +54,7 @@ std::unique_ptr<GemletFile> RandomModel(const Gemma4Config& c) {
   return std::move(f).value();
 }
 
-// Contiguous K/V rows per layer, following the KvStore protocol; rows reported as `type`
-// (the forward pass rounds them to that type's values before committing).
-class Store : public KvStore {
- public:
-  Store(const Gemma4Config& c, int64_t limit, TensorType type = TensorType::kF32)
-      : c_(c), limit_(limit), type_(type), k_(c.num_layers), v_(c.num_layers) {}
-  int64_t size() const override { return n_; }
-  Status Reserve(int64_t end) override {
-    if (end > limit_) return OutOfRange("store limit " + std::to_string(limit_));
-    for (int64_t l = 0; l < c_.num_layers; ++l) {
-      k_[l].resize(end * c_.kv_dim(l));
-      v_[l].resize(end * c_.kv_dim(l));
-    }
-    return Status::Ok();
-  }
-  int Past(int64_t l, ops::KvSegment out[2]) const override {
-    if (n_ == 0) return 0;
-    out[0] = ops::KvSegment{k_[l].data(), v_[l].data(), c_.kv_dim(l), 0, n_};
-    return 1;
-  }
-  void Commit(int64_t l, const float* k, const float* v, int64_t T) override {
-    std::copy(k, k + T * c_.kv_dim(l), k_[l].begin() + n_ * c_.kv_dim(l));
-    std::copy(v, v + T * c_.kv_dim(l), v_[l].begin() + n_ * c_.kv_dim(l));
-  }
-  void Advance(int64_t T) override { n_ += T; }
-  TensorType row_type() const override { return type_; }
-
- private:
-  Gemma4Config c_;
-  int64_t limit_;
-  TensorType type_;
-  int64_t n_ = 0;
-  std::vector<std::vector<float>> k_, v_;
-};
+using Store = ContiguousStore;
 
 // Logits [V] and final hidden state [D] of one row.
 struct RowOut {
@@ -229,81 +197,6 @@ TEST(ForwardTest, EmbeddingRows) {
   EXPECT_EQ(run({1, 3}, emb), plain);
   for (auto& e : emb) e *= 0.5f;
   EXPECT_NE(run({1, 3}, emb), plain);
-}
-
-TEST(ForwardTest, RowsEqualSingleSequenceDecode) {
-  const auto c = TinyConfig();
-  auto file = RandomModel(c);
-  auto m = Gemma4Model::Bind(*file);
-  ASSERT_TRUE(m.ok()) << m.status().ToString();
-  const int64_t V = c.vocab_size;
-  ThreadPool pool(2);
-  const ForwardOptions opt{ops::MatMulMode::kExact, &pool};
-
-  // Four sequences with different prompt lengths (two beyond the 16-token sliding window).
-  const std::vector<int64_t> lengths = {1, 5, 20, 37};
-  const int64_t S = static_cast<int64_t>(lengths.size());
-  std::vector<std::vector<int32_t>> prompts(S);
-  for (int64_t i = 0; i < S; ++i) {
-    for (int64_t t = 0; t < lengths[i]; ++t) prompts[i].push_back(static_cast<int32_t>((t * 31 + i * 7 + 2) % V));
-  }
-  const int steps = 6;
-  auto next_token = [&](int64_t seq, int step) { return static_cast<int32_t>((seq * 101 + step * 13 + 5) % V); };
-
-  // Alone: prefill, then decode token by token.
-  std::vector<std::vector<float>> alone(S);
-  for (int64_t i = 0; i < S; ++i) {
-    Store store(c, 64);
-    ForwardScratch scratch;
-    std::vector<float> lg(V);
-    const std::vector<int64_t> last = {lengths[i] - 1};
-    ASSERT_TRUE(Forward(**m, prompts[i], last, &store, &scratch, opt, lg.data()).ok());
-    const std::vector<int64_t> row0 = {0};
-    for (int step = 0; step < steps; ++step) {
-      const int32_t tok = next_token(i, step);
-      ASSERT_TRUE(Forward(**m, std::span<const int32_t>(&tok, 1), row0, &store, &scratch, opt, lg.data()).ok());
-      alone[i].insert(alone[i].end(), lg.begin(), lg.end());
-    }
-  }
-
-  // Batched: the same sequences decoded together; sequence 3 joins late and 0 leaves early,
-  // so batch composition changes from step to step.
-  std::vector<std::unique_ptr<Store>> stores;
-  ForwardScratch prefill_scratch, batch_scratch;
-  std::vector<float> lg(V);
-  for (int64_t i = 0; i < S; ++i) {
-    stores.push_back(std::make_unique<Store>(c, 64));
-    const std::vector<int64_t> last = {lengths[i] - 1};
-    ASSERT_TRUE(Forward(**m, prompts[i], last, stores[i].get(), &prefill_scratch, opt, lg.data()).ok());
-  }
-  std::vector<int> done(S, 0);
-  for (int round = 0; round < steps + 2; ++round) {
-    std::vector<int64_t> active;
-    for (int64_t i = 0; i < S; ++i) {
-      const bool on = done[i] < steps && !(i == 3 && round < 2) && !(i == 0 && round >= 3 && done[0] >= 3);
-      if (on) active.push_back(i);
-    }
-    if (active.empty()) continue;
-    std::vector<int32_t> toks;
-    std::vector<BatchSequence> seqs;
-    std::vector<int64_t> rows;
-    for (int64_t i : active) {
-      rows.push_back(static_cast<int64_t>(toks.size()));
-      toks.push_back(next_token(i, done[i]));
-      seqs.push_back({stores[i].get(), 1});
-    }
-    std::vector<float> out(active.size() * V);
-    Batch b{.tokens = toks, .seqs = seqs, .out_rows = rows, .logits = out.data()};
-    ASSERT_TRUE(Forward(**m, b, &batch_scratch, opt).ok());
-    for (size_t r = 0; r < active.size(); ++r) {
-      const int64_t i = active[r];
-      const float* want = alone[i].data() + done[i] * V;
-      for (int64_t v = 0; v < V; ++v) {
-        ASSERT_EQ(out[r * V + v], want[v]) << "sequence " << i << " step " << done[i] << " logit " << v;
-      }
-      done[i]++;
-    }
-  }
 }
 
 // The fused per-layer-input pass (forward_steps.h) gives the bits of the separate passes it

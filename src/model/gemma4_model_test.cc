@@ -16,6 +16,7 @@
 #include "format/gemlet_writer.h"
 #include "model/gemma4_forward.h"
 #include "model/gemma4_tensors.h"
+#include "model/kv_store_test_util.h"
 
 namespace gemlet::model {
 namespace {
@@ -69,38 +70,7 @@ Result<std::unique_ptr<GemletFile>> OpenModel(const Gemma4Config& c, const std::
   return f;
 }
 
-// Everything contiguous, no ring: the simplest store that follows the KvStore protocol.
-class SimpleStore : public KvStore {
- public:
-  SimpleStore(const Gemma4Config& c, int64_t limit)
-      : c_(c), limit_(limit), k_(c.num_layers), v_(c.num_layers) {}
-  int64_t size() const override { return n_; }
-  Status Reserve(int64_t end) override {
-    if (end > limit_) return OutOfRange("limit");
-    for (int64_t l = 0; l < c_.num_layers; ++l) {
-      k_[l].resize(end * c_.kv_dim(l));
-      v_[l].resize(end * c_.kv_dim(l));
-    }
-    return Status::Ok();
-  }
-  int Past(int64_t l, ops::KvSegment out[2]) const override {
-    if (n_ == 0) return 0;
-    out[0] = ops::KvSegment{k_[l].data(), v_[l].data(), c_.kv_dim(l), 0, n_};
-    return 1;
-  }
-  void Commit(int64_t l, const float* k, const float* v, int64_t T) override {
-    std::copy(k, k + T * c_.kv_dim(l), k_[l].begin() + n_ * c_.kv_dim(l));
-    std::copy(v, v + T * c_.kv_dim(l), v_[l].begin() + n_ * c_.kv_dim(l));
-    ++commits_;
-  }
-  void Advance(int64_t T) override { n_ += T; }
-  int commits_ = 0;
-
- private:
-  Gemma4Config c_;
-  int64_t limit_, n_ = 0;
-  std::vector<std::vector<float>> k_, v_;
-};
+using SimpleStore = ContiguousStore;
 
 TEST(Gemma4ModelTest, BindsEveryTensor) {
   const auto c = TinyConfig();

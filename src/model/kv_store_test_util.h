@@ -1,0 +1,49 @@
+// Tests only: the simplest KvStore — every layer's rows contiguous, no ring — reporting its rows
+// as `type` (the forward pass rounds them to that type's values before committing).
+#pragma once
+
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "model/gemma4_config.h"
+#include "model/kv_store.h"
+
+namespace gemlet::model {
+
+class ContiguousStore : public KvStore {
+ public:
+  ContiguousStore(const Gemma4Config& c, int64_t limit, TensorType type = TensorType::kF32)
+      : c_(c), limit_(limit), type_(type), k_(c.num_layers), v_(c.num_layers) {}
+  int64_t size() const override { return n_; }
+  Status Reserve(int64_t end) override {
+    if (end > limit_) return OutOfRange("store limit " + std::to_string(limit_));
+    for (int64_t l = 0; l < c_.num_layers; ++l) {
+      k_[l].resize(end * c_.kv_dim(l));
+      v_[l].resize(end * c_.kv_dim(l));
+    }
+    return Status::Ok();
+  }
+  int Past(int64_t l, ops::KvSegment out[2]) const override {
+    if (n_ == 0) return 0;
+    out[0] = ops::KvSegment{k_[l].data(), v_[l].data(), c_.kv_dim(l), 0, n_};
+    return 1;
+  }
+  void Commit(int64_t l, const float* k, const float* v, int64_t T) override {
+    std::copy(k, k + T * c_.kv_dim(l), k_[l].begin() + n_ * c_.kv_dim(l));
+    std::copy(v, v + T * c_.kv_dim(l), v_[l].begin() + n_ * c_.kv_dim(l));
+    ++commits_;
+  }
+  void Advance(int64_t T) override { n_ += T; }
+  TensorType row_type() const override { return type_; }
+  int commits_ = 0;
+
+ private:
+  Gemma4Config c_;
+  int64_t limit_;
+  TensorType type_;
+  int64_t n_ = 0;
+  std::vector<std::vector<float>> k_, v_;
+};
+
+}  // namespace gemlet::model

@@ -3,19 +3,21 @@
 #include <cerrno>
 #include <cstdlib>
 
+#include "format/gemma4_tokens.h"
+
 namespace gemlet {
 
 namespace {
 
 using json = nlohmann::json;
 
-constexpr std::string_view kOpenChannel = "<|channel>";
-constexpr std::string_view kCloseChannel = "<channel|>";
-constexpr std::string_view kCallOpen = "<|tool_call>";
-constexpr std::string_view kCallClose = "<tool_call|>";
-constexpr std::string_view kQuote = "<|\"|>";
-constexpr std::string_view kEnds[] = {"<turn|>", "<|tool_response>", "<eos>"};
-constexpr std::string_view kThoughtHeader = "thought\n";
+constexpr std::string_view kOpenChannel = gemma4::kChannelOpen;
+constexpr std::string_view kCloseChannel = gemma4::kChannelClose;
+constexpr std::string_view kCallOpen = gemma4::kToolCallOpen;
+constexpr std::string_view kCallClose = gemma4::kToolCallClose;
+constexpr std::string_view kQuote = gemma4::kQuote;
+constexpr std::string_view kEnds[] = {gemma4::kTurnClose, gemma4::kToolResponseOpen, gemma4::kEos};
+constexpr std::string_view kThoughtHeader = gemma4::kThoughtHeader;
 constexpr int kMaxDepth = 64;
 
 bool StartsWith(std::string_view s, size_t pos, std::string_view m) {
@@ -219,7 +221,9 @@ ParsedToolCall ParseCall(std::string_view raw, bool closed) {
   ParsedToolCall call;
   call.raw = std::string(raw);
   std::string_view s = TrimAscii(raw);
-  if (s.substr(0, 5) == "call:") s.remove_prefix(5);
+  if (s.substr(0, gemma4::kCallPrefix.size()) == gemma4::kCallPrefix) {
+    s.remove_prefix(gemma4::kCallPrefix.size());
+  }
   const size_t brace = s.find('{');
   call.name = std::string(TrimAscii(s.substr(0, brace)));
   bool args_complete = brace != std::string_view::npos;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "format/gemma4_tokens.h"
 #include "runtime/generate.h"
 #include "runtime/session_file.h"
 
@@ -64,8 +65,9 @@ Result<ContextPolicy> ParseContextPolicy(std::string_view name) {
 
 AnswerStream::AnswerStream(const Tokenizer& tok, TextFn on_text)
     : tok_(tok), dec_(tok, /*skip_special=*/false), on_text_(std::move(on_text)) {
-  for (const char* m : {"<|channel>", "<channel|>", "<|tool_call>", "<tool_call|>", "<|\"|>", "<turn|>",
-                        "<|tool_response>", "<eos>"}) {
+  for (std::string_view m : {gemma4::kChannelOpen, gemma4::kChannelClose, gemma4::kToolCallOpen,
+                             gemma4::kToolCallClose, gemma4::kQuote, gemma4::kTurnClose,
+                             gemma4::kToolResponseOpen, gemma4::kEos}) {
     if (const int32_t id = tok.PieceToId(m); id >= 0) markers_.push_back(id);
   }
 }
@@ -133,7 +135,10 @@ Result<std::vector<int32_t>> Conversation::TurnTokens(const ChatMessage& user, b
     *full = prompt.compare(0, before.size(), before) != 0;
     if (!*full) {
       // The cache holds the previous answer as generated, without its end: close it.
-      ASSIGN_OR_RETURN(std::vector<int32_t> ids, tok_.Encode("<turn|>\n" + prompt.substr(before.size())));
+      std::string rest(gemma4::kTurnClose);
+      rest += "\n";
+      rest += prompt.substr(before.size());
+      ASSIGN_OR_RETURN(std::vector<int32_t> ids, tok_.Encode(rest));
       ids.insert(ids.begin(), tail_.begin(), tail_.end());
       return ids;
     }

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <unordered_map>
 
+#include "format/gemma4_tokens.h"
 #include "model/gemma4_forward_batch.h"
 #include "runtime/chat_format.h"
 #include "runtime/chat_parser.h"
@@ -105,11 +106,11 @@ Result<std::unique_ptr<GemmaChatModel>> GemmaChatModel::Create(const runtime::En
 
 GemmaChatModel::GemmaChatModel(const runtime::Engine& engine, std::string id, int64_t context)
     : engine_(engine), tok_(*engine.tokenizer()), id_(std::move(id)), backend_(engine, context) {
-  think_start_ = tok_.PieceToId("<|channel>");
-  think_end_ = tok_.PieceToId("<channel|>");
-  call_start_ = tok_.PieceToId("<|tool_call>");
-  call_end_ = tok_.PieceToId("<tool_call|>");
-  quote_ = tok_.PieceToId("<|\"|>");
+  think_start_ = tok_.PieceToId(gemma4::kChannelOpen);
+  think_end_ = tok_.PieceToId(gemma4::kChannelClose);
+  call_start_ = tok_.PieceToId(gemma4::kToolCallOpen);
+  call_end_ = tok_.PieceToId(gemma4::kToolCallClose);
+  quote_ = tok_.PieceToId(gemma4::kQuote);
 }
 
 ApiOr<RenderedPrompt> GemmaChatModel::RenderChat(const ChatRequest& req) {
@@ -144,32 +145,31 @@ ApiOr<RenderedPrompt> GemmaChatModel::RenderChat(const ChatRequest& req) {
       opt.tools.push_back(Json{{"type", "function"}, {"function", std::move(fn)}});
     }
   }
-  auto text = gemlet::RenderChat(msgs, opt);
-  if (!text.ok()) return FromStatus(text.status(), "messages");
-  // A forced call: the reply starts with the call's opening, written into the prompt.
-  std::string forced;
-  if (req.tool_choice == ToolChoice::kRequired) forced = "<|tool_call>call:";
-  if (req.tool_choice == ToolChoice::kFunction) forced = "<|tool_call>call:" + req.tool_choice_name + "{";
-  auto ids = tok_.Encode(*text + forced);
+  if (req.tool_choice == ToolChoice::kRequired) opt.forced_tool_call = ForcedToolCall::kAnyFunction;
+  if (req.tool_choice == ToolChoice::kFunction) {
+    opt.forced_tool_call = ForcedToolCall::kFunction;
+    opt.forced_function = req.tool_choice_name;
+  }
+  auto rendered = RenderChatPrompt(msgs, opt);
+  if (!rendered.ok()) return FromStatus(rendered.status(), "messages");
+  const std::string& text = rendered->text;
+  auto ids = tok_.Encode(text);
   if (!ids.ok()) return FromStatus(ids.status(), "messages");
   RenderedPrompt p;
   p.tokens = std::move(ids).value();
-  if (!forced.empty()) {
-    auto f = tok_.Encode(forced);
+  // The reply's forced opening, as the tokens that end the prompt.
+  if (!rendered->reply_prefix.empty()) {
+    auto f = tok_.Encode(rendered->reply_prefix);
     if (f.ok() && f->size() <= p.tokens.size() &&
         std::equal(f->begin(), f->end(), p.tokens.end() - static_cast<std::ptrdiff_t>(f->size()))) {
       p.reply_prefix = std::move(f).value();
     }
   }
-  // The system turn ("<bos><|turn>system\n…<turn|>\n") is what requests share most often.
-  static constexpr std::string_view kSys = "<bos><|turn>system\n";
-  if (text->rfind(kSys, 0) == 0) {
-    const size_t end = text->find("<turn|>\n");
-    if (end != std::string::npos) {
-      auto pre = tok_.Encode(std::string_view(*text).substr(0, end + 8));
-      if (pre.ok() && pre->size() < p.tokens.size() && std::equal(pre->begin(), pre->end(), p.tokens.begin())) {
-        p.shared_prefix = static_cast<int64_t>(pre->size());
-      }
+  // The system turn is what requests share most often.
+  if (rendered->shared_prefix_chars > 0) {
+    auto pre = tok_.Encode(std::string_view(text).substr(0, rendered->shared_prefix_chars));
+    if (pre.ok() && pre->size() < p.tokens.size() && std::equal(pre->begin(), pre->end(), p.tokens.begin())) {
+      p.shared_prefix = static_cast<int64_t>(pre->size());
     }
   }
   return p;
@@ -204,7 +204,10 @@ std::unique_ptr<TokenSampler> GemmaChatModel::NewSampler(const SamplingOptions& 
 }
 
 ApiOr<ToolCall> GemmaChatModel::ParseToolCall(const std::string& body) {
-  ParsedOutput out = ParseChatOutput("<|tool_call>" + body + "<tool_call|>");
+  std::string text(gemma4::kToolCallOpen);
+  text += body;
+  text += gemma4::kToolCallClose;
+  ParsedOutput out = ParseChatOutput(text);
   // A call cut off (max_tokens, or an end-of-turn token inside it) is still reported with the
   // arguments read so far, as OpenAI reports truncated calls.
   if (out.tool_calls.size() != 1 || out.tool_calls[0].name.empty()) {

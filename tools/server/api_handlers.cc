@@ -64,24 +64,6 @@ std::optional<JobOutcome> Drive(Generation& gen, JobHandle& handle,
   }
 }
 
-// Adds OpenAI's logit_bias to the logits before the model's sampler sees them.
-class BiasedSampler : public TokenSampler {
- public:
-  BiasedSampler(std::unique_ptr<TokenSampler> inner, std::vector<std::pair<int32_t, float>> bias)
-      : inner_(std::move(inner)), bias_(std::move(bias)) {}
-  int32_t Sample(std::span<float> logits) override {
-    for (const auto& [id, b] : bias_) {
-      // -100 bans the token outright, as in OpenAI.
-      if (static_cast<size_t>(id) < logits.size()) logits[id] = b <= -100 ? -1e30f : logits[id] + b;
-    }
-    return inner_->Sample(logits);
-  }
-
- private:
-  std::unique_ptr<TokenSampler> inner_;
-  std::vector<std::pair<int32_t, float>> bias_;
-};
-
 }  // namespace
 
 HttpReply ErrorReply(const ApiError& e) {
@@ -124,18 +106,15 @@ ApiOr<std::shared_ptr<JobHandle>> ApiHandlers::Start(std::vector<int32_t> prompt
   const SamplingOptions s = WithDefaults(sampling);
   uint64_t seed = s.seed ? *s.seed : (static_cast<uint64_t>(std::random_device{}()) << 32) ^
                                          std::random_device{}();
-  spec.sampler = model_.NewSampler(s, seed);
-  if (!s.logit_bias.empty()) {
-    const int32_t vocab = model_.backend().vocab_size();
-    for (const auto& [id, b] : s.logit_bias) {
-      if (id >= vocab) {
-        return BadRequest("'logit_bias' names token " + std::to_string(id) + "; the vocabulary has " +
-                              std::to_string(vocab) + " tokens",
-                          "logit_bias", "invalid_value");
-      }
+  const int32_t vocab = model_.backend().vocab_size();
+  for (const auto& [id, b] : s.logit_bias) {
+    if (id >= vocab) {
+      return BadRequest("'logit_bias' names token " + std::to_string(id) + "; the vocabulary has " +
+                            std::to_string(vocab) + " tokens",
+                        "logit_bias", "invalid_value");
     }
-    spec.sampler = std::make_unique<BiasedSampler>(std::move(spec.sampler), s.logit_bias);
   }
+  spec.sampler = model_.NewSampler(s, seed);
   spec.sink = std::move(sink);
   spec.cache_prefix = shared_prefix;
   return scheduler_.Submit(std::move(spec));

@@ -1,7 +1,6 @@
 #include "tools/server/model_backend.h"
 
 #include <algorithm>
-#include <unordered_map>
 
 #include "format/gemma4_tokens.h"
 #include "model/gemma4_forward_batch.h"
@@ -40,29 +39,15 @@ class GemmaTextStream : public TextStream {
   StreamDecoder dec_;
 };
 
-// The runtime sampler plus OpenAI's presence and frequency penalties, which look at the tokens
-// generated so far: logit -= presence·[count > 0] + frequency·count.
-class ServerSampler : public TokenSampler {
+// The scheduler's sampler interface over the runtime sampler, whose penalties then look at the
+// tokens it generated (OpenAI's presence and frequency semantics).
+class RuntimeSampler : public TokenSampler {
  public:
-  ServerSampler(const runtime::SamplerOptions& o, double presence, double frequency)
-      : sampler_(o), presence_(presence), frequency_(frequency) {}
-  int32_t Sample(std::span<float> logits) override {
-    if (presence_ != 0 || frequency_ != 0) {
-      for (const auto& [id, n] : counts_) {
-        if (id >= 0 && static_cast<size_t>(id) < logits.size()) {
-          logits[id] -= static_cast<float>(presence_ + frequency_ * n);
-        }
-      }
-    }
-    const int32_t t = sampler_.Sample(logits, {});
-    counts_[t]++;
-    return t;
-  }
+  explicit RuntimeSampler(const runtime::SamplerOptions& o) : sampler_(o) {}
+  int32_t Sample(std::span<float> logits) override { return sampler_.Sample(logits); }
 
  private:
   runtime::Sampler sampler_;
-  double presence_, frequency_;
-  std::unordered_map<int32_t, int64_t> counts_;
 };
 
 }  // namespace
@@ -200,7 +185,11 @@ std::unique_ptr<TokenSampler> GemmaChatModel::NewSampler(const SamplingOptions& 
   if (so.top_p <= 0) so.top_p = 1e-9;  // top_p 0 keeps only the most likely token
   so.min_p = o.min_p.value_or(0.0);
   so.seed = seed;
-  return std::make_unique<ServerSampler>(so, o.presence_penalty, o.frequency_penalty);
+  so.presence_penalty = o.presence_penalty;
+  so.frequency_penalty = o.frequency_penalty;
+  so.penalty_last_n = 0;  // every generated token
+  so.logit_bias = o.logit_bias;
+  return std::make_unique<RuntimeSampler>(so);
 }
 
 ApiOr<ToolCall> GemmaChatModel::ParseToolCall(const std::string& body) {

@@ -139,8 +139,12 @@ class FakeTextStream : public TextStream {
 
 class FakeSampler : public TokenSampler {
  public:
-  FakeSampler(double temperature, uint64_t seed) : temperature_(temperature), rng_(seed) {}
+  FakeSampler(double temperature, uint64_t seed, std::vector<std::pair<int32_t, float>> bias = {})
+      : temperature_(temperature), rng_(seed), bias_(std::move(bias)) {}
   int32_t Sample(std::span<float> logits) override {
+    for (const auto& [id, b] : bias_) {
+      if (id >= 0 && static_cast<size_t>(id) < logits.size()) logits[id] = b <= -100 ? -1e30f : logits[id] + b;
+    }
     if (temperature_ <= 0) {
       return static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
     }
@@ -158,6 +162,7 @@ class FakeSampler : public TokenSampler {
  private:
   double temperature_;
   std::mt19937_64 rng_;
+  std::vector<std::pair<int32_t, float>> bias_;
 };
 
 // Chat rendering: "[role]content\n" per message, then "[assistant]". The system turn is the
@@ -195,7 +200,7 @@ class FakeChatModel : public ChatModel {
   }
   std::vector<int32_t> StopTokens() const override { return {kEos}; }
   std::unique_ptr<TokenSampler> NewSampler(const SamplingOptions& o, uint64_t seed) override {
-    return std::make_unique<FakeSampler>(o.temperature.value_or(1.0), seed);
+    return std::make_unique<FakeSampler>(o.temperature.value_or(1.0), seed, o.logit_bias);
   }
   ApiOr<ToolCall> ParseToolCall(const std::string& body) override {
     const size_t colon = body.find(':');

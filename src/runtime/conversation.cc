@@ -64,31 +64,18 @@ Result<ContextPolicy> ParseContextPolicy(std::string_view name) {
 }
 
 AnswerStream::AnswerStream(const Tokenizer& tok, TextFn on_text)
-    : tok_(tok), dec_(tok, /*skip_special=*/false), on_text_(std::move(on_text)) {
-  for (std::string_view m : {gemma4::kChannelOpen, gemma4::kChannelClose, gemma4::kToolCallOpen,
-                             gemma4::kToolCallClose, gemma4::kQuote, gemma4::kTurnClose,
-                             gemma4::kToolResponseOpen, gemma4::kEos}) {
-    if (const int32_t id = tok.PieceToId(m); id >= 0) markers_.push_back(id);
-  }
-}
+    : vocab_(tok), parser_(ChatParserOptions{}, &vocab_), on_text_(std::move(on_text)) {}
 
 void AnswerStream::Push(int32_t id) {
-  if (tok_.IsSpecial(id) && std::find(markers_.begin(), markers_.end(), id) == markers_.end()) return;
-  std::string text;
-  if (!dec_.Push(id, &text).ok()) return;  // an id outside the vocabulary shows nothing
+  if (vocab_.KindOf(id) == TokenKind::kHidden) return;
   if (parser_.ended()) {  // generating past the end of the turn: a new segment
     Show(parser_.Finish());
-    parser_ = ChatParser();
+    parser_ = ChatParser(ChatParserOptions{}, &vocab_);
   }
-  Show(parser_.Push(text));
+  Show(parser_.PushToken(id));
 }
 
-void AnswerStream::Flush() {
-  std::string text;
-  dec_.Flush(&text);
-  Show(parser_.Push(text));
-  Show(parser_.Finish());
-}
+void AnswerStream::Flush() { Show(parser_.Finish()); }
 
 void AnswerStream::Show(const ChatParser::Delta& d) {
   if (!d.reasoning.empty()) {

@@ -39,11 +39,11 @@ ApiError OutcomeError(const JobOutcome& o) {
 // outcome, or nullopt after cancelling the job.
 std::optional<JobOutcome> Drive(Generation& gen, JobHandle& handle,
                                 std::chrono::milliseconds interval,
-                                const std::function<bool(std::vector<RouterEvent>&)>& on_events,
+                                const std::function<bool(std::vector<GenerationEvent>&)>& on_events,
                                 const std::function<bool()>& keepalive, bool events_write) {
   auto last = Clock::now();
   for (;;) {
-    std::vector<RouterEvent> events;
+    std::vector<GenerationEvent> events;
     std::optional<JobOutcome> outcome;
     gen.Wait(std::chrono::milliseconds(100), &events, &outcome);
     if (!events.empty()) {
@@ -148,13 +148,13 @@ HttpReply ApiHandlers::ChatCompletions(std::string_view body) {
         return;
       }
       int tool_index = 0;
-      auto on_events = [&](std::vector<RouterEvent>& events) {
+      auto on_events = [&](std::vector<GenerationEvent>& events) {
         std::string out;
         for (const auto& e : events) {
           Json delta;
-          if (e.kind == RouterEvent::kContent) {
+          if (e.kind == GenerationEvent::kContent) {
             delta = {{"content", e.text}};
-          } else if (e.kind == RouterEvent::kReasoning) {
+          } else if (e.kind == GenerationEvent::kReasoning) {
             delta = {{"reasoning_content", e.text}};
           } else {
             delta = {{"tool_calls", Json::array({ToolCallDeltaJson(tool_index++, e.call)})}};
@@ -182,11 +182,11 @@ HttpReply ApiHandlers::ChatCompletions(std::string_view body) {
   }
   reply.stream = [gen, h, meta, interval](const StreamWriter& write) {
     ChatResult result;
-    auto on_events = [&](std::vector<RouterEvent>& events) {
+    auto on_events = [&](std::vector<GenerationEvent>& events) {
       for (auto& e : events) {
-        if (e.kind == RouterEvent::kContent) {
+        if (e.kind == GenerationEvent::kContent) {
           result.content += e.text;
-        } else if (e.kind == RouterEvent::kReasoning) {
+        } else if (e.kind == GenerationEvent::kReasoning) {
           result.reasoning += e.text;
         } else {
           result.tool_calls.push_back(std::move(e.call));
@@ -241,7 +241,7 @@ HttpReply ApiHandlers::Completions(std::string_view body) {
         h->Cancel();
         return;
       }
-      auto on_events = [&](std::vector<RouterEvent>& events) {
+      auto on_events = [&](std::vector<GenerationEvent>& events) {
         std::string out;
         for (const auto& e : events) {
           out += SseData(TextChunkJson(meta, e.text, std::nullopt, include_usage));
@@ -266,7 +266,7 @@ HttpReply ApiHandlers::Completions(std::string_view body) {
   reply.stream = [gen, h, meta, interval, echo](const StreamWriter& write) {
     TextResult result;
     result.text = echo;
-    auto on_events = [&](std::vector<RouterEvent>& events) {
+    auto on_events = [&](std::vector<GenerationEvent>& events) {
       for (const auto& e : events) result.text += e.text;
       return true;
     };

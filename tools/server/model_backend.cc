@@ -2,10 +2,8 @@
 
 #include <algorithm>
 
-#include "format/gemma4_tokens.h"
 #include "model/gemma4_forward_batch.h"
 #include "runtime/chat_format.h"
-#include "runtime/chat_parser.h"
 #include "runtime/kv_cache.h"
 #include "runtime/sampler.h"
 #include "tools/server/json_util.h"
@@ -19,24 +17,6 @@ class GemmaSequence : public SequenceState {
       : kv(cfg, context, kv_type) {}
   int64_t length() const override { return kv.size(); }
   runtime::KvCache kv;
-};
-
-class GemmaTextStream : public TextStream {
- public:
-  explicit GemmaTextStream(const Tokenizer& tok) : dec_(tok, /*skip_special=*/false) {}
-  std::string Push(int32_t token) override {
-    std::string out;
-    if (!dec_.Push(token, &out).ok()) return {};
-    return out;
-  }
-  std::string Flush() override {
-    std::string out;
-    dec_.Flush(&out);
-    return out;
-  }
-
- private:
-  StreamDecoder dec_;
 };
 
 // The scheduler's sampler interface over the runtime sampler, whose penalties then look at the
@@ -90,13 +70,11 @@ Result<std::unique_ptr<GemmaChatModel>> GemmaChatModel::Create(const runtime::En
 }
 
 GemmaChatModel::GemmaChatModel(const runtime::Engine& engine, std::string id, int64_t context)
-    : engine_(engine), tok_(*engine.tokenizer()), id_(std::move(id)), backend_(engine, context) {
-  think_start_ = tok_.PieceToId(gemma4::kChannelOpen);
-  think_end_ = tok_.PieceToId(gemma4::kChannelClose);
-  call_start_ = tok_.PieceToId(gemma4::kToolCallOpen);
-  call_end_ = tok_.PieceToId(gemma4::kToolCallClose);
-  quote_ = tok_.PieceToId(gemma4::kQuote);
-}
+    : engine_(engine),
+      tok_(*engine.tokenizer()),
+      id_(std::move(id)),
+      backend_(engine, context),
+      vocab_(*engine.tokenizer()) {}
 
 ApiOr<RenderedPrompt> GemmaChatModel::RenderChat(const ChatRequest& req) {
   std::vector<gemlet::ChatMessage> msgs;
@@ -166,17 +144,6 @@ ApiOr<std::vector<int32_t>> GemmaChatModel::Tokenize(const std::string& text) {
   return std::move(ids).value();
 }
 
-std::unique_ptr<TextStream> GemmaChatModel::NewTextStream() { return std::make_unique<GemmaTextStream>(tok_); }
-
-TokenRole GemmaChatModel::RoleOf(int32_t token) const {
-  if (token == think_start_) return TokenRole::kThinkStart;
-  if (token == think_end_) return TokenRole::kThinkEnd;
-  if (token == call_start_) return TokenRole::kToolCallStart;
-  if (token == call_end_) return TokenRole::kToolCallEnd;
-  if (token == quote_) return TokenRole::kText;  // the string delimiter inside tool calls
-  return tok_.IsSpecial(token) ? TokenRole::kHidden : TokenRole::kText;
-}
-
 std::unique_ptr<TokenSampler> GemmaChatModel::NewSampler(const SamplingOptions& o, uint64_t seed) {
   runtime::SamplerOptions so;
   so.temperature = o.temperature.value_or(1.0);
@@ -190,19 +157,6 @@ std::unique_ptr<TokenSampler> GemmaChatModel::NewSampler(const SamplingOptions& 
   so.penalty_last_n = 0;  // every generated token
   so.logit_bias = o.logit_bias;
   return std::make_unique<RuntimeSampler>(so);
-}
-
-ApiOr<ToolCall> GemmaChatModel::ParseToolCall(const std::string& body) {
-  std::string text(gemma4::kToolCallOpen);
-  text += body;
-  text += gemma4::kToolCallClose;
-  ParsedOutput out = ParseChatOutput(text);
-  // A call cut off (max_tokens, or an end-of-turn token inside it) is still reported with the
-  // arguments read so far, as OpenAI reports truncated calls.
-  if (out.tool_calls.size() != 1 || out.tool_calls[0].name.empty()) {
-    return BadRequest("not a well-formed tool call");
-  }
-  return ToolCall{"", out.tool_calls[0].name, Dump(out.tool_calls[0].arguments)};
 }
 
 }  // namespace gemlet::server

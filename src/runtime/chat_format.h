@@ -85,7 +85,7 @@ struct RenderedChat {
   size_t shared_prefix_chars = 0;
   // What the reply is forced to begin with, already at the end of `text`:
   // "<|tool_call>call:" (ForcedToolCall::kAnyFunction), "<|tool_call>call:NAME{" (kFunction),
-  // else empty. An output parser reads it first (ChatParser / OutputParser Prime).
+  // else empty. The output parser reads its tokens first (ChatParser::Prime).
   std::string reply_prefix;
 };
 Result<RenderedChat> RenderChatPrompt(const nlohmann::json& messages, const ChatOptions& options);

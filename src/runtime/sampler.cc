@@ -58,7 +58,8 @@ void Sampler::Prepare(std::span<const float> logits) {
   }
   for (const auto& [id, bias] : opt_.logit_bias) {
     // -100 bans the token outright, as in OpenAI.
-    if (id >= 0 && static_cast<size_t>(id) < work_.size()) work_[id] = bias <= -100 ? -1e30f : work_[id] + bias;
+    if (id < 0 || static_cast<size_t>(id) >= work_.size()) continue;
+    work_[id] = bias <= -100 ? -1e30f : work_[id] + bias;
   }
 }
 
@@ -69,7 +70,8 @@ void Sampler::Penalize(const Counts& counts) {
     if (id < 0 || id >= V || n <= 0) continue;
     float& l = work_[id];
     if (opt_.repetition_penalty != 1.0) {
-      l = l > 0 ? static_cast<float>(l / opt_.repetition_penalty) : static_cast<float>(l * opt_.repetition_penalty);
+      l = l > 0 ? static_cast<float>(l / opt_.repetition_penalty)
+                : static_cast<float>(l * opt_.repetition_penalty);
     }
     l -= static_cast<float>(opt_.presence_penalty + opt_.frequency_penalty * static_cast<double>(n));
   }

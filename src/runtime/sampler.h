@@ -6,9 +6,9 @@
 // The penalties look at a window of tokens (the last penalty_last_n, or all): either the
 // history the caller passes (the command line passes prompt and generated tokens), or, with
 // Sample(logits) alone, the tokens this sampler picked since it was made or reseeded (OpenAI's
-// semantics, which the server uses: generated tokens only). For a token seen c > 0 times in
-// the window: logit → logit / r (logit > 0) or logit · r (repetition_penalty r), then
-// logit −= presence_penalty + frequency_penalty · c.
+// semantics, which the server uses with penalty_last_n = 0: generated tokens only, all of
+// them). For a token seen c > 0 times in the window: logit → logit / r (logit > 0) or
+// logit · r (repetition_penalty r), then logit −= presence_penalty + frequency_penalty · c.
 #pragma once
 
 #include <cstdint>
@@ -80,9 +80,9 @@ class Sampler {
   int32_t Pick();
 
   SamplerOptions opt_;
-  std::vector<int32_t> picked_;                     // what Sample(logits) picked, in order
+  std::vector<int32_t> picked_;  // what Sample(logits) picked, in order
   std::unordered_map<int32_t, int64_t> picked_counts_;  // of picked_'s penalty window
-  std::unordered_map<int32_t, int64_t> counts_;     // scratch: the window of a history
+  std::unordered_map<int32_t, int64_t> counts_;  // scratch: the window of a history
   std::mt19937_64 rng_;
   std::vector<float> work_;
   std::vector<float> weight_;  // e^((l − max) / T), in id order

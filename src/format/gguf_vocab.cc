@@ -4,6 +4,8 @@
 #include <string>
 #include <unordered_map>
 
+#include "format/gemma4_tokens.h"
+
 namespace gemlet {
 
 namespace {
@@ -112,8 +114,8 @@ Result<TokenizerInfo> TokenizerFromGguf(const GgufFile& g) {
   };
   add_eog(eos);
   add_eog(eot);
-  for (const char* text : {"<turn|>", "<|tool_response>"}) {
-    auto it = ids.find(text);
+  for (std::string_view text : {gemma4::kTurnClose, gemma4::kToolResponseOpen}) {
+    auto it = ids.find(std::string(text));
     if (it != ids.end()) add_eog(it->second);
   }
   bool add_bos = false;

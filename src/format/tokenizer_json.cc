@@ -5,6 +5,7 @@
 #include <string_view>
 
 #include "base/mapped_file.h"
+#include "format/gemma4_tokens.h"
 
 namespace gemlet {
 
@@ -444,11 +445,11 @@ Result<TokenizerInfo> ParseHfTokenizer(const std::string& tokenizer_json,
   special["model"] = "gemma4";
   const std::string unk_default = model.contains("unk_token") && model["unk_token"].is_string()
                                       ? model["unk_token"].get<std::string>()
-                                      : std::string("<unk>");
+                                      : std::string(gemma4::kUnk);
   const std::pair<const char*, std::string> names[] = {
-      {"bos", TokenName(config, "bos_token", "<bos>")},
-      {"eos", TokenName(config, "eos_token", "<eos>")},
-      {"pad", TokenName(config, "pad_token", "<pad>")},
+      {"bos", TokenName(config, "bos_token", std::string(gemma4::kBos))},
+      {"eos", TokenName(config, "eos_token", std::string(gemma4::kEos))},
+      {"pad", TokenName(config, "pad_token", std::string(gemma4::kPad))},
       {"unk", TokenName(config, "unk_token", unk_default)}};
   for (const auto& [key, piece] : names) {
     const int64_t id = id_of(piece);
@@ -474,8 +475,8 @@ Result<TokenizerInfo> ParseHfTokenizer(const std::string& tokenizer_json,
   }
   if (eog.empty()) {
     add_eog(id_of(names[1].second));
-    add_eog(id_of(TokenName(config, "eot_token", "<turn|>")));
-    add_eog(id_of(TokenName(config, "str_token", "<|tool_response>")));
+    add_eog(id_of(TokenName(config, "eot_token", std::string(gemma4::kTurnClose))));
+    add_eog(id_of(TokenName(config, "str_token", std::string(gemma4::kToolResponseOpen))));
   }
   special["eog_ids"] = eog;
   const json add_bos = Get(config, "add_bos_token");

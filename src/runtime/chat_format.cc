@@ -5,6 +5,7 @@
 
 #include <optional>
 
+#include "format/gemma4_tokens.h"
 #include "runtime/chat_template_macros.h"
 
 namespace gemlet {
@@ -125,6 +126,18 @@ Result<std::string> RenderChat(const std::vector<ChatMessage>& messages,
 }
 
 Result<std::string> RenderChat(const json& messages, const ChatOptions& options) {
+  ASSIGN_OR_RETURN(RenderedChat rendered, RenderChatPrompt(messages, options));
+  return std::move(rendered.text);
+}
+
+Result<RenderedChat> RenderChatPrompt(const std::vector<ChatMessage>& messages,
+                                      const ChatOptions& options) {
+  json j = json::array();
+  for (const ChatMessage& m : messages) j.push_back(ToJson(m));
+  return RenderChatPrompt(j, options);
+}
+
+Result<RenderedChat> RenderChatPrompt(const json& messages, const ChatOptions& options) {
   if (!messages.is_array()) return InvalidArgument("messages must be a list");
   for (size_t i = 0; i < messages.size(); ++i) {
     if (Role(messages[i]) == nullptr) return InvalidArgument(Where(i) + " has no \"role\" string");
@@ -136,16 +149,23 @@ Result<std::string> RenderChat(const json& messages, const ChatOptions& options)
   const bool thinking = options.enable_thinking;
   Prev prev = Prev::kNone;
   std::optional<std::string> prev_non_tool_role;
-  std::string out = options.bos_token;
+  if (options.forced_tool_call == ForcedToolCall::kFunction && options.forced_function.empty()) {
+    return InvalidArgument("a forced tool call names no function");
+  }
+  RenderedChat rendered;
+  std::string& out = rendered.text;
+  out = options.bos_token;
 
   // System/tool definitions block.
   const bool first_system =
       !messages.empty() && (*Role(messages[0]) == "system" || *Role(messages[0]) == "developer");
   size_t begin = 0;
   if (thinking || tools || first_system) {
-    out += "<|turn>system\n";
+    out += gemma4::kTurnOpen;
+    out += "system\n";
     if (thinking) {
-      out += "<|think|>\n";
+      out += gemma4::kThink;
+      out += "\n";
       prev = Prev::kThink;
     }
     if (first_system) {
@@ -165,11 +185,15 @@ Result<std::string> RenderChat(const json& messages, const ChatOptions& options)
       for (size_t t = 0; t < options.tools.size(); ++t) {
         ASSIGN_OR_RETURN(std::string decl,
                          FormatDeclaration(options.tools[t], "tools[" + std::to_string(t) + "]"));
-        out += "<|tool>" + Trim(decl) + "<tool|>";
+        out += gemma4::kToolOpen;
+        out += Trim(decl);
+        out += gemma4::kToolClose;
       }
       prev = Prev::kTool;
     }
-    out += "<turn|>\n";
+    out += gemma4::kTurnClose;
+    out += "\n";
+    rendered.shared_prefix_chars = out.size();
   }
 
   // loop_messages and the last user index within them.
@@ -189,7 +213,10 @@ Result<std::string> RenderChat(const json& messages, const ChatOptions& options)
     prev = Prev::kNone;
     const std::string role = raw_role == "assistant" ? "model" : raw_role;
     const bool continue_same_model_turn = role == "model" && prev_non_tool_role == "assistant";
-    if (!continue_same_model_turn) out += "<|turn>" + role + "\n";
+    if (!continue_same_model_turn) {
+      out += gemma4::kTurnOpen;
+      out += role + "\n";
+    }
 
     // Reasoning as a thought channel, only after the last user message.
     const json* reasoning = Get(&m, "reasoning");
@@ -199,7 +226,10 @@ Result<std::string> RenderChat(const json& messages, const ChatOptions& options)
         static_cast<long>(i) > last_user || (options.preserve_thinking && Truthy(tool_calls));
     if (Truthy(reasoning) && gate) {
       if (!reasoning->is_string()) return InvalidArgument(where + ": reasoning must be a string");
-      out += "<|channel>thought\n" + reasoning->get<std::string>() + "\n<channel|>";
+      out += gemma4::kChannelOpen;
+      out += gemma4::kThoughtHeader;
+      out += reasoning->get<std::string>() + "\n";
+      out += gemma4::kChannelClose;
     }
 
     if (Truthy(tool_calls)) {
@@ -212,7 +242,10 @@ Result<std::string> RenderChat(const json& messages, const ChatOptions& options)
           return InvalidArgument(cwhere + " has no function name");
         ASSIGN_OR_RETURN(std::string args,
                          FormatCallArguments(Get(Get(&call, "function"), "arguments"), cwhere));
-        out += "<|tool_call>call:" + name->get<std::string>() + "{" + args + "}<tool_call|>";
+        out += gemma4::kToolCallOpen;
+        out += gemma4::kCallPrefix;
+        out += name->get<std::string>() + "{" + args + "}";
+        out += gemma4::kToolCallClose;
       }
       prev = Prev::kToolCall;
     }
@@ -251,9 +284,9 @@ Result<std::string> RenderChat(const json& messages, const ChatOptions& options)
           out += ToolResponseBlock(tname, &text_json);
           for (const json& part : *body) {
             const std::string type = Print(Get(&part, "type"));
-            if (type == "image" || type == "image_url") out += "<|image|>";
-            if (type == "audio" || type == "input_audio") out += "<|audio|>";
-            if (type == "video") out += "<|video|>";
+            if (type == "image" || type == "image_url") out += gemma4::kImage;
+            if (type == "audio" || type == "input_audio") out += gemma4::kAudio;
+            if (type == "video") out += gemma4::kVideo;
           }
         } else {
           static const json kNone;  // .get() of a missing key is None
@@ -280,23 +313,34 @@ Result<std::string> RenderChat(const json& messages, const ChatOptions& options)
     const bool continues_into_next = role == "model" && next_role && *next_role == "assistant" &&
                                      (!Truthy(tool_calls) || responded);
     if (prev == Prev::kToolCall && !responded) {
-      out += "<|tool_response>";
+      out += gemma4::kToolResponseOpen;
     } else if (continues_into_next) {
       // the next assistant message continues this model turn
     } else if (!(responded && !has_content && next_role == nullptr)) {
-      out += "<turn|>\n";
+      out += gemma4::kTurnClose;
+      out += "\n";
     }
     prev_non_tool_role = raw_role;
   }
 
   if (options.add_generation_prompt) {
     if (prev != Prev::kToolResponse && prev != Prev::kToolCall) {
-      out += "<|turn>model\n";
+      out += gemma4::kTurnOpen;
+      out += "model\n";
     } else if (prev == Prev::kToolResponse && thinking) {
-      out += "<|channel>thought\n";
+      out += gemma4::kChannelOpen;
+      out += gemma4::kThoughtHeader;
     }
   }
-  return out;
+  // A forced tool call: the reply starts with the call's opening, written into the prompt.
+  if (options.forced_tool_call != ForcedToolCall::kNone) {
+    rendered.reply_prefix = std::string(gemma4::kToolCallOpen) + std::string(gemma4::kCallPrefix);
+    if (options.forced_tool_call == ForcedToolCall::kFunction) {
+      rendered.reply_prefix += options.forced_function + "{";
+    }
+    out += rendered.reply_prefix;
+  }
+  return rendered;
 }
 
 }  // namespace gemlet

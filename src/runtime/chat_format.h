@@ -27,15 +27,22 @@
 #include <vector>
 
 #include "base/status.h"
+#include "format/gemma4_tokens.h"
 
 namespace gemlet {
+
+// tool_choice "required" (some call) or a named function: the reply is made to begin with
+// the call's opening, which the renderer writes at the end of the prompt.
+enum class ForcedToolCall { kNone, kAnyFunction, kFunction };
 
 struct ChatOptions {
   bool add_generation_prompt = false;  // Hugging Face's default
   bool enable_thinking = false;
   bool preserve_thinking = false;
   nlohmann::json tools = nlohmann::json::array();  // [{"type": "function", "function": {...}}]
-  std::string bos_token = "<bos>";
+  std::string bos_token = std::string(gemma4::kBos);
+  ForcedToolCall forced_tool_call = ForcedToolCall::kNone;
+  std::string forced_function;  // with kFunction: its name
 };
 
 // From {"add_generation_prompt": bool, "enable_thinking": bool, "preserve_thinking": bool,
@@ -68,5 +75,21 @@ Result<ChatMessage> ChatMessageFromJson(const nlohmann::json& message);
 Result<std::string> RenderChat(const nlohmann::json& messages, const ChatOptions& options);
 Result<std::string> RenderChat(const std::vector<ChatMessage>& messages,
                                const ChatOptions& options);
+
+// A rendered prompt and what a server needs to know about it.
+struct RenderedChat {
+  // The prompt (RenderChat's text), ending in reply_prefix.
+  std::string text;
+  // Characters of the leading system turn ("<bos><|turn>system\n...<turn|>\n"), which many
+  // requests share (a prefix cache keeps the state there); 0 when there is no system turn.
+  size_t shared_prefix_chars = 0;
+  // What the reply is forced to begin with, already at the end of `text`:
+  // "<|tool_call>call:" (ForcedToolCall::kAnyFunction), "<|tool_call>call:NAME{" (kFunction),
+  // else empty. The output parser reads its tokens first (ChatParser::Prime).
+  std::string reply_prefix;
+};
+Result<RenderedChat> RenderChatPrompt(const nlohmann::json& messages, const ChatOptions& options);
+Result<RenderedChat> RenderChatPrompt(const std::vector<ChatMessage>& messages,
+                                      const ChatOptions& options);
 
 }  // namespace gemlet

@@ -173,5 +173,68 @@ TEST(ChatFormat, RejectsWhatTheTemplateCannotRender) {
   EXPECT_FALSE(ChatMessageFromJson(json{{"content", "x"}}).ok());
 }
 
+// The shared prefix is exactly the system turn, whatever brings it (a system message,
+// thinking, tools), and 0 without one.
+TEST(ChatFormat, SharedPrefixIsTheSystemTurn) {
+  const json msgs = json::parse(
+      R"([{"role":"system","content":"Be brief."},{"role":"user","content":"Hi"}])");
+  ChatOptions o;
+  o.add_generation_prompt = true;
+  auto r = RenderChatPrompt(msgs, o);
+  ASSERT_TRUE(r.ok()) << r.status().ToString();
+  EXPECT_EQ(r->text, "<bos><|turn>system\nBe brief.<turn|>\n<|turn>user\nHi<turn|>\n<|turn>model\n");
+  EXPECT_EQ(r->text.substr(0, r->shared_prefix_chars), "<bos><|turn>system\nBe brief.<turn|>\n");
+  EXPECT_EQ(r->reply_prefix, "");
+  EXPECT_EQ(r->text, *RenderChat(msgs, o));
+
+  // A system message that itself contains "<turn|>\n" does not end the prefix early.
+  const json tricky = json::parse(
+      R"([{"role":"system","content":"a<turn|>\nb"},{"role":"user","content":"Hi"}])");
+  r = RenderChatPrompt(tricky, o);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->text.substr(0, r->shared_prefix_chars), "<bos><|turn>system\na<turn|>\nb<turn|>\n");
+
+  o.enable_thinking = true;
+  r = RenderChatPrompt(json::parse(R"([{"role":"user","content":"Hi"}])"), o);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->text.substr(0, r->shared_prefix_chars), "<bos><|turn>system\n<|think|>\n<turn|>\n");
+
+  o.enable_thinking = false;
+  r = RenderChatPrompt(json::parse(R"([{"role":"user","content":"Hi"}])"), o);
+  ASSERT_TRUE(r.ok());
+  EXPECT_EQ(r->shared_prefix_chars, 0u);
+}
+
+// tool_choice "required" and a named function: the reply's forced opening ends the prompt
+// and is reported apart; RenderChat returns the same text.
+TEST(ChatFormat, ForcedToolCallOpensTheReply) {
+  std::vector<ChatMessage> msgs = {{.role = "user", .content = "Weather?"}};
+  ChatOptions o;
+  o.add_generation_prompt = true;
+  o.tools = json::parse(R"([{"type":"function","function":{"name":"get_weather"}}])");
+  o.forced_tool_call = ForcedToolCall::kAnyFunction;
+  auto any = RenderChatPrompt(msgs, o);
+  ASSERT_TRUE(any.ok()) << any.status().ToString();
+  EXPECT_EQ(any->reply_prefix, "<|tool_call>call:");
+  EXPECT_TRUE(any->text.ends_with("<|turn>model\n<|tool_call>call:")) << any->text;
+  const std::string shared = any->text.substr(0, any->shared_prefix_chars);
+  EXPECT_TRUE(shared.starts_with("<bos><|turn>system\n<|tool>declaration:get_weather{")) << shared;
+  EXPECT_TRUE(shared.ends_with("<tool|><turn|>\n")) << shared;
+  auto text = RenderChat(msgs, o);
+  ASSERT_TRUE(text.ok());
+  EXPECT_EQ(*text, any->text);
+
+  o.forced_tool_call = ForcedToolCall::kFunction;
+  o.forced_function = "get_weather";
+  auto named = RenderChatPrompt(msgs, o);
+  ASSERT_TRUE(named.ok());
+  EXPECT_EQ(named->reply_prefix, "<|tool_call>call:get_weather{");
+  EXPECT_EQ(named->text, any->text.substr(0, any->text.size() - any->reply_prefix.size()) +
+                             "<|tool_call>call:get_weather{");
+
+  o.forced_function.clear();
+  EXPECT_FALSE(RenderChatPrompt(msgs, o).ok());
+}
+
 }  // namespace
 }  // namespace gemlet

@@ -1,7 +1,8 @@
 #include "runtime/chat_parser.h"
 
-#include <cerrno>
-#include <cstdlib>
+#include <utility>
+
+#include "format/gemma4_tokens.h"
 
 namespace gemlet {
 
@@ -9,14 +10,14 @@ namespace {
 
 using json = nlohmann::json;
 
-constexpr std::string_view kOpenChannel = "<|channel>";
-constexpr std::string_view kCloseChannel = "<channel|>";
-constexpr std::string_view kCallOpen = "<|tool_call>";
-constexpr std::string_view kCallClose = "<tool_call|>";
-constexpr std::string_view kQuote = "<|\"|>";
-constexpr std::string_view kEnds[] = {"<turn|>", "<|tool_response>", "<eos>"};
-constexpr std::string_view kThoughtHeader = "thought\n";
-constexpr int kMaxDepth = 64;
+constexpr std::string_view kOpenChannel = gemma4::kChannelOpen;
+constexpr std::string_view kCloseChannel = gemma4::kChannelClose;
+constexpr std::string_view kCallOpen = gemma4::kToolCallOpen;
+constexpr std::string_view kCallClose = gemma4::kToolCallClose;
+constexpr std::string_view kQuote = gemma4::kQuote;
+constexpr std::string_view kEnds[] = {gemma4::kTurnClose, gemma4::kToolResponseOpen, gemma4::kEos};
+constexpr std::string_view kThoughtHeader = gemma4::kThoughtHeader;
+constexpr std::string_view kThought = kThoughtHeader.substr(0, kThoughtHeader.size() - 1);
 
 bool StartsWith(std::string_view s, size_t pos, std::string_view m) {
   return s.size() - pos >= m.size() && s.compare(pos, m.size(), m) == 0;
@@ -26,225 +27,33 @@ bool PartialAt(std::string_view s, size_t pos, std::string_view m) {
   const size_t left = s.size() - pos;
   return left < m.size() && m.compare(0, left, s.substr(pos)) == 0;
 }
-
-bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
-
-std::string_view TrimAscii(std::string_view s) {
-  while (!s.empty() && IsSpace(s.front())) s.remove_prefix(1);
-  while (!s.empty() && IsSpace(s.back())) s.remove_suffix(1);
-  return s;
+bool IsEnd(std::string_view s, size_t pos) {
+  for (std::string_view e : kEnds) {
+    if (StartsWith(s, pos, e)) return true;
+  }
+  return false;
 }
 
-// A bare word: true/false/null, a JSON number, or else the text itself.
-json BareValue(std::string_view w) {
-  if (w == "true") return true;
-  if (w == "false") return false;
-  if (w == "null") return nullptr;
-  size_t i = 0;
-  bool is_float = false;
-  if (i < w.size() && w[i] == '-') ++i;
-  const size_t int_start = i;
-  while (i < w.size() && w[i] >= '0' && w[i] <= '9') ++i;
-  bool ok = i > int_start && !(w[int_start] == '0' && i - int_start > 1);
-  if (ok && i < w.size() && w[i] == '.') {
-    is_float = true;
-    const size_t f = ++i;
-    while (i < w.size() && w[i] >= '0' && w[i] <= '9') ++i;
-    ok = i > f;
-  }
-  if (ok && i < w.size() && (w[i] == 'e' || w[i] == 'E')) {
-    is_float = true;
-    ++i;
-    if (i < w.size() && (w[i] == '+' || w[i] == '-')) ++i;
-    const size_t e = i;
-    while (i < w.size() && w[i] >= '0' && w[i] <= '9') ++i;
-    ok = i > e;
-  }
-  if (!ok || i != w.size()) return std::string(w);
-  const std::string s(w);
-  errno = 0;
-  if (!is_float) {
-    const long long v = std::strtoll(s.c_str(), nullptr, 10);
-    if (errno == 0) return static_cast<int64_t>(v);
-  }
-  return std::strtod(s.c_str(), nullptr);
-}
-
-class ArgParser {
- public:
-  explicit ArgParser(std::string_view s) : s_(s) {}
-  bool complete() const { return complete_; }
-  size_t pos() const { return i_; }
-
-  json Value(int depth) {
-    SkipSpace();
-    if (i_ >= s_.size()) {
-      complete_ = false;
-      return nullptr;
-    }
-    if (StartsWith(s_, i_, kQuote)) return GemmaString();
-    if (s_[i_] == '"') return JsonString();
-    if (depth >= kMaxDepth) {  // hostile nesting: keep the rest as text
-      json rest = std::string(s_.substr(i_));
-      i_ = s_.size();
-      complete_ = false;
-      return rest;
-    }
-    if (s_[i_] == '{') return Object(depth + 1);
-    if (s_[i_] == '[') return Array(depth + 1);
-    const size_t start = i_;
-    while (i_ < s_.size() && s_[i_] != ',' && s_[i_] != '}' && s_[i_] != ']') ++i_;
-    return BareValue(TrimAscii(s_.substr(start, i_ - start)));
-  }
-
-  json Object(int depth) {
-    ++i_;  // '{'
-    json obj = json::object();
-    while (true) {
-      SkipSpace();
-      if (i_ >= s_.size()) {
-        complete_ = false;
-        return obj;
-      }
-      if (s_[i_] == '}') {
-        ++i_;
-        return obj;
-      }
-      if (s_[i_] == ',') {
-        ++i_;
-        continue;
-      }
-      const std::string key = Key();
-      SkipSpace();
-      if (i_ < s_.size() && s_[i_] == ':') {
-        ++i_;
-        obj[key] = Value(depth);
-      } else if (i_ >= s_.size()) {
-        complete_ = false;
-        if (!key.empty()) obj[key] = nullptr;
-        return obj;
-      } else if (s_[i_] != '}' && s_[i_] != ',') {
-        ++i_;  // junk after a key: skip it
-      } else {
-        obj[key] = nullptr;
-      }
-    }
-  }
-
-  json Array(int depth) {
-    ++i_;  // '['
-    json arr = json::array();
-    while (true) {
-      SkipSpace();
-      if (i_ >= s_.size()) {
-        complete_ = false;
-        return arr;
-      }
-      if (s_[i_] == ']') {
-        ++i_;
-        return arr;
-      }
-      if (s_[i_] == ',') {
-        ++i_;
-        continue;
-      }
-      if (s_[i_] == '}') {  // mismatched bracket: stop the array here
-        return arr;
-      }
-      arr.push_back(Value(depth));
-    }
-  }
-
- private:
-  void SkipSpace() {
-    while (i_ < s_.size() && IsSpace(s_[i_])) ++i_;
-  }
-  json GemmaString() {
-    i_ += kQuote.size();
-    const size_t end = s_.find(kQuote, i_);
-    if (end == std::string_view::npos) {
-      complete_ = false;
-      json v = std::string(s_.substr(i_));
-      i_ = s_.size();
-      return v;
-    }
-    json v = std::string(s_.substr(i_, end - i_));
-    i_ = end + kQuote.size();
-    return v;
-  }
-  json JsonString() {
-    std::string out;
-    ++i_;
-    while (i_ < s_.size()) {
-      const char c = s_[i_++];
-      if (c == '"') return out;
-      if (c == '\\' && i_ < s_.size()) {
-        const char e = s_[i_++];
-        switch (e) {
-          case 'n':
-            out += '\n';
-            break;
-          case 't':
-            out += '\t';
-            break;
-          case 'r':
-            out += '\r';
-            break;
-          default:
-            out += e;
-            break;  // \" \\ \/ and anything else literally
-        }
-        continue;
-      }
-      out += c;
-    }
-    complete_ = false;
-    return out;
-  }
-  std::string Key() {
-    if (StartsWith(s_, i_, kQuote)) return GemmaString().get<std::string>();
-    if (s_[i_] == '"') return JsonString().get<std::string>();
-    const size_t start = i_;
-    while (i_ < s_.size() && s_[i_] != ':' && s_[i_] != ',' && s_[i_] != '}') ++i_;
-    return std::string(TrimAscii(s_.substr(start, i_ - start)));
-  }
-
-  std::string_view s_;
-  size_t i_ = 0;
-  bool complete_ = true;
+// The markers read in content and reasoning, with what each one is.
+struct TextMarker {
+  std::string_view text;
+  TokenKind kind;
+};
+constexpr TextMarker kTextMarkers[] = {
+    {kOpenChannel, TokenKind::kChannelOpen}, {kCloseChannel, TokenKind::kChannelClose},
+    {kCallOpen, TokenKind::kToolCallOpen},   {kEnds[0], TokenKind::kEndOfTurn},
+    {kEnds[1], TokenKind::kEndOfTurn},       {kEnds[2], TokenKind::kEndOfTurn},
 };
 
-// "call:NAME{...}" (the text between the call markers).
-ParsedToolCall ParseCall(std::string_view raw, bool closed) {
-  ParsedToolCall call;
-  call.raw = std::string(raw);
-  std::string_view s = TrimAscii(raw);
-  if (s.substr(0, 5) == "call:") s.remove_prefix(5);
-  const size_t brace = s.find('{');
-  call.name = std::string(TrimAscii(s.substr(0, brace)));
-  bool args_complete = brace != std::string_view::npos;
-  if (brace != std::string_view::npos) {
-    size_t consumed = 0;
-    call.arguments = ParseGemmaArguments(s.substr(brace), &args_complete, &consumed);
+void AddEvent(ChatParser::Event::Kind kind, std::string_view text, ChatParser::Delta* d) {
+  if (!d->events.empty() && d->events.back().kind == kind) {
+    d->events.back().text.append(text);
+  } else {
+    d->events.push_back(ChatParser::Event{kind, std::string(text), {}});
   }
-  call.complete = closed && args_complete;
-  return call;
 }
 
 }  // namespace
-
-json ParseGemmaArguments(std::string_view text, bool* complete, size_t* consumed) {
-  ArgParser p(text);
-  json v = json::object();
-  if (!text.empty() && text[0] == '{') {
-    v = p.Object(1);
-  } else {
-    v = p.Value(0);
-  }
-  if (complete) *complete = p.complete();
-  if (consumed) *consumed = p.pos();
-  return v;
-}
 
 json ToJson(const ParsedOutput& out) {
   json j = {{"content", out.content}};
@@ -262,114 +71,184 @@ json ToJson(const ParsedOutput& out) {
 }
 
 ChatParser::ChatParser(bool in_reasoning)
-    : state_(in_reasoning ? State::kReasoning : State::kContent) {}
+    : ChatParser(ChatParserOptions{.in_reasoning = in_reasoning}, nullptr) {}
+
+ChatParser::ChatParser(ChatParserOptions options, const OutputVocab* vocab)
+    : options_(std::move(options)),
+      vocab_(vocab),
+      decoder_(vocab ? vocab->NewDecoder() : nullptr),
+      stop_(options_.stop),
+      state_(options_.in_reasoning ? State::kReasoning : State::kContent) {}
 
 void ChatParser::Emit(std::string_view text, Delta* d) {
-  if (text.empty()) return;
+  if (text.empty() || stopped_) return;
   if (state_ == State::kReasoning) {
     result_.reasoning.append(text);
     d->reasoning.append(text);
-  } else {
-    result_.content.append(text);
-    d->content.append(text);
+    AddEvent(Event::kReasoning, text, d);
+    return;
+  }
+  bool matched = false;
+  const std::string visible = stop_.Push(text, &matched);
+  if (!visible.empty()) {
+    result_.content.append(visible);
+    d->content.append(visible);
+    AddEvent(Event::kContent, visible, d);
+  }
+  if (matched) {
+    stopped_ = true;
+    state_ = State::kEnded;
+    buf_.clear();
   }
 }
 
-void ChatParser::Run(bool final, Delta* d) {
+void ChatParser::AddCall(std::string_view raw, bool closed, Delta* d) {
+  ParsedToolCall call = ParseToolCallBody(raw, closed);
+  state_ = State::kContent;
+  if (options_.bad_calls_as_content && call.name.empty()) {
+    Emit(raw, d);  // not a well-formed call: show it rather than lose it
+    return;
+  }
+  result_.tool_calls.push_back(call);
+  d->tool_calls.push_back(call);
+  d->events.push_back(Event{Event::kToolCall, {}, std::move(call)});
+}
+
+void ChatParser::OnMarker(TokenKind marker, Delta* d) {
+  switch (marker) {
+    case TokenKind::kChannelOpen:
+      if (state_ == State::kContent) state_ = State::kChannelName;
+      break;
+    case TokenKind::kChannelClose:  // a stray close in content is dropped
+      if (state_ != State::kToolCall) state_ = State::kContent;
+      break;
+    case TokenKind::kToolCallOpen:
+      if (state_ == State::kToolCall) AddCall(buf_, false, d);  // a new call cuts this one off
+      if (state_ == State::kEnded) break;
+      buf_.clear();
+      call_scan_ = 0;
+      call_in_string_ = false;
+      state_ = State::kToolCall;
+      break;
+    case TokenKind::kToolCallClose:
+      if (state_ == State::kToolCall) {
+        AddCall(buf_, true, d);
+        buf_.clear();
+      }
+      break;
+    case TokenKind::kEndOfTurn:
+      if (state_ == State::kToolCall) AddCall(buf_, false, d);
+      buf_.clear();
+      result_.ended = true;
+      state_ = State::kEnded;
+      break;
+    case TokenKind::kText:
+    case TokenKind::kHidden:
+      break;
+  }
+}
+
+void ChatParser::ScanToolCall(Until until, Delta* d) {
+  // The closing marker (or an end marker) outside <|"|> strings.
+  bool& in_string = call_in_string_;
+  size_t& i = call_scan_;
+  for (; i < buf_.size(); ++i) {
+    if (StartsWith(buf_, i, kQuote)) {
+      in_string = !in_string;
+      i += kQuote.size() - 1;
+      continue;
+    }
+    if (PartialAt(buf_, i, kQuote)) break;
+    if (in_string) continue;
+    bool partial = PartialAt(buf_, i, kCallClose);
+    for (std::string_view e : kEnds) partial = partial || PartialAt(buf_, i, e);
+    if (partial || StartsWith(buf_, i, kCallClose) || IsEnd(buf_, i)) break;
+  }
+  if (StartsWith(buf_, i, kCallClose)) {
+    const size_t end = i;
+    i = 0;
+    in_string = false;
+    AddCall(std::string_view(buf_).substr(0, end), true, d);
+    buf_.erase(0, end + kCallClose.size());
+    return;
+  }
+  const bool end = IsEnd(buf_, i);
+  if (!end && until != Until::kFinal) return;  // the call is still arriving
+  const size_t stop = end ? i : buf_.size();
+  i = 0;
+  in_string = false;
+  AddCall(std::string_view(buf_).substr(0, stop), false, d);
+  buf_.clear();
+  if (end) {
+    result_.ended = true;
+    state_ = State::kEnded;
+  }
+}
+
+void ChatParser::Run(Until until, Delta* d) {
+  const bool scan = options_.text_markers;
   while (true) {
     switch (state_) {
       case State::kEnded:
         buf_.clear();
         return;
       case State::kChannelName: {
-        if (PartialAt(buf_, 0, kThoughtHeader) && !final) return;  // wait for more
+        // Gemma 4 names the channel: drop "thought\n" (or a bare "thought"). Cut short, what
+        // came is reasoning.
+        if (PartialAt(buf_, 0, kThoughtHeader) && until == Until::kMore) return;  // wait for more
         if (StartsWith(buf_, 0, kThoughtHeader)) {
           buf_.erase(0, kThoughtHeader.size());
-        } else if (StartsWith(buf_, 0, "thought") ||
-                   (final && PartialAt(buf_, 0, kThoughtHeader))) {
-          buf_.erase(0, std::min(buf_.size(), std::string_view("thought").size()));
+        } else if (StartsWith(buf_, 0, kThought) && buf_.size() > kThought.size()) {
+          buf_.erase(0, kThought.size());
         }
         state_ = State::kReasoning;
         continue;
       }
-      case State::kToolCall: {
-        // The closing marker (or an end marker) outside <|"|> strings.
-        bool& in_string = call_in_string_;
-        size_t& i = call_scan_;
-        for (; i < buf_.size(); ++i) {
-          if (StartsWith(buf_, i, kQuote)) {
-            in_string = !in_string;
-            i += kQuote.size() - 1;
-            continue;
-          }
-          if (PartialAt(buf_, i, kQuote)) break;
-          if (in_string) continue;
-          bool partial = PartialAt(buf_, i, kCallClose);
-          for (std::string_view e : kEnds) partial = partial || PartialAt(buf_, i, e);
-          if (partial || StartsWith(buf_, i, kCallClose)) break;
-          bool end = false;
-          for (std::string_view e : kEnds) end = end || StartsWith(buf_, i, e);
-          if (end) break;
-        }
-        if (StartsWith(buf_, i, kCallClose)) {
-          ParsedToolCall call = ParseCall(std::string_view(buf_).substr(0, i), true);
-          result_.tool_calls.push_back(call);
-          d->tool_calls.push_back(std::move(call));
-          buf_.erase(0, i + kCallClose.size());
-          i = 0;
-          in_string = false;
-          state_ = State::kContent;
+      case State::kToolCall:
+        if (scan) {
+          const State before = state_;
+          const size_t size = buf_.size();
+          ScanToolCall(until, d);
+          if (state_ == before && buf_.size() == size) return;  // waiting for more
           continue;
         }
-        bool end = false;
-        for (std::string_view e : kEnds) end = end || StartsWith(buf_, i, e);
-        if (!end && !final) return;  // the call is still arriving
-        ParsedToolCall call =
-            ParseCall(std::string_view(buf_).substr(0, end ? i : buf_.size()), false);
-        result_.tool_calls.push_back(call);
-        d->tool_calls.push_back(std::move(call));
-        if (end) result_.ended = true;
-        state_ = end ? State::kEnded : State::kContent;
-        buf_.clear();
-        i = 0;
-        in_string = false;
+        if (until == Until::kFinal) {
+          AddCall(buf_, false, d);
+          buf_.clear();
+        }
         return;
-      }
       case State::kContent:
       case State::kReasoning: {
+        if (!scan) {
+          Emit(buf_, d);
+          buf_.clear();
+          return;
+        }
         size_t hold = buf_.size();
         size_t pos = buf_.find('<');
-        std::string_view marker;
+        const TextMarker* marker = nullptr;
         for (; pos != std::string::npos; pos = buf_.find('<', pos + 1)) {
-          for (std::string_view m :
-               {kOpenChannel, kCloseChannel, kCallOpen, kEnds[0], kEnds[1], kEnds[2]}) {
-            if (StartsWith(buf_, pos, m)) marker = m;
+          for (const TextMarker& m : kTextMarkers) {
+            if (StartsWith(buf_, pos, m.text)) marker = &m;
           }
-          if (!marker.empty()) break;
-          if (!final && hold == buf_.size()) {
-            for (std::string_view m :
-                 {kOpenChannel, kCloseChannel, kCallOpen, kEnds[0], kEnds[1], kEnds[2]}) {
-              if (PartialAt(buf_, pos, m)) hold = pos;
+          if (marker) break;
+          if (until == Until::kMore && hold == buf_.size()) {
+            for (const TextMarker& m : kTextMarkers) {
+              if (PartialAt(buf_, pos, m.text)) hold = pos;
             }
           }
         }
-        if (marker.empty()) {  // emit all but a possible marker start at the end
+        if (!marker) {  // emit all but a possible marker start at the end
           Emit(std::string_view(buf_).substr(0, hold), d);
           buf_.erase(0, hold);
           return;
         }
         Emit(std::string_view(buf_).substr(0, pos), d);
-        buf_.erase(0, pos + marker.size());
-        if (marker == kOpenChannel) {
-          if (state_ == State::kContent) state_ = State::kChannelName;
-        } else if (marker == kCloseChannel) {
-          state_ = State::kContent;  // a stray close in content is dropped
-        } else if (marker == kCallOpen) {
-          state_ = State::kToolCall;
-        } else {
-          result_.ended = true;
-          state_ = State::kEnded;
-        }
+        if (state_ == State::kEnded) continue;  // a stop string
+        buf_.erase(0, pos + marker->text.size());
+        const std::string rest = std::exchange(buf_, {});
+        OnMarker(marker->kind, d);
+        buf_ = rest;
         continue;
       }
     }
@@ -380,13 +259,52 @@ ChatParser::Delta ChatParser::Push(std::string_view text) {
   Delta d;
   if (state_ == State::kEnded) return d;
   buf_.append(text);
-  Run(false, &d);
+  Run(Until::kMore, &d);
   return d;
+}
+
+ChatParser::Delta ChatParser::PushToken(int32_t token) {
+  Delta d;
+  if (state_ == State::kEnded || vocab_ == nullptr) return d;
+  TokenKind kind = vocab_->KindOf(token);
+  if (kind == TokenKind::kEndOfTurn && !options_.end_of_turn_ends) kind = TokenKind::kHidden;
+  if (kind == TokenKind::kHidden) return d;
+  if (!options_.chat) {  // raw completion: text only
+    if (kind == TokenKind::kText) {
+      buf_.append(decoder_->Push(token));
+      Emit(buf_, &d);
+      buf_.clear();
+    }
+    return d;
+  }
+  if (kind == TokenKind::kText || options_.text_markers) {  // markers by their text
+    buf_.append(decoder_->Push(token));
+    Run(Until::kMore, &d);
+    return d;
+  }
+  // A marker token: the text before it is complete.
+  buf_.append(decoder_->Flush());
+  Run(Until::kSettle, &d);
+  if (state_ != State::kEnded) OnMarker(kind, &d);
+  return d;
+}
+
+void ChatParser::Prime(std::span<const int32_t> tokens) {
+  for (int32_t t : tokens) PushToken(t);
 }
 
 ChatParser::Delta ChatParser::Finish() {
   Delta d;
-  Run(true, &d);
+  if (decoder_ && state_ != State::kEnded) buf_.append(decoder_->Flush());
+  Run(Until::kFinal, &d);
+  if (!stopped_) {
+    const std::string held = stop_.Flush();
+    if (!held.empty()) {
+      result_.content.append(held);
+      d.content.append(held);
+      AddEvent(Event::kContent, held, &d);
+    }
+  }
   return d;
 }
 

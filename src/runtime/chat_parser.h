@@ -1,29 +1,35 @@
-// Parses Gemma 4 model output (decoded with special tokens kept) into visible content,
-// thinking and tool calls, incrementally:
-//   <|channel>thought\n ... <channel|>          -> reasoning ("thought\n" dropped)
-//   <|tool_call>call:NAME{key:value,...}<tool_call|> -> a tool call; strings are <|"|>...<|"|>,
-//                                                     keys bare; nested {..} and [..]; numbers,
-//                                                     true/false/null; other bare words as strings
+// The one parser of Gemma 4 model output, for `gemlet run --chat`, `gemlet chat` and
+// `gemlet serve`: it splits what the model generates, incrementally, into visible content,
+// thinking and tool calls:
+//   <|channel>thought\n ... <channel|>           -> reasoning ("thought\n" dropped)
+//   <|tool_call>call:NAME{key:value,...}<tool_call|> -> a tool call (runtime/tool_call_syntax.h)
 //   <turn|>, <|tool_response>, <eos>             -> end of the turn (the rest is ignored)
-// Everything else is content. A marker split across Push() calls is held back until it is
-// whole. Output cut off mid-call is parsed as far as it goes: Finish() reports the call with
-// complete = false and the arguments read so far (open strings and brackets closed).
-// The parser works on text, so a marker the model writes as plain characters is a marker too.
+// Everything else is content; stop strings (ChatParserOptions::stop) end the content early.
+//
+// Input is token ids (PushToken, with an OutputVocab that names the markers and decodes the
+// rest) or text (Push). Two ways to read markers:
+//  * text_markers (the command line; Push always): a marker is its text, so one the model
+//    writes as plain characters is a marker too, and a marker token is read through its text.
+//    A marker split across pushes is held back until it is whole; inside a tool call, a closing
+//    marker within a <|"|> string is text.
+//  * !text_markers (the server): markers are tokens only; text is never scanned for them.
+// Output cut off mid-call is parsed as far as it goes: Finish() reports the call with
+// complete = false and the arguments read so far.
 #pragma once
 
+#include <cstdint>
+#include <memory>
 #include <nlohmann/json.hpp>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
 
-namespace gemlet {
+#include "runtime/output_vocab.h"
+#include "runtime/stop_matcher.h"
+#include "runtime/tool_call_syntax.h"
 
-struct ParsedToolCall {
-  std::string name;
-  nlohmann::json arguments = nlohmann::json::object();
-  bool complete = true;  // false: the output ended inside the call
-  std::string raw;       // the text between <|tool_call> and <tool_call|>
-};
+namespace gemlet {
 
 struct ParsedOutput {
   std::string content;
@@ -36,40 +42,79 @@ struct ParsedOutput {
 // {"name": ..., "arguments": {...}}, "complete": bool}]} (reasoning/tool_calls only if any).
 nlohmann::json ToJson(const ParsedOutput& out);
 
-// Gemma's argument syntax `{key:value,...}` to JSON. `text` starts at the '{'. Sets *complete
-// to false when the text ends before the closing '}' (what was read is still returned) and
-// *consumed to the number of bytes used.
-nlohmann::json ParseGemmaArguments(std::string_view text, bool* complete, size_t* consumed);
+struct ChatParserOptions {
+  // The prompt already opened the thought channel (the generation prompt after a tool
+  // response with thinking on ends in "<|channel>thought\n").
+  bool in_reasoning = false;
+  // Markers are read in text as well (see above); false: by token only.
+  bool text_markers = true;
+  // false: raw completion (/v1/completions): every text token is content, markers are hidden.
+  bool chat = true;
+  // false: end-of-turn tokens are hidden and the output goes on (the server stops at its own
+  // stop tokens, or generates past them with ignore_eos).
+  bool end_of_turn_ends = true;
+  // A tool call without a function name is shown as its text (content) instead of reported.
+  bool bad_calls_as_content = false;
+  // Stop strings over the content: the first one found ends the output (it and what follows
+  // are dropped; see stopped()).
+  std::vector<std::string> stop = {};
+};
 
 class ChatParser {
  public:
-  // in_reasoning: the prompt already opened the thought channel (the generation prompt after a
-  // tool response with thinking on ends in "<|channel>thought\n").
+  // Text only (Push), markers read in text.
   explicit ChatParser(bool in_reasoning = false);
+  // `vocab` (needed by PushToken and Prime; may be null for text only) must outlive the parser.
+  ChatParser(ChatParserOptions options, const OutputVocab* vocab);
 
-  // What one Push() or Finish() adds.
+  // One piece of output, in order.
+  struct Event {
+    enum Kind { kContent, kReasoning, kToolCall } kind = kContent;
+    std::string text;     // kContent, kReasoning
+    ParsedToolCall call;  // kToolCall
+  };
+  // What one Push(), PushToken() or Finish() adds: the same output twice, by kind and in order.
   struct Delta {
     std::string content;
     std::string reasoning;
     std::vector<ParsedToolCall> tool_calls;
+    std::vector<Event> events;
   };
   Delta Push(std::string_view text);
-  // End of output: releases held-back text and reports an unfinished tool call.
+  Delta PushToken(int32_t token);
+  // Tokens the reply begins with that are part of the prompt (a forced tool-call opening,
+  // RenderedChat::reply_prefix): read as if generated, but they produce no output by
+  // themselves (a call they open is reported when it closes).
+  void Prime(std::span<const int32_t> tokens);
+  // End of output: releases held-back text, reports an unfinished tool call.
   Delta Finish();
 
   // Everything parsed so far.
   const ParsedOutput& result() const { return result_; }
   bool ended() const { return result_.ended; }
+  // A stop string ended the output (possibly only found in the text Finish() released).
+  bool stopped() const { return stopped_; }
 
  private:
   enum class State { kContent, kChannelName, kReasoning, kToolCall, kEnded };
-  void Run(bool final, Delta* d);
+  // How much more text may follow what buf_ holds: more text, none before the next marker
+  // token (kSettle: held-back marker starts are text after all), or none at all.
+  enum class Until { kMore, kSettle, kFinal };
+  void Run(Until until, Delta* d);
+  void OnMarker(TokenKind marker, Delta* d);
   void Emit(std::string_view text, Delta* d);
+  void AddCall(std::string_view raw, bool closed, Delta* d);
+  void ScanToolCall(Until until, Delta* d);
 
+  ChatParserOptions options_;
+  const OutputVocab* vocab_ = nullptr;
+  std::unique_ptr<TokenTextDecoder> decoder_;
+  StopMatcher stop_;
   State state_;
-  std::string buf_;  // text not yet consumed
-  // Inside a tool call: how far buf_ has been scanned for its end, and whether that point is
-  // inside a <|"|> string (so long calls are not rescanned on every Push).
+  bool stopped_ = false;
+  std::string buf_;  // text not yet consumed (inside a tool call: the call so far)
+  // Inside a tool call read from text: how far buf_ has been scanned for its end, and whether
+  // that point is inside a <|"|> string (so long calls are not rescanned on every Push).
   size_t call_scan_ = 0;
   bool call_in_string_ = false;
   ParsedOutput result_;

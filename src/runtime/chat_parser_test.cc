@@ -2,7 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include <utility>
+#include <variant>
+
 #include "runtime/chat_format.h"
+#include "runtime/tokenizer_test_util.h"
+#include "runtime/utf8.h"
 
 namespace gemlet {
 namespace {
@@ -171,6 +176,264 @@ TEST(ChatParser, HostileInputDoesNotCrash) {
   EXPECT_FALSE(complete);
   const json j = ToJson(out);
   EXPECT_EQ(j["tool_calls"][0]["complete"], false);
+}
+
+// ---- Token input (PushToken): the output as the model generates it. ----
+
+// A vocabulary for the tests: bytes 0..255 are text, then the markers; a decoder that spells
+// markers the way Gemma 4's does (for text_markers) and holds split UTF-8.
+constexpr int32_t kEnd = 256, kOpen = 257, kClose = 258, kCall = 259, kCallEnd = 260, kHide = 261;
+
+class TestVocab : public OutputVocab {
+ public:
+  TokenKind KindOf(int32_t t) const override {
+    switch (t) {
+      case kEnd: return TokenKind::kEndOfTurn;
+      case kOpen: return TokenKind::kChannelOpen;
+      case kClose: return TokenKind::kChannelClose;
+      case kCall: return TokenKind::kToolCallOpen;
+      case kCallEnd: return TokenKind::kToolCallClose;
+      case kHide: return TokenKind::kHidden;
+      default: return TokenKind::kText;
+    }
+  }
+  std::unique_ptr<TokenTextDecoder> NewDecoder() const override {
+    class Decoder : public TokenTextDecoder {
+     public:
+      std::string Push(int32_t t) override {
+        switch (t) {
+          case kEnd: return "<turn|>";
+          case kOpen: return "<|channel>";
+          case kClose: return "<channel|>";
+          case kCall: return "<|tool_call>";
+          case kCallEnd: return "<tool_call|>";
+          default: break;
+        }
+        held_ += static_cast<char>(t);
+        const size_t n = held_.size() - utf8::IncompleteTailLength(held_);
+        std::string out = held_.substr(0, n);
+        held_.erase(0, n);
+        return out;
+      }
+      std::string Flush() override { return std::exchange(held_, {}); }
+
+     private:
+      std::string held_;
+    };
+    return std::make_unique<Decoder>();
+  }
+};
+
+std::vector<int32_t> Toks(std::initializer_list<std::variant<int32_t, std::string>> parts) {
+  std::vector<int32_t> out;
+  for (const auto& p : parts) {
+    if (std::holds_alternative<int32_t>(p)) {
+      out.push_back(std::get<int32_t>(p));
+    } else {
+      for (unsigned char c : std::get<std::string>(p)) out.push_back(c);
+    }
+  }
+  return out;
+}
+
+struct Collected {
+  std::string content, reasoning;
+  std::vector<ParsedToolCall> calls;
+  std::vector<ChatParser::Event> events;
+  void Take(ChatParser::Delta d) {
+    content += d.content;
+    reasoning += d.reasoning;
+    for (auto& c : d.tool_calls) calls.push_back(c);
+    for (auto& e : d.events) {  // consecutive text of one kind as one event
+      if (e.kind != ChatParser::Event::kToolCall && !events.empty() && events.back().kind == e.kind) {
+        events.back().text += e.text;
+      } else {
+        events.push_back(e);
+      }
+    }
+  }
+};
+
+// The server's way: markers by token only.
+ChatParserOptions ServerOptions() {
+  ChatParserOptions o;
+  o.text_markers = false;
+  o.end_of_turn_ends = false;
+  o.bad_calls_as_content = true;
+  return o;
+}
+
+Collected Feed(ChatParser& p, const std::vector<int32_t>& tokens) {
+  Collected c;
+  for (int32_t t : tokens) {
+    c.Take(p.PushToken(t));
+    if (p.stopped()) break;
+  }
+  c.Take(p.Finish());
+  return c;
+}
+
+TEST(ChatParserTokens, SeparatesThoughtFromAnswer) {
+  TestVocab v;
+  ChatParser p(ServerOptions(), &v);
+  Collected out = Feed(p, Toks({kOpen, "thought\nLet me think.", kClose, "The answer is 4."}));
+  EXPECT_EQ(out.reasoning, "Let me think.");
+  EXPECT_EQ(out.content, "The answer is 4.");
+  ASSERT_EQ(out.events.size(), 2u);
+  EXPECT_EQ(out.events[0].kind, ChatParser::Event::kReasoning);
+  EXPECT_EQ(out.events[1].kind, ChatParser::Event::kContent);
+}
+
+TEST(ChatParserTokens, ParsesToolCallsAndHidesControlTokens) {
+  TestVocab v;
+  ChatParser p(ServerOptions(), &v);
+  Collected out = Feed(p, Toks({"Checking.", kHide, kCall, "call:get_weather{\"city\": \"Paris\",days:2}",
+                                kCallEnd, "Done."}));
+  EXPECT_EQ(out.content, "Checking.Done.");
+  ASSERT_EQ(out.calls.size(), 1u);
+  EXPECT_EQ(out.calls[0].name, "get_weather");
+  EXPECT_EQ(out.calls[0].arguments, json::parse(R"({"city":"Paris","days":2})"));
+  EXPECT_TRUE(out.calls[0].complete);
+  // In order: content, the call, content.
+  ASSERT_EQ(out.events.size(), 3u);
+  EXPECT_EQ(out.events[1].kind, ChatParser::Event::kToolCall);
+  EXPECT_EQ(p.result().tool_calls.size(), 1u);
+}
+
+TEST(ChatParserTokens, MalformedToolCallBecomesContent) {
+  TestVocab v;
+  ChatParser p(ServerOptions(), &v);
+  Collected out = Feed(p, Toks({kCall, "{nonsense}", kCallEnd}));
+  EXPECT_TRUE(out.calls.empty());
+  EXPECT_EQ(out.content, "{nonsense}");
+  // Without the option the call is reported, nameless.
+  ChatParserOptions o = ServerOptions();
+  o.bad_calls_as_content = false;
+  ChatParser q(o, &v);
+  out = Feed(q, Toks({kCall, "{nonsense}", kCallEnd}));
+  ASSERT_EQ(out.calls.size(), 1u);
+  EXPECT_EQ(out.calls[0].name, "");
+}
+
+TEST(ChatParserTokens, PrimedToolCallOpening) {
+  TestVocab v;
+  ChatParser p(ServerOptions(), &v);
+  p.Prime(Toks({kCall, "call:f{"}));
+  EXPECT_TRUE(p.result().content.empty());
+  Collected out = Feed(p, Toks({"a:1}", kCallEnd}));
+  ASSERT_EQ(out.calls.size(), 1u);
+  EXPECT_EQ(out.calls[0].name, "f");
+  EXPECT_EQ(out.calls[0].arguments, json::parse(R"({"a":1})"));
+}
+
+TEST(ChatParserTokens, CutOffToolCallIsIncomplete) {
+  TestVocab v;
+  ChatParser p(ServerOptions(), &v);
+  Collected out = Feed(p, Toks({kCall, "call:f{q:<|\"|>half"}));
+  ASSERT_EQ(out.calls.size(), 1u);
+  EXPECT_EQ(out.calls[0].name, "f");
+  EXPECT_FALSE(out.calls[0].complete);
+  EXPECT_EQ(out.calls[0].arguments, json::parse(R"({"q":"half"})"));
+  // A second call opening cuts the first off.
+  ChatParser q(ServerOptions(), &v);
+  out = Feed(q, Toks({kCall, "call:f{a:1", kCall, "call:g{}", kCallEnd}));
+  ASSERT_EQ(out.calls.size(), 2u);
+  EXPECT_FALSE(out.calls[0].complete);
+  EXPECT_EQ(out.calls[1].name, "g");
+  EXPECT_TRUE(out.calls[1].complete);
+}
+
+TEST(ChatParserTokens, StopStringEndsReplyButNotThought) {
+  TestVocab v;
+  ChatParserOptions o = ServerOptions();
+  o.stop = {"STOP"};
+  ChatParser p(o, &v);
+  Collected out =
+      Feed(p, Toks({kOpen, "thought\nno STOP here", kClose, "one two STOP three"}));
+  EXPECT_TRUE(p.stopped());
+  EXPECT_EQ(out.reasoning, "no STOP here");
+  EXPECT_EQ(out.content, "one two ");
+  EXPECT_TRUE(p.PushToken('x').content.empty());
+  // A stop string the held-back text completes only at the end still counts.
+  ChatParser q(o, &v);
+  out = Feed(q, Toks({"a ST"}));
+  EXPECT_EQ(out.content, "a ST");
+  EXPECT_FALSE(q.stopped());
+}
+
+TEST(ChatParserTokens, RawCompletionHidesMarkersAndJoinsUtf8) {
+  TestVocab v;
+  ChatParserOptions o = ServerOptions();
+  o.chat = false;
+  ChatParser p(o, &v);
+  EXPECT_TRUE(p.PushToken(0xc3).content.empty());
+  EXPECT_EQ(p.PushToken(0xa9).content, "\xc3\xa9");
+  EXPECT_TRUE(p.PushToken(kOpen).content.empty());
+  EXPECT_EQ(p.PushToken('x').content, "x");
+  EXPECT_TRUE(p.Finish().content.empty());
+  EXPECT_EQ(p.result().content, "\xc3\xa9x");
+}
+
+// End-of-turn tokens end the answer, or (the server) are hidden and the output goes on.
+TEST(ChatParserTokens, EndOfTurn) {
+  TestVocab v;
+  ChatParserOptions o = ServerOptions();
+  o.end_of_turn_ends = true;
+  ChatParser p(o, &v);
+  Collected out = Feed(p, Toks({"done", kEnd, "more"}));
+  EXPECT_EQ(out.content, "done");
+  EXPECT_TRUE(p.ended());
+  ChatParser q(ServerOptions(), &v);
+  out = Feed(q, Toks({"done", kEnd, "more"}));
+  EXPECT_EQ(out.content, "donemore");
+  EXPECT_FALSE(q.ended());
+}
+
+// Markers written as characters are text for the server and markers for the command line.
+TEST(ChatParserTokens, MarkersWrittenAsTextAreMarkersOnlyWithTextMarkers) {
+  TestVocab v;
+  const std::vector<int32_t> tokens = Toks({"a<|channel>thought\nb<channel|>c", kEnd});
+  ChatParser server(ServerOptions(), &v);
+  Collected out = Feed(server, tokens);
+  EXPECT_EQ(out.content, "a<|channel>thought\nb<channel|>c");
+  ChatParser cli(ChatParserOptions{}, &v);
+  out = Feed(cli, tokens);
+  EXPECT_EQ(out.content, "ac");
+  EXPECT_EQ(out.reasoning, "b");
+  EXPECT_TRUE(cli.ended());
+}
+
+// With the real tokenizer, tokens give what the text gives: by their text (the command line)
+// and, where no marker hides in a string, by token (the server).
+TEST(ChatParserTokens, RealTokensParseLikeTheirText) {
+  const Tokenizer& tok = testing_util::RealTokenizer();
+  Gemma4OutputVocab vocab(tok);
+  const std::vector<std::string> samples = {
+      "<|channel>thought\nplan: call f<channel|>Calling.<|tool_call>call:f{q:<|\"|>a,b<|\"|>,"
+      "n:[1,2]}<tool_call|>",
+      "Hello <b>world</b> caf\xc3\xa9 \xf0\x9f\x98\x80",
+      "<|channel>thought\ny<channel|>z<|tool_call>call:g{deep:{x:[true,null,1.5]}}<tool_call|>tail",
+      "<|tool_call>call:cut{a:<|\"|>unfinished",
+  };
+  for (const std::string& s : samples) {
+    const ParsedOutput want = ParseChatOutput(s);
+    auto ids = tok.Encode(s);
+    ASSERT_TRUE(ids.ok());
+    for (bool text_markers : {true, false}) {
+      ChatParserOptions o;
+      o.text_markers = text_markers;
+      ChatParser p(o, &vocab);
+      Collected got = Feed(p, *ids);
+      EXPECT_EQ(got.content, want.content) << s << " text_markers " << text_markers;
+      EXPECT_EQ(got.reasoning, want.reasoning) << s;
+      ASSERT_EQ(got.calls.size(), want.tool_calls.size()) << s;
+      for (size_t k = 0; k < got.calls.size(); ++k) {
+        EXPECT_EQ(got.calls[k].name, want.tool_calls[k].name) << s;
+        EXPECT_EQ(got.calls[k].arguments, want.tool_calls[k].arguments) << s;
+        EXPECT_EQ(got.calls[k].complete, want.tool_calls[k].complete) << s;
+      }
+    }
+  }
 }
 
 }  // namespace

@@ -5,13 +5,20 @@
 #include <optional>
 #include <string_view>
 
+#include "format/gemma4_tokens.h"
 #include "runtime/utf8.h"
 
 namespace gemlet::chat_internal {
 
 namespace {
 
-constexpr char kQuote[] = "<|\"|>";
+// <|"|>text<|"|>: a string in Gemma's tool syntax.
+std::string Quoted(std::string_view text) {
+  std::string s(gemma4::kQuote);
+  s += text;
+  s += gemma4::kQuote;
+  return s;
+}
 
 std::string PyRepr(const json& v);
 
@@ -179,7 +186,7 @@ Result<std::vector<json>> Iterate(const json& v, const std::string& where) {
 std::string FormatArgument(const json* arg, bool escape_keys) {
   if (arg == nullptr) return "";  // Undefined prints nothing
   if (arg->is_null()) return "null";
-  if (arg->is_string()) return kQuote + arg->get<std::string>() + kQuote;
+  if (arg->is_string()) return Quoted(arg->get_ref<const std::string&>());
   if (arg->is_boolean()) return arg->get<bool>() ? "true" : "false";
   if (arg->is_object()) {
     std::string s = "{";
@@ -187,7 +194,7 @@ std::string FormatArgument(const json* arg, bool escape_keys) {
     for (const auto& [key, value] : DictSort(*arg)) {
       if (!first) s += ",";
       first = false;
-      s += escape_keys ? kQuote + key + kQuote : key;
+      s += escape_keys ? Quoted(key) : key;
       s += ":" + FormatArgument(value, escape_keys);
     }
     return s + "}";
@@ -211,7 +218,7 @@ Result<std::string> QuotedList(const json& v, const std::string& where) {
   std::string s = "[";
   for (size_t i = 0; i < items.size(); ++i) {
     if (i) s += ",";
-    s += kQuote + PyStr(items[i]) + kQuote;
+    s += Quoted(PyStr(items[i]));
   }
   return s + "]";
 }
@@ -240,7 +247,7 @@ Result<std::string> FormatParameters(const json& properties, bool filter_keys, i
     };
     const json* desc = Get(value, "description");
     if (Truthy(desc)) {
-      out += std::string("description:") + kQuote + PyStr(*desc) + kQuote;
+      out += "description:" + Quoted(PyStr(*desc));
       add_comma = true;
     }
     const std::string type = Upper(Print(Get(value, "type")));
@@ -310,7 +317,7 @@ Result<std::string> FormatParameters(const json& properties, bool filter_keys, i
       }
     }
     comma();
-    out += std::string("type:") + kQuote + type + kQuote + "}";
+    out += "type:" + Quoted(type) + "}";
   }
   return out;
 }
@@ -322,8 +329,8 @@ Result<std::string> FormatDeclaration(const json& tool, const std::string& where
   const json* fn = Get(&tool, "function");
   if (fn == nullptr || !fn->is_object())
     return InvalidArgument(where + " has no \"function\" object");
-  std::string out = "declaration:" + Print(Get(fn, "name")) + "{description:" + kQuote +
-                    Print(Get(fn, "description")) + kQuote;
+  std::string out = std::string(gemma4::kDeclarationPrefix) + Print(Get(fn, "name")) +
+                    "{description:" + Quoted(Print(Get(fn, "description")));
   const json* params = Get(fn, "parameters");
   if (Truthy(params)) {
     out += ",parameters:{";
@@ -340,22 +347,22 @@ Result<std::string> FormatDeclaration(const json& tool, const std::string& where
       out += "required:" + list + ",";
     }
     const json* type = Get(params, "type");
-    if (Truthy(type)) out += std::string("type:") + kQuote + Upper(PyStr(*type)) + kQuote + "}";
+    if (Truthy(type)) out += "type:" + Quoted(Upper(PyStr(*type))) + "}";
   }
   if (fn->contains("response")) {
     const json* resp = Get(fn, "response");
     out += ",response:{";
     const json* desc = Get(resp, "description");
-    if (Truthy(desc)) out += std::string("description:") + kQuote + PyStr(*desc) + kQuote + ",";
+    if (Truthy(desc)) out += "description:" + Quoted(PyStr(*desc)) + ",";
     const std::string type = Upper(Print(Get(resp, "type")));
-    if (type == "OBJECT") out += std::string("type:") + kQuote + type + kQuote + "}";
+    if (type == "OBJECT") out += "type:" + Quoted(type) + "}";
   }
   return out + "}";
 }
 
 // macro strip_thinking: drops every "<|channel>...<channel|>" block, then trims.
 std::string StripThinking(const std::string& text) {
-  static const std::string kOpen = "<|channel>", kClose = "<channel|>";
+  constexpr std::string_view kOpen = gemma4::kChannelOpen, kClose = gemma4::kChannelClose;
   std::string result;
   size_t pos = 0;
   while (true) {
@@ -372,9 +379,10 @@ std::string StripThinking(const std::string& text) {
 
 // macro format_tool_response_block
 std::string ToolResponseBlock(const std::string& name, const json* response) {
-  std::string out = "<|tool_response>";
+  std::string out(gemma4::kToolResponseOpen);
   if (response && response->is_object()) {
-    out += "response:" + name + "{";
+    out += gemma4::kResponsePrefix;
+    out += name + "{";
     bool first = true;
     for (const auto& [key, value] : DictSort(*response)) {
       if (!first) out += ",";
@@ -383,9 +391,11 @@ std::string ToolResponseBlock(const std::string& name, const json* response) {
     }
     out += "}";
   } else {
-    out += "response:" + name + "{value:" + FormatArgument(response, false) + "}";
+    out += gemma4::kResponsePrefix;
+    out += name + "{value:" + FormatArgument(response, false) + "}";
   }
-  return out + "<tool_response|>";
+  out += gemma4::kToolResponseClose;
+  return out;
 }
 
 // The arguments of one tool call, `key:value,...` sorted.
@@ -428,11 +438,11 @@ Result<std::string> RenderContent(const json* content, bool model, const std::st
       const std::string t = text ? PyStr(*text) : std::string();
       out += model ? StripThinking(t) : Trim(t);
     } else if (type == "image" || type == "image_url") {
-      out += "<|image|>";
+      out += gemma4::kImage;
     } else if (type == "audio" || type == "input_audio") {
-      out += "<|audio|>";
+      out += gemma4::kAudio;
     } else if (type == "video") {
-      out += "<|video|>";
+      out += gemma4::kVideo;
     }
   }
   return out;

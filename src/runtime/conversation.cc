@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "format/gemma4_tokens.h"
 #include "runtime/generate.h"
 #include "runtime/prefix_cache.h"
 #include "runtime/session_file.h"
@@ -64,30 +65,18 @@ Result<ContextPolicy> ParseContextPolicy(std::string_view name) {
 }
 
 AnswerStream::AnswerStream(const Tokenizer& tok, TextFn on_text)
-    : tok_(tok), dec_(tok, /*skip_special=*/false), on_text_(std::move(on_text)) {
-  for (const char* m : {"<|channel>", "<channel|>", "<|tool_call>", "<tool_call|>", "<|\"|>", "<turn|>",
-                        "<|tool_response>", "<eos>"}) {
-    if (const int32_t id = tok.PieceToId(m); id >= 0) markers_.push_back(id);
-  }
-}
+    : vocab_(tok), parser_(ChatParserOptions{}, &vocab_), on_text_(std::move(on_text)) {}
 
 void AnswerStream::Push(int32_t id) {
-  if (tok_.IsSpecial(id) && std::find(markers_.begin(), markers_.end(), id) == markers_.end()) return;
-  std::string text;
-  if (!dec_.Push(id, &text).ok()) return;  // an id outside the vocabulary shows nothing
+  if (vocab_.KindOf(id) == TokenKind::kHidden) return;
   if (parser_.ended()) {  // generating past the end of the turn: a new segment
     Show(parser_.Finish());
-    parser_ = ChatParser();
+    parser_ = ChatParser(ChatParserOptions{}, &vocab_);
   }
-  Show(parser_.Push(text));
+  Show(parser_.PushToken(id));
 }
 
-void AnswerStream::Flush() {
-  std::string text;
-  dec_.Flush(&text);
-  Show(parser_.Push(text));
-  Show(parser_.Finish());
-}
+void AnswerStream::Flush() { Show(parser_.Finish()); }
 
 void AnswerStream::Show(const ChatParser::Delta& d) {
   if (!d.reasoning.empty()) {
@@ -134,7 +123,10 @@ Result<std::vector<int32_t>> Conversation::TurnTokens(const ChatMessage& user, b
     *full = prompt.compare(0, before.size(), before) != 0;
     if (!*full) {
       // The cache holds the previous answer as generated, without its end: close it.
-      ASSIGN_OR_RETURN(std::vector<int32_t> ids, tok_.Encode("<turn|>\n" + prompt.substr(before.size())));
+      std::string rest(gemma4::kTurnClose);
+      rest += "\n";
+      rest += prompt.substr(before.size());
+      ASSIGN_OR_RETURN(std::vector<int32_t> ids, tok_.Encode(rest));
       ids.insert(ids.begin(), tail_.begin(), tail_.end());
       return ids;
     }

@@ -81,7 +81,7 @@ struct TurnCallbacks {
   std::function<void(const std::string& notice)> on_notice;
 };
 
-// An answer as it streams: ids → text (StreamDecoder, whole UTF-8 characters) → ChatParser,
+// An answer as it streams: ids → ChatParser (runtime/chat_parser.h, markers read in text too),
 // which splits the thought channel (<|channel>thought\n…<channel|>) from the visible text and
 // reads tool calls. Special tokens other than the parser's markers are not shown. After an
 // end-of-turn marker (generation past it, --ignore-eos) the text that follows is a new answer
@@ -99,11 +99,9 @@ class AnswerStream {
 
  private:
   void Show(const ChatParser::Delta& d);
-  const Tokenizer& tok_;
-  StreamDecoder dec_;
-  ChatParser parser_;
+  Gemma4OutputVocab vocab_;
+  ChatParser parser_;  // reads vocab_; a new one for each segment
   TextFn on_text_;
-  std::vector<int32_t> markers_;  // special ids the parser reads as text
   std::string content_, thinking_;
   std::vector<ParsedToolCall> calls_;
 };

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <limits>
 #include <numeric>
-#include <unordered_set>
 
 #include "ops/activation.h"
 
@@ -19,6 +18,10 @@ Status SamplerOptions::Validate() const {
     return InvalidArgument("--repeat-penalty must be > 0");
   }
   if (!std::isfinite(presence_penalty)) return InvalidArgument("--presence-penalty must be finite");
+  if (!std::isfinite(frequency_penalty)) return InvalidArgument("--frequency-penalty must be finite");
+  for (const auto& [id, bias] : logit_bias) {
+    if (std::isnan(bias)) return InvalidArgument("logit bias of token " + std::to_string(id) + " is NaN");
+  }
   if (penalty_last_n < 0) return InvalidArgument("--repeat-last-n must be >= 0");
   return Status::Ok();
 }
@@ -37,32 +40,73 @@ int32_t ArgMax(std::span<const float> logits) {
 
 Sampler::Sampler(const SamplerOptions& options) : opt_(options), rng_(options.seed) {}
 
-int32_t Sampler::Sample(std::span<const float> logits, std::span<const int32_t> history) {
-  const int64_t V = static_cast<int64_t>(logits.size());
+void Sampler::Reseed() {
+  rng_.seed(opt_.seed);
+  picked_.clear();
+  picked_counts_.clear();
+}
+
+bool Sampler::Penalizes() const {
+  return opt_.repetition_penalty != 1.0 || opt_.presence_penalty != 0.0 || opt_.frequency_penalty != 0.0;
+}
+
+void Sampler::Prepare(std::span<const float> logits) {
   work_.assign(logits.begin(), logits.end());
   // NaN (from a damaged model) would break the orderings below: treat it as impossible.
   for (float& l : work_) {
     if (std::isnan(l)) l = -std::numeric_limits<float>::infinity();
   }
+  for (const auto& [id, bias] : opt_.logit_bias) {
+    // -100 bans the token outright, as in OpenAI.
+    if (id < 0 || static_cast<size_t>(id) >= work_.size()) continue;
+    work_[id] = bias <= -100 ? -1e30f : work_[id] + bias;
+  }
+}
 
-  // Penalties over the recent history, each distinct token once.
-  if (opt_.repetition_penalty != 1.0 || opt_.presence_penalty != 0.0) {
+template <typename Counts>
+void Sampler::Penalize(const Counts& counts) {
+  const int64_t V = static_cast<int64_t>(work_.size());
+  for (const auto& [id, n] : counts) {
+    if (id < 0 || id >= V || n <= 0) continue;
+    float& l = work_[id];
+    if (opt_.repetition_penalty != 1.0) {
+      l = l > 0 ? static_cast<float>(l / opt_.repetition_penalty)
+                : static_cast<float>(l * opt_.repetition_penalty);
+    }
+    l -= static_cast<float>(opt_.presence_penalty + opt_.frequency_penalty * static_cast<double>(n));
+  }
+}
+
+int32_t Sampler::Sample(std::span<const float> logits, std::span<const int32_t> history) {
+  Prepare(logits);
+  if (Penalizes()) {  // over the recent history
     const size_t n = history.size();
     const size_t from = opt_.penalty_last_n > 0 && n > static_cast<size_t>(opt_.penalty_last_n)
                             ? n - static_cast<size_t>(opt_.penalty_last_n)
                             : 0;
-    std::unordered_set<int32_t> seen;
-    for (size_t i = from; i < n; ++i) {
-      const int32_t id = history[i];
-      if (id < 0 || id >= V || !seen.insert(id).second) continue;
-      float& l = work_[id];
-      if (opt_.repetition_penalty != 1.0) {
-        l = l > 0 ? static_cast<float>(l / opt_.repetition_penalty)
-                  : static_cast<float>(l * opt_.repetition_penalty);
-      }
-      l -= static_cast<float>(opt_.presence_penalty);
-    }
+    counts_.clear();
+    for (size_t i = from; i < n; ++i) counts_[history[i]]++;
+    Penalize(counts_);
   }
+  return Pick();
+}
+
+int32_t Sampler::Sample(std::span<const float> logits) {
+  Prepare(logits);
+  if (Penalizes()) Penalize(picked_counts_);
+  const int32_t t = Pick();
+  picked_.push_back(t);
+  picked_counts_[t]++;
+  // Keep the counts to the window: the token that left it is seen once less.
+  if (opt_.penalty_last_n > 0 && static_cast<int64_t>(picked_.size()) > opt_.penalty_last_n) {
+    auto it = picked_counts_.find(picked_[picked_.size() - 1 - static_cast<size_t>(opt_.penalty_last_n)]);
+    if (--it->second == 0) picked_counts_.erase(it);
+  }
+  return t;
+}
+
+int32_t Sampler::Pick() {
+  const int64_t V = static_cast<int64_t>(work_.size());
   if (opt_.temperature == 0.0) return ArgMax(work_);
 
   // Weights e^((l − max) / T) of every token, in id order: the top token weighs 1; a weight

@@ -1,13 +1,22 @@
-// Token sampling from a logit vector: repetition and presence penalties, temperature, top-k,
-// top-p (nucleus), min-p, and a seeded RNG. Temperature 0 is greedy (ties go to the lowest
-// id). The order is: penalties → (greedy if temperature 0) → temperature → top-k → softmax →
-// top-p → min-p → draw.
+// Token sampling from a logit vector: logit bias, repetition, presence and frequency
+// penalties, temperature, top-k, top-p (nucleus), min-p, and a seeded RNG. Temperature 0 is
+// greedy (ties go to the lowest id). The order is: logit bias → penalties → (greedy if
+// temperature 0) → temperature → top-k → softmax → top-p → min-p → draw.
+//
+// The penalties look at a window of tokens (the last penalty_last_n, or all): either the
+// history the caller passes (the command line passes prompt and generated tokens), or, with
+// Sample(logits) alone, the tokens this sampler picked since it was made or reseeded (OpenAI's
+// semantics, which the server uses with penalty_last_n = 0: generated tokens only, all of
+// them). For a token seen c > 0 times in the window: logit → logit / r (logit > 0) or
+// logit · r (repetition_penalty r), then logit −= presence_penalty + frequency_penalty · c.
 #pragma once
 
 #include <cstdint>
 #include <random>
 #include <span>
 #include <string>
+#include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "base/status.h"
@@ -21,8 +30,12 @@ struct SamplerOptions {
   double min_p = 0.0;               // drop tokens with p < min_p · p_max
   double repetition_penalty = 1.0;  // > 1 discourages repeats: logit / r if > 0, · r if < 0
   double presence_penalty = 0.0;    // subtracted once from the logit of every token seen
+  double frequency_penalty = 0.0;   // subtracted once per time a token was seen
   int64_t penalty_last_n = 64;      // how many recent tokens the penalties look at (0 = all)
   uint64_t seed = 0;
+  // (token id, bias) pairs added to the logits before anything else, in order (OpenAI's
+  // logit_bias); a bias ≤ −100 bans the token. Ids outside the vocabulary are ignored.
+  std::vector<std::pair<int32_t, float>> logit_bias;
 
   // InvalidArgument naming the option for values outside their range.
   Status Validate() const;
@@ -35,12 +48,16 @@ class Sampler {
  public:
   explicit Sampler(const SamplerOptions& options = {});
   const SamplerOptions& options() const { return opt_; }
-  // Restarts the RNG from the seed (a reset session samples the same sequence again).
-  void Reseed() { rng_.seed(opt_.seed); }
+  // Restarts the RNG from the seed and forgets the tokens Sample(logits) picked (a reset
+  // session samples the same sequence again).
+  void Reseed();
 
   // Picks the next token. `history` is the tokens seen so far (prompt and generated), read
   // by the penalties. `logits` is not modified.
   int32_t Sample(std::span<const float> logits, std::span<const int32_t> history);
+  // Picks the next token with the penalties over the tokens this overload picked before
+  // (since construction or Reseed), and remembers the pick.
+  int32_t Sample(std::span<const float> logits);
 
  private:
   // Moves the smallest set of most likely candidates (by `less`) whose weights reach
@@ -53,7 +70,19 @@ class Sampler {
   // An index in [0, n) drawn with probability w[i] / total (total = WeightSum(w, n)).
   int64_t Draw(const float* w, int64_t n, double total);
 
+  bool Penalizes() const;
+  // Copies the logits into work_ (NaN as −inf) and applies the logit bias.
+  void Prepare(std::span<const float> logits);
+  // The penalties for the tokens of the window, `counts` = (id, times seen).
+  template <typename Counts>
+  void Penalize(const Counts& counts);
+  // Everything after the penalties, over work_.
+  int32_t Pick();
+
   SamplerOptions opt_;
+  std::vector<int32_t> picked_;  // what Sample(logits) picked, in order
+  std::unordered_map<int32_t, int64_t> picked_counts_;  // of picked_'s penalty window
+  std::unordered_map<int32_t, int64_t> counts_;  // scratch: the window of a history
   std::mt19937_64 rng_;
   std::vector<float> work_;
   std::vector<float> weight_;  // e^((l − max) / T), in id order

@@ -167,6 +167,97 @@ TEST(SamplerTest, PenaltiesChangeTheChoice) {
   EXPECT_EQ(last.Sample(std::vector<float>{3.0f, 2.0f}, std::vector<int32_t>{-5, 99}), 0);
 }
 
+TEST(SamplerTest, FrequencyPenaltyCountsEveryOccurrence) {
+  SamplerOptions o;
+  o.temperature = 0;
+  o.frequency_penalty = 0.4;
+  Sampler s(o);
+  EXPECT_EQ(s.Sample(std::vector<float>{3.0f, 2.0f}, std::vector<int32_t>{0, 0}), 0);     // 3 − 0.8
+  EXPECT_EQ(s.Sample(std::vector<float>{3.0f, 2.0f}, std::vector<int32_t>{0, 0, 0}), 1);  // 3 − 1.2
+  o.presence_penalty = 0.5;  // presence once, then frequency per occurrence: 3 − 0.5 − 0.4
+  Sampler both(o);
+  EXPECT_EQ(both.Sample(std::vector<float>{3.0f, 2.0f}, std::vector<int32_t>{0}), 0);
+  // 0 three times: 3 − 0.5 − 1.2 = 1.3; 1 once: 2 − 0.9 = 1.1.
+  EXPECT_EQ(both.Sample(std::vector<float>{3.0f, 2.0f}, std::vector<int32_t>{0, 1, 0, 0}), 0);
+  EXPECT_EQ(both.Sample(std::vector<float>{3.0f, 2.0f}, std::vector<int32_t>{0, 0, 0}), 1);
+}
+
+TEST(SamplerTest, LogitBiasComesFirstAndMinus100Bans) {
+  SamplerOptions o;
+  o.temperature = 0;
+  o.logit_bias = {{1, 2.0f}, {99, 50.0f}, {-3, 50.0f}};  // out-of-vocabulary ids are ignored
+  Sampler s(o);
+  EXPECT_EQ(s.Sample(std::vector<float>{3.0f, 2.0f, 0.0f}, {}), 1);  // 2 + 2 > 3
+  o.logit_bias = {{0, -100.0f}};
+  o.presence_penalty = -1000;  // a negative penalty on a banned token does not bring it back
+  Sampler ban(o);
+  EXPECT_EQ(ban.Sample(std::vector<float>{100.0f, 2.0f}, std::vector<int32_t>{0}), 1);
+  o.temperature = 1.0;
+  o.presence_penalty = 0;
+  Sampler drawn(o);
+  for (int i = 0; i < 200; ++i) EXPECT_EQ(drawn.Sample(std::vector<float>{5.0f, 0.0f}), 1);
+}
+
+// Sample(logits) penalises what the sampler itself picked (OpenAI: generated tokens only).
+TEST(SamplerTest, OwnPicksArePenalizedUntilReseed) {
+  SamplerOptions o;
+  o.temperature = 0;
+  o.frequency_penalty = 1.5;
+  o.penalty_last_n = 0;
+  Sampler s(o);
+  const std::vector<float> logits = {3.0f, 2.0f, 0.0f};
+  std::vector<int32_t> got;
+  for (int i = 0; i < 4; ++i) got.push_back(s.Sample(logits));
+  // 0 (3), then 0 at 1.5 < 2 → 1, then 1 at 0.5 < 1.5 → 0, then 0 at 0 < 0.5 → 1.
+  EXPECT_EQ(got, (std::vector<int32_t>{0, 1, 0, 1}));
+  s.Reseed();
+  EXPECT_EQ(s.Sample(logits), 0);
+  EXPECT_EQ(s.Sample(logits), 1);
+  // A window of one pick: only the last token is penalised.
+  o.penalty_last_n = 1;
+  Sampler w(o);
+  got.clear();
+  for (int i = 0; i < 4; ++i) got.push_back(w.Sample(logits));
+  EXPECT_EQ(got, (std::vector<int32_t>{0, 1, 0, 1}));
+  o.frequency_penalty = 0.6;  // 0 twice in a row: 3 − 0.6 > 2, then it left the window
+  Sampler w2(o);
+  got.clear();
+  for (int i = 0; i < 3; ++i) got.push_back(w2.Sample(logits));
+  EXPECT_EQ(got, (std::vector<int32_t>{0, 0, 0}));
+}
+
+// The server's former sampler (logit bias, then presence/frequency over the generated tokens,
+// then the sampler with no history) and Sample(logits) pick the same tokens for a seed.
+TEST(SamplerTest, OwnPicksMatchTheServersFormerSampler) {
+  SamplerOptions o;
+  o.temperature = 0.8;
+  o.top_p = 0.95;
+  o.top_k = 40;
+  o.seed = 1234;
+  o.presence_penalty = 0.7;
+  o.frequency_penalty = 0.3;
+  o.penalty_last_n = 0;
+  o.logit_bias = {{3, -100.0f}, {5, 1.5f}, {7, -2.0f}};
+  Sampler now(o);
+  SamplerOptions plain = o;
+  plain.presence_penalty = plain.frequency_penalty = 0;
+  plain.logit_bias.clear();
+  Sampler before(plain);
+  std::map<int32_t, int64_t> counts;
+  std::mt19937 rng(5);
+  std::normal_distribution<float> n(0.0f, 2.0f);
+  for (int step = 0; step < 300; ++step) {
+    std::vector<float> logits(64);
+    for (float& l : logits) l = n(rng);
+    std::vector<float> old = logits;
+    for (const auto& [id, b] : o.logit_bias) old[id] = b <= -100 ? -1e30f : old[id] + b;
+    for (const auto& [id, c] : counts) old[id] -= static_cast<float>(o.presence_penalty + o.frequency_penalty * c);
+    const int32_t want = before.Sample(old, {});
+    ASSERT_EQ(now.Sample(logits), want) << "step " << step;
+    counts[want]++;
+  }
+}
+
 // Logits from a damaged model (NaN, ±inf) never crash the sampler.
 TEST(SamplerTest, NonFiniteLogits) {
   const float nan = std::nanf(""), inf = std::numeric_limits<float>::infinity();

@@ -6,6 +6,8 @@
 #include <utility>
 #include <vector>
 
+#include "format/gemma4_tokens.h"
+
 namespace gemlet::convert {
 
 namespace {
@@ -14,32 +16,34 @@ const char kSpace[] = "\xe2\x96\x81";  // "▁" U+2581, what the normalizer turn
 
 struct Special {
   int64_t id;
-  const char* text;
+  std::string_view text;
 };
 // Gemma 4 control tokens (../shared/spec/gemma4-text.md §4.2).
 constexpr Special kControl[] = {
-    {0, "<pad>"},
-    {1, "<eos>"},
-    {2, "<bos>"},
-    {3, "<unk>"},
-    {4, "<mask>"},
-    {46, "<|tool>"},
-    {47, "<tool|>"},
-    {48, "<|tool_call>"},
-    {49, "<tool_call|>"},
-    {50, "<|tool_response>"},
-    {51, "<tool_response|>"},
-    {52, "<|\"|>"},
-    {98, "<|think|>"},
-    {100, "<|channel>"},
-    {101, "<channel|>"},
-    {105, "<|turn>"},
-    {106, "<turn|>"},
+    {gemma4::kPadId, gemma4::kPad},
+    {gemma4::kEosId, gemma4::kEos},
+    {gemma4::kBosId, gemma4::kBos},
+    {gemma4::kUnkId, gemma4::kUnk},
+    {gemma4::kMaskId, gemma4::kMask},
+    {gemma4::kToolOpenId, gemma4::kToolOpen},
+    {gemma4::kToolCloseId, gemma4::kToolClose},
+    {gemma4::kToolCallOpenId, gemma4::kToolCallOpen},
+    {gemma4::kToolCallCloseId, gemma4::kToolCallClose},
+    {gemma4::kToolResponseOpenId, gemma4::kToolResponseOpen},
+    {gemma4::kToolResponseCloseId, gemma4::kToolResponseClose},
+    {gemma4::kQuoteId, gemma4::kQuote},
+    {gemma4::kThinkId, gemma4::kThink},
+    {gemma4::kChannelOpenId, gemma4::kChannelOpen},
+    {gemma4::kChannelCloseId, gemma4::kChannelClose},
+    {gemma4::kTurnOpenId, gemma4::kTurnOpen},
+    {gemma4::kTurnCloseId, gemma4::kTurnClose},
 };
 // Multimodal control tokens, added when the vocabulary is large enough to hold them.
 constexpr Special kMultimodal[] = {
-    {255999, "<|image>"}, {256000, "<|audio>"}, {258880, "<|image|>"}, {258881, "<|audio|>"},
-    {258882, "<image|>"}, {258883, "<audio|>"}, {258884, "<|video|>"},
+    {gemma4::kImageOpenId, gemma4::kImageOpen},   {gemma4::kAudioOpenId, gemma4::kAudioOpen},
+    {gemma4::kImageId, gemma4::kImage},           {gemma4::kAudioId, gemma4::kAudio},
+    {gemma4::kImageCloseId, gemma4::kImageClose}, {gemma4::kAudioCloseId, gemma4::kAudioClose},
+    {gemma4::kVideoId, gemma4::kVideo},
 };
 
 std::string Repeat(const std::string& s, int n) {
@@ -214,14 +218,15 @@ Result<nlohmann::json> SyntheticTokenizerJson(int64_t vocab_size) {
   t["post_processor"] = {
       {"type", "TemplateProcessing"},
       {"single",
-       {{{"SpecialToken", {{"id", "<bos>"}, {"type_id", 0}}}},
+       {{{"SpecialToken", {{"id", gemma4::kBos}, {"type_id", 0}}}},
         {{"Sequence", {{"id", "A"}, {"type_id", 0}}}}}},
       {"pair",
-       {{{"SpecialToken", {{"id", "<bos>"}, {"type_id", 0}}}},
+       {{{"SpecialToken", {{"id", gemma4::kBos}, {"type_id", 0}}}},
         {{"Sequence", {{"id", "A"}, {"type_id", 0}}}},
-        {{"SpecialToken", {{"id", "<bos>"}, {"type_id", 1}}}},
+        {{"SpecialToken", {{"id", gemma4::kBos}, {"type_id", 1}}}},
         {{"Sequence", {{"id", "B"}, {"type_id", 1}}}}}},
-      {"special_tokens", {{"<bos>", {{"id", "<bos>"}, {"ids", {2}}, {"tokens", {"<bos>"}}}}}}};
+      {"special_tokens",
+       {{gemma4::kBos, {{"id", gemma4::kBos}, {"ids", {gemma4::kBosId}}, {"tokens", {gemma4::kBos}}}}}}};
   t["decoder"] = {{"type", "Sequence"},
                   {"decoders",
                    {{{"type", "Replace"}, {"pattern", {{"String", kSpace}}}, {"content", " "}},
@@ -229,7 +234,7 @@ Result<nlohmann::json> SyntheticTokenizerJson(int64_t vocab_size) {
                     {{"type", "Fuse"}}}}};
   t["model"] = {{"type", "BPE"},
                 {"dropout", nullptr},
-                {"unk_token", "<unk>"},
+                {"unk_token", gemma4::kUnk},
                 {"continuing_subword_prefix", nullptr},
                 {"end_of_word_suffix", nullptr},
                 {"fuse_unk", true},
@@ -242,23 +247,23 @@ Result<nlohmann::json> SyntheticTokenizerJson(int64_t vocab_size) {
 
 nlohmann::json SyntheticTokenizerConfigJson() {
   return {{"backend", "tokenizers"},
-          {"bos_token", "<bos>"},
-          {"eos_token", "<eos>"},
-          {"pad_token", "<pad>"},
-          {"unk_token", "<unk>"},
-          {"mask_token", "<mask>"},
-          {"sot_token", "<|turn>"},
-          {"eot_token", "<turn|>"},
-          {"soc_token", "<|channel>"},
-          {"eoc_token", "<channel|>"},
-          {"think_token", "<|think|>"},
-          {"std_token", "<|tool>"},
-          {"etd_token", "<tool|>"},
-          {"stc_token", "<|tool_call>"},
-          {"etc_token", "<tool_call|>"},
-          {"str_token", "<|tool_response>"},
-          {"etr_token", "<tool_response|>"},
-          {"escape_token", "<|\"|>"},
+          {"bos_token", gemma4::kBos},
+          {"eos_token", gemma4::kEos},
+          {"pad_token", gemma4::kPad},
+          {"unk_token", gemma4::kUnk},
+          {"mask_token", gemma4::kMask},
+          {"sot_token", gemma4::kTurnOpen},
+          {"eot_token", gemma4::kTurnClose},
+          {"soc_token", gemma4::kChannelOpen},
+          {"eoc_token", gemma4::kChannelClose},
+          {"think_token", gemma4::kThink},
+          {"std_token", gemma4::kToolOpen},
+          {"etd_token", gemma4::kToolClose},
+          {"stc_token", gemma4::kToolCallOpen},
+          {"etc_token", gemma4::kToolCallClose},
+          {"str_token", gemma4::kToolResponseOpen},
+          {"etr_token", gemma4::kToolResponseClose},
+          {"escape_token", gemma4::kQuote},
           {"padding_side", "left"},
           {"tokenizer_class", "GemmaTokenizer"}};
 }

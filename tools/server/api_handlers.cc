@@ -39,11 +39,11 @@ ApiError OutcomeError(const JobOutcome& o) {
 // outcome, or nullopt after cancelling the job.
 std::optional<JobOutcome> Drive(Generation& gen, JobHandle& handle,
                                 std::chrono::milliseconds interval,
-                                const std::function<bool(std::vector<RouterEvent>&)>& on_events,
+                                const std::function<bool(std::vector<GenerationEvent>&)>& on_events,
                                 const std::function<bool()>& keepalive, bool events_write) {
   auto last = Clock::now();
   for (;;) {
-    std::vector<RouterEvent> events;
+    std::vector<GenerationEvent> events;
     std::optional<JobOutcome> outcome;
     gen.Wait(std::chrono::milliseconds(100), &events, &outcome);
     if (!events.empty()) {
@@ -63,24 +63,6 @@ std::optional<JobOutcome> Drive(Generation& gen, JobHandle& handle,
     }
   }
 }
-
-// Adds OpenAI's logit_bias to the logits before the model's sampler sees them.
-class BiasedSampler : public TokenSampler {
- public:
-  BiasedSampler(std::unique_ptr<TokenSampler> inner, std::vector<std::pair<int32_t, float>> bias)
-      : inner_(std::move(inner)), bias_(std::move(bias)) {}
-  int32_t Sample(std::span<float> logits) override {
-    for (const auto& [id, b] : bias_) {
-      // -100 bans the token outright, as in OpenAI.
-      if (static_cast<size_t>(id) < logits.size()) logits[id] = b <= -100 ? -1e30f : logits[id] + b;
-    }
-    return inner_->Sample(logits);
-  }
-
- private:
-  std::unique_ptr<TokenSampler> inner_;
-  std::vector<std::pair<int32_t, float>> bias_;
-};
 
 }  // namespace
 
@@ -124,18 +106,15 @@ ApiOr<std::shared_ptr<JobHandle>> ApiHandlers::Start(std::vector<int32_t> prompt
   const SamplingOptions s = WithDefaults(sampling);
   uint64_t seed = s.seed ? *s.seed : (static_cast<uint64_t>(std::random_device{}()) << 32) ^
                                          std::random_device{}();
-  spec.sampler = model_.NewSampler(s, seed);
-  if (!s.logit_bias.empty()) {
-    const int32_t vocab = model_.backend().vocab_size();
-    for (const auto& [id, b] : s.logit_bias) {
-      if (id >= vocab) {
-        return BadRequest("'logit_bias' names token " + std::to_string(id) + "; the vocabulary has " +
-                              std::to_string(vocab) + " tokens",
-                          "logit_bias", "invalid_value");
-      }
+  const int32_t vocab = model_.backend().vocab_size();
+  for (const auto& [id, b] : s.logit_bias) {
+    if (id >= vocab) {
+      return BadRequest("'logit_bias' names token " + std::to_string(id) + "; the vocabulary has " +
+                            std::to_string(vocab) + " tokens",
+                        "logit_bias", "invalid_value");
     }
-    spec.sampler = std::make_unique<BiasedSampler>(std::move(spec.sampler), s.logit_bias);
   }
+  spec.sampler = model_.NewSampler(s, seed);
   spec.sink = std::move(sink);
   spec.cache_prefix = shared_prefix;
   return scheduler_.Submit(std::move(spec));
@@ -169,13 +148,13 @@ HttpReply ApiHandlers::ChatCompletions(std::string_view body) {
         return;
       }
       int tool_index = 0;
-      auto on_events = [&](std::vector<RouterEvent>& events) {
+      auto on_events = [&](std::vector<GenerationEvent>& events) {
         std::string out;
         for (const auto& e : events) {
           Json delta;
-          if (e.kind == RouterEvent::kContent) {
+          if (e.kind == GenerationEvent::kContent) {
             delta = {{"content", e.text}};
-          } else if (e.kind == RouterEvent::kReasoning) {
+          } else if (e.kind == GenerationEvent::kReasoning) {
             delta = {{"reasoning_content", e.text}};
           } else {
             delta = {{"tool_calls", Json::array({ToolCallDeltaJson(tool_index++, e.call)})}};
@@ -203,11 +182,11 @@ HttpReply ApiHandlers::ChatCompletions(std::string_view body) {
   }
   reply.stream = [gen, h, meta, interval](const StreamWriter& write) {
     ChatResult result;
-    auto on_events = [&](std::vector<RouterEvent>& events) {
+    auto on_events = [&](std::vector<GenerationEvent>& events) {
       for (auto& e : events) {
-        if (e.kind == RouterEvent::kContent) {
+        if (e.kind == GenerationEvent::kContent) {
           result.content += e.text;
-        } else if (e.kind == RouterEvent::kReasoning) {
+        } else if (e.kind == GenerationEvent::kReasoning) {
           result.reasoning += e.text;
         } else {
           result.tool_calls.push_back(std::move(e.call));
@@ -262,7 +241,7 @@ HttpReply ApiHandlers::Completions(std::string_view body) {
         h->Cancel();
         return;
       }
-      auto on_events = [&](std::vector<RouterEvent>& events) {
+      auto on_events = [&](std::vector<GenerationEvent>& events) {
         std::string out;
         for (const auto& e : events) {
           out += SseData(TextChunkJson(meta, e.text, std::nullopt, include_usage));
@@ -287,7 +266,7 @@ HttpReply ApiHandlers::Completions(std::string_view body) {
   reply.stream = [gen, h, meta, interval, echo](const StreamWriter& write) {
     TextResult result;
     result.text = echo;
-    auto on_events = [&](std::vector<RouterEvent>& events) {
+    auto on_events = [&](std::vector<GenerationEvent>& events) {
       for (const auto& e : events) result.text += e.text;
       return true;
     };

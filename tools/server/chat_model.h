@@ -1,5 +1,6 @@
-// What the HTTP layer needs from a loaded model besides its sequences and steps: the chat template,
-// tokenizer, incremental detokenizer, stop tokens, sampler and tool-call parser.
+// What the HTTP layer needs from a loaded model besides its sequences and steps
+// (runtime::SequenceModel): the chat template, tokenizer, stop tokens, sampler, and the
+// vocabulary the output parser reads generated tokens with (runtime/chat_parser.h).
 // model_backend.h implements it with the gemlet runtime (Gemma 4); tests use a fake.
 #pragma once
 
@@ -8,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/output_vocab.h"
 #include "tools/server/api_error.h"
 #include "tools/server/api_types.h"
 #include "runtime/sequence_model.h"
@@ -15,33 +17,14 @@
 
 namespace gemlet::server {
 
-// How the output router treats a generated token.
-enum class TokenRole {
-  kText,           // ordinary text
-  kThinkStart,     // opens the thought channel (Gemma 4: <|channel>)
-  kThinkEnd,       // closes it (<channel|>)
-  kToolCallStart,  // <|tool_call>
-  kToolCallEnd,    // <tool_call|>
-  kHidden,         // other control tokens: not shown
-};
-
 struct RenderedPrompt {
   std::vector<int32_t> tokens;
   // Tokens of the leading part many requests share (the system turn), 0 if none: the prefix
   // cache keeps a copy of the state there.
   int64_t shared_prefix = 0;
   // Tokens at the end of `tokens` that the reply already begins with (a forced tool call
-  // opening such as "<|tool_call>call:NAME{"): the output router reads them first.
+  // opening, RenderedChat::reply_prefix): the output parser reads them first (Prime).
   std::vector<int32_t> reply_prefix;
-};
-
-// Incremental detokenizer: complete UTF-8 text as tokens arrive.
-class TextStream {
- public:
-  virtual ~TextStream() = default;
-  virtual std::string Push(int32_t token) = 0;
-  // Whatever is still held (an incomplete UTF-8 tail, replaced by U+FFFD).
-  virtual std::string Flush() = 0;
 };
 
 class ChatModel {
@@ -53,14 +36,11 @@ class ChatModel {
   virtual ApiOr<RenderedPrompt> RenderChat(const ChatRequest& req) = 0;
   // A raw /v1/completions prompt; special tokens written as text are matched.
   virtual ApiOr<std::vector<int32_t>> Tokenize(const std::string& text) = 0;
-  virtual std::unique_ptr<TextStream> NewTextStream() = 0;
-  virtual TokenRole RoleOf(int32_t token) const = 0;
+  // Which generated tokens are markers, and the text of the others.
+  virtual const OutputVocab& output_vocab() const = 0;
   virtual std::vector<int32_t> StopTokens() const = 0;
   virtual std::unique_ptr<TokenSampler> NewSampler(const SamplingOptions& options,
                                                    uint64_t seed) = 0;
-  // Parses the text between the tool-call markers ("call:NAME{...}" for Gemma 4) into a call
-  // whose arguments are JSON text. The id is filled by the caller.
-  virtual ApiOr<ToolCall> ParseToolCall(const std::string& body) = 0;
 };
 
 }  // namespace gemlet::server

@@ -1,6 +1,7 @@
 // One request's generation as seen from both sides: the scheduler thread feeds it tokens
-// (JobSink), the output router turns them into content / reasoning / tool-call events, and the
-// HTTP thread waits for those events to stream or collect them.
+// (JobSink), the runtime output parser (runtime/chat_parser.h) turns them into content /
+// reasoning / tool-call events, and the HTTP thread waits for those events to stream or
+// collect them.
 #pragma once
 
 #include <chrono>
@@ -10,13 +11,24 @@
 #include <string>
 #include <vector>
 
-#include "tools/server/output_router.h"
+#include "runtime/chat_parser.h"
+#include "tools/server/chat_model.h"
 #include "tools/server/scheduler.h"
 
 namespace gemlet::server {
 
+struct GenerationEvent {
+  enum Kind { kContent, kReasoning, kToolCall } kind = kContent;
+  std::string text;
+  ToolCall call;  // kToolCall: with its id and the arguments as JSON text
+};
+
 class Generation : public JobSink {
  public:
+  // chat = false: raw completion; every text token is content, control tokens are hidden.
+  // Markers are read by token only (a model writing "<|tool_call>" in characters shows them);
+  // end-of-turn tokens show nothing (the scheduler stops at them unless ignore_eos); a tool
+  // call without a name is shown as its text.
   Generation(ChatModel& model, std::vector<std::string> stops, bool chat,
              const std::vector<int32_t>& reply_prefix);
 
@@ -26,7 +38,7 @@ class Generation : public JobSink {
 
   // HTTP thread: waits up to `timeout` for news. Moves new events to *events; sets *outcome
   // once the job has finished (after its last events). Returns true if anything arrived.
-  bool Wait(std::chrono::milliseconds timeout, std::vector<RouterEvent>* events,
+  bool Wait(std::chrono::milliseconds timeout, std::vector<GenerationEvent>* events,
             std::optional<JobOutcome>* outcome);
 
   // "stop", "length" or "tool_calls" (valid once finished). A stop string found in the text
@@ -34,10 +46,12 @@ class Generation : public JobSink {
   std::string FinishReasonText(const JobOutcome& outcome) const;
 
  private:
-  OutputRouter router_;  // scheduler thread only
+  void Publish(ChatParser::Delta delta);
+
+  ChatParser parser_;  // scheduler thread only
   mutable std::mutex mu_;
   std::condition_variable cv_;
-  std::vector<RouterEvent> events_;
+  std::vector<GenerationEvent> events_;
   std::optional<JobOutcome> outcome_;
   int tool_calls_ = 0;
   bool stop_matched_ = false;

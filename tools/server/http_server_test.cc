@@ -136,7 +136,7 @@ TEST(HttpServerTest, ThinkingAndToolCalls) {
   for (int32_t t : Bytes("thought\nhmm")) reply.push_back(t);
   reply.push_back(testing::kThinkEnd);
   reply.push_back(testing::kToolStart);
-  for (int32_t t : Bytes("get_weather:{\"city\":\"Paris\"}")) reply.push_back(t);
+  for (int32_t t : Bytes("call:get_weather{\"city\":\"Paris\"}")) reply.push_back(t);
   reply.push_back(testing::kToolEnd);
   s.backend.SetScript(testing::ReplyScript(reply));
   httplib::Client c("127.0.0.1", s.port);

@@ -1,57 +1,23 @@
 #include "tools/server/model_backend.h"
 
 #include <algorithm>
-#include <unordered_map>
 
 #include "runtime/chat_format.h"
-#include "runtime/chat_parser.h"
 #include "runtime/sampler.h"
 #include "tools/server/json_util.h"
 
 namespace gemlet::server {
 namespace {
 
-class GemmaTextStream : public TextStream {
+// The scheduler's sampler interface over the runtime sampler, whose penalties then look at the
+// tokens it generated (OpenAI's presence and frequency semantics).
+class RuntimeSampler : public TokenSampler {
  public:
-  explicit GemmaTextStream(const Tokenizer& tok) : dec_(tok, /*skip_special=*/false) {}
-  std::string Push(int32_t token) override {
-    std::string out;
-    if (!dec_.Push(token, &out).ok()) return {};
-    return out;
-  }
-  std::string Flush() override {
-    std::string out;
-    dec_.Flush(&out);
-    return out;
-  }
-
- private:
-  StreamDecoder dec_;
-};
-
-// The runtime sampler plus OpenAI's presence and frequency penalties, which look at the tokens
-// generated so far: logit -= presence·[count > 0] + frequency·count.
-class ServerSampler : public TokenSampler {
- public:
-  ServerSampler(const runtime::SamplerOptions& o, double presence, double frequency)
-      : sampler_(o), presence_(presence), frequency_(frequency) {}
-  int32_t Sample(std::span<float> logits) override {
-    if (presence_ != 0 || frequency_ != 0) {
-      for (const auto& [id, n] : counts_) {
-        if (id >= 0 && static_cast<size_t>(id) < logits.size()) {
-          logits[id] -= static_cast<float>(presence_ + frequency_ * n);
-        }
-      }
-    }
-    const int32_t t = sampler_.Sample(logits, {});
-    counts_[t]++;
-    return t;
-  }
+  explicit RuntimeSampler(const runtime::SamplerOptions& o) : sampler_(o) {}
+  int32_t Sample(std::span<float> logits) override { return sampler_.Sample(logits); }
 
  private:
   runtime::Sampler sampler_;
-  double presence_, frequency_;
-  std::unordered_map<int32_t, int64_t> counts_;
 };
 
 }  // namespace
@@ -68,13 +34,8 @@ GemmaChatModel::GemmaChatModel(const runtime::Engine& engine, std::string id, in
     : engine_(engine),
       tok_(*engine.tokenizer()),
       id_(std::move(id)),
-      backend_(engine, runtime::SessionOptions{.context_limit = context}) {
-  think_start_ = tok_.PieceToId("<|channel>");
-  think_end_ = tok_.PieceToId("<channel|>");
-  call_start_ = tok_.PieceToId("<|tool_call>");
-  call_end_ = tok_.PieceToId("<tool_call|>");
-  quote_ = tok_.PieceToId("<|\"|>");
-}
+      backend_(engine, runtime::SessionOptions{.context_limit = context}),
+      vocab_(*engine.tokenizer()) {}
 
 ApiOr<RenderedPrompt> GemmaChatModel::RenderChat(const ChatRequest& req) {
   std::vector<gemlet::ChatMessage> msgs;
@@ -108,32 +69,31 @@ ApiOr<RenderedPrompt> GemmaChatModel::RenderChat(const ChatRequest& req) {
       opt.tools.push_back(Json{{"type", "function"}, {"function", std::move(fn)}});
     }
   }
-  auto text = gemlet::RenderChat(msgs, opt);
-  if (!text.ok()) return FromStatus(text.status(), "messages");
-  // A forced call: the reply starts with the call's opening, written into the prompt.
-  std::string forced;
-  if (req.tool_choice == ToolChoice::kRequired) forced = "<|tool_call>call:";
-  if (req.tool_choice == ToolChoice::kFunction) forced = "<|tool_call>call:" + req.tool_choice_name + "{";
-  auto ids = tok_.Encode(*text + forced);
+  if (req.tool_choice == ToolChoice::kRequired) opt.forced_tool_call = ForcedToolCall::kAnyFunction;
+  if (req.tool_choice == ToolChoice::kFunction) {
+    opt.forced_tool_call = ForcedToolCall::kFunction;
+    opt.forced_function = req.tool_choice_name;
+  }
+  auto rendered = RenderChatPrompt(msgs, opt);
+  if (!rendered.ok()) return FromStatus(rendered.status(), "messages");
+  const std::string& text = rendered->text;
+  auto ids = tok_.Encode(text);
   if (!ids.ok()) return FromStatus(ids.status(), "messages");
   RenderedPrompt p;
   p.tokens = std::move(ids).value();
-  if (!forced.empty()) {
-    auto f = tok_.Encode(forced);
+  // The reply's forced opening, as the tokens that end the prompt.
+  if (!rendered->reply_prefix.empty()) {
+    auto f = tok_.Encode(rendered->reply_prefix);
     if (f.ok() && f->size() <= p.tokens.size() &&
         std::equal(f->begin(), f->end(), p.tokens.end() - static_cast<std::ptrdiff_t>(f->size()))) {
       p.reply_prefix = std::move(f).value();
     }
   }
-  // The system turn ("<bos><|turn>system\n…<turn|>\n") is what requests share most often.
-  static constexpr std::string_view kSys = "<bos><|turn>system\n";
-  if (text->rfind(kSys, 0) == 0) {
-    const size_t end = text->find("<turn|>\n");
-    if (end != std::string::npos) {
-      auto pre = tok_.Encode(std::string_view(*text).substr(0, end + 8));
-      if (pre.ok() && pre->size() < p.tokens.size() && std::equal(pre->begin(), pre->end(), p.tokens.begin())) {
-        p.shared_prefix = static_cast<int64_t>(pre->size());
-      }
+  // The system turn is what requests share most often.
+  if (rendered->shared_prefix_chars > 0) {
+    auto pre = tok_.Encode(std::string_view(text).substr(0, rendered->shared_prefix_chars));
+    if (pre.ok() && pre->size() < p.tokens.size() && std::equal(pre->begin(), pre->end(), p.tokens.begin())) {
+      p.shared_prefix = static_cast<int64_t>(pre->size());
     }
   }
   return p;
@@ -145,17 +105,6 @@ ApiOr<std::vector<int32_t>> GemmaChatModel::Tokenize(const std::string& text) {
   return std::move(ids).value();
 }
 
-std::unique_ptr<TextStream> GemmaChatModel::NewTextStream() { return std::make_unique<GemmaTextStream>(tok_); }
-
-TokenRole GemmaChatModel::RoleOf(int32_t token) const {
-  if (token == think_start_) return TokenRole::kThinkStart;
-  if (token == think_end_) return TokenRole::kThinkEnd;
-  if (token == call_start_) return TokenRole::kToolCallStart;
-  if (token == call_end_) return TokenRole::kToolCallEnd;
-  if (token == quote_) return TokenRole::kText;  // the string delimiter inside tool calls
-  return tok_.IsSpecial(token) ? TokenRole::kHidden : TokenRole::kText;
-}
-
 std::unique_ptr<TokenSampler> GemmaChatModel::NewSampler(const SamplingOptions& o, uint64_t seed) {
   runtime::SamplerOptions so;
   so.temperature = o.temperature.value_or(1.0);
@@ -164,17 +113,11 @@ std::unique_ptr<TokenSampler> GemmaChatModel::NewSampler(const SamplingOptions& 
   if (so.top_p <= 0) so.top_p = 1e-9;  // top_p 0 keeps only the most likely token
   so.min_p = o.min_p.value_or(0.0);
   so.seed = seed;
-  return std::make_unique<ServerSampler>(so, o.presence_penalty, o.frequency_penalty);
-}
-
-ApiOr<ToolCall> GemmaChatModel::ParseToolCall(const std::string& body) {
-  ParsedOutput out = ParseChatOutput("<|tool_call>" + body + "<tool_call|>");
-  // A call cut off (max_tokens, or an end-of-turn token inside it) is still reported with the
-  // arguments read so far, as OpenAI reports truncated calls.
-  if (out.tool_calls.size() != 1 || out.tool_calls[0].name.empty()) {
-    return BadRequest("not a well-formed tool call");
-  }
-  return ToolCall{"", out.tool_calls[0].name, Dump(out.tool_calls[0].arguments)};
+  so.presence_penalty = o.presence_penalty;
+  so.frequency_penalty = o.frequency_penalty;
+  so.penalty_last_n = 0;  // every generated token
+  so.logit_bias = o.logit_bias;
+  return std::make_unique<RuntimeSampler>(so);
 }
 
 }  // namespace gemlet::server

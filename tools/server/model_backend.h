@@ -9,6 +9,7 @@
 
 #include "runtime/engine.h"
 #include "runtime/engine_model.h"
+#include "runtime/output_vocab.h"
 #include "runtime/tokenizer.h"
 #include "tools/server/chat_model.h"
 
@@ -24,11 +25,9 @@ class GemmaChatModel : public ChatModel {
   runtime::SequenceModel& backend() override { return backend_; }
   ApiOr<RenderedPrompt> RenderChat(const ChatRequest& req) override;
   ApiOr<std::vector<int32_t>> Tokenize(const std::string& text) override;
-  std::unique_ptr<TextStream> NewTextStream() override;
-  TokenRole RoleOf(int32_t token) const override;
+  const OutputVocab& output_vocab() const override { return vocab_; }
   std::vector<int32_t> StopTokens() const override { return engine_.eog_ids(); }
   std::unique_ptr<TokenSampler> NewSampler(const SamplingOptions& options, uint64_t seed) override;
-  ApiOr<ToolCall> ParseToolCall(const std::string& body) override;
 
  private:
   GemmaChatModel(const runtime::Engine& engine, std::string id, int64_t context);
@@ -37,7 +36,7 @@ class GemmaChatModel : public ChatModel {
   const Tokenizer& tok_;
   std::string id_;
   runtime::EngineModel backend_;
-  int32_t think_start_, think_end_, call_start_, call_end_, quote_;
+  Gemma4OutputVocab vocab_;
 };
 
 }  // namespace gemlet::server

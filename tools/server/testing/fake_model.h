@@ -124,7 +124,7 @@ class FakeBackend : public runtime::SequenceModel {
   Script script_;
 };
 
-class FakeTextStream : public TextStream {
+class FakeTextDecoder : public TokenTextDecoder {
  public:
   std::string Push(int32_t token) override {
     if (token < 256) held_ += static_cast<char>(token);
@@ -139,10 +139,33 @@ class FakeTextStream : public TextStream {
   std::string held_;
 };
 
+// Bytes are text; the control tokens are the markers (kEos ends a turn).
+class FakeVocab : public OutputVocab {
+ public:
+  TokenKind KindOf(int32_t t) const override {
+    switch (t) {
+      case kThinkStart: return TokenKind::kChannelOpen;
+      case kThinkEnd: return TokenKind::kChannelClose;
+      case kToolStart: return TokenKind::kToolCallOpen;
+      case kToolEnd: return TokenKind::kToolCallClose;
+      case kEos: return TokenKind::kEndOfTurn;
+      case kHiddenTok: return TokenKind::kHidden;
+      default: return t >= 0 && t < 256 ? TokenKind::kText : TokenKind::kHidden;
+    }
+  }
+  std::unique_ptr<TokenTextDecoder> NewDecoder() const override {
+    return std::make_unique<FakeTextDecoder>();
+  }
+};
+
 class FakeSampler : public TokenSampler {
  public:
-  FakeSampler(double temperature, uint64_t seed) : temperature_(temperature), rng_(seed) {}
+  FakeSampler(double temperature, uint64_t seed, std::vector<std::pair<int32_t, float>> bias = {})
+      : temperature_(temperature), rng_(seed), bias_(std::move(bias)) {}
   int32_t Sample(std::span<float> logits) override {
+    for (const auto& [id, b] : bias_) {
+      if (id >= 0 && static_cast<size_t>(id) < logits.size()) logits[id] = b <= -100 ? -1e30f : logits[id] + b;
+    }
     if (temperature_ <= 0) {
       return static_cast<int32_t>(std::max_element(logits.begin(), logits.end()) - logits.begin());
     }
@@ -160,10 +183,12 @@ class FakeSampler : public TokenSampler {
  private:
   double temperature_;
   std::mt19937_64 rng_;
+  std::vector<std::pair<int32_t, float>> bias_;
 };
 
 // Chat rendering: "[role]content\n" per message, then "[assistant]". The system turn is the
-// shared prefix. Tool calls are "name:{json}" between kToolStart and kToolEnd.
+// shared prefix. Tool calls are Gemma's "call:name{...}" (JSON arguments are read too) between
+// kToolStart and kToolEnd.
 class FakeChatModel : public ChatModel {
  public:
   explicit FakeChatModel(FakeBackend& backend) : backend_(backend) {}
@@ -183,32 +208,15 @@ class FakeChatModel : public ChatModel {
     return p;
   }
   ApiOr<std::vector<int32_t>> Tokenize(const std::string& text) override { return Bytes(text); }
-  std::unique_ptr<TextStream> NewTextStream() override { return std::make_unique<FakeTextStream>(); }
-  TokenRole RoleOf(int32_t t) const override {
-    switch (t) {
-      case kThinkStart: return TokenRole::kThinkStart;
-      case kThinkEnd: return TokenRole::kThinkEnd;
-      case kToolStart: return TokenRole::kToolCallStart;
-      case kToolEnd: return TokenRole::kToolCallEnd;
-      case kEos:
-      case kHiddenTok: return TokenRole::kHidden;
-      default: return TokenRole::kText;
-    }
-  }
+  const OutputVocab& output_vocab() const override { return vocab_; }
   std::vector<int32_t> StopTokens() const override { return {kEos}; }
   std::unique_ptr<TokenSampler> NewSampler(const SamplingOptions& o, uint64_t seed) override {
-    return std::make_unique<FakeSampler>(o.temperature.value_or(1.0), seed);
-  }
-  ApiOr<ToolCall> ParseToolCall(const std::string& body) override {
-    const size_t colon = body.find(':');
-    if (colon == std::string::npos) return BadRequest("no colon in tool call");
-    Json args = Json::parse(body.substr(colon + 1), nullptr, false);
-    if (args.is_discarded() || !args.is_object()) return BadRequest("bad tool arguments");
-    return ToolCall{"", body.substr(0, colon), Dump(args)};
+    return std::make_unique<FakeSampler>(o.temperature.value_or(1.0), seed, o.logit_bias);
   }
 
  private:
   FakeBackend& backend_;
+  FakeVocab vocab_;
   std::string id_ = "fake-model";
 };
 

@@ -1,0 +1,27 @@
+// Finds stop strings in streamed text (OpenAI's `stop`). Text that might be the start of a
+// stop string is held back until it is known not to be one.
+#pragma once
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace gemlet {
+
+class StopMatcher {
+ public:
+  explicit StopMatcher(std::vector<std::string> stops = {}) : stops_(std::move(stops)) {}
+  // Adds `text`; returns what may be emitted now. On a match, *matched is set, the text
+  // before the stop string is returned and everything after it is dropped (and every later
+  // Push returns nothing).
+  std::string Push(std::string_view text, bool* matched);
+  // The held-back text (the stream ended without a match).
+  std::string Flush();
+
+ private:
+  std::vector<std::string> stops_;
+  std::string held_;
+  bool done_ = false;
+};
+
+}  // namespace gemlet

@@ -1,0 +1,46 @@
+#include "runtime/stop_matcher.h"
+
+#include <gtest/gtest.h>
+
+namespace gemlet {
+namespace {
+
+std::string Feed(StopMatcher& m, const std::vector<std::string>& pieces, bool* matched) {
+  std::string out;
+  *matched = false;
+  for (const auto& p : pieces) {
+    bool hit = false;
+    out += m.Push(p, &hit);
+    if (hit) {
+      *matched = true;
+      return out;
+    }
+  }
+  return out + m.Flush();
+}
+
+TEST(StopMatcherTest, FindsStopsAcrossPieces) {
+  bool matched;
+  StopMatcher a({"END"});
+  EXPECT_EQ(Feed(a, {"hello E", "N", "D world"}, &matched), "hello ");
+  EXPECT_TRUE(matched);
+  StopMatcher b({"END"});
+  EXPECT_EQ(Feed(b, {"hello E", "N", "d"}, &matched), "hello ENd");
+  EXPECT_FALSE(matched);
+  StopMatcher c({"\n\n", "x"});
+  EXPECT_EQ(Feed(c, {"a\n", "b\n", "\nc"}, &matched), "a\nb");
+  EXPECT_TRUE(matched);
+  StopMatcher d;
+  EXPECT_EQ(Feed(d, {"a", "b"}, &matched), "ab");
+}
+
+TEST(StopMatcherTest, HoldsBackOnlyPossibleStarts) {
+  StopMatcher m({"abc"});
+  bool hit;
+  EXPECT_EQ(m.Push("xxab", &hit), "xx");
+  EXPECT_EQ(m.Push("d", &hit), "abd");
+  EXPECT_FALSE(hit);
+}
+
+}  // namespace
+}  // namespace gemlet

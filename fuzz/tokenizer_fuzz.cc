@@ -18,9 +18,9 @@
 
 #include "format/gemlet_file.h"
 #include "format/tokenizer_json.h"
-#include "runtime/chat_parser.h"
-#include "runtime/tokenizer.h"
-#include "runtime/utf8.h"
+#include "text/chat_parser.h"
+#include "text/tokenizer.h"
+#include "text/utf8.h"
 
 namespace {
 

@@ -34,16 +34,14 @@ src/format      src/base
 src/kernels     src/base
 src/ops         src/kernels
 src/model       src/ops src/format
-src/runtime     src/model
-tools/convert   src/runtime
+src/text        src/format
+src/runtime     src/model src/text
+tools/convert   src/model src/text
 tools/server    src/runtime
 tools/cli       tools/convert tools/server
 '
-# The runtime split (issue #13): text handling (tokenizer, UTF-8, chat format, template,
-# output parser) moves to its own folder, below the inference state. Then replace the
-# src/runtime row above by these two (rename src/text if the folder gets another name):
-#   src/text        src/format
-#   src/runtime     src/model src/text
+# src/text is text handling (tokenizer, UTF-8, chat format and template, output parser);
+# src/runtime the inference state above it (engine, sessions, KV caches, sampler, batching).
 
 # Includes banned although the layer map allows them:  folder  include-prefix  why
 FORBIDDEN_INCLUDES='

@@ -22,7 +22,7 @@
 #include "runtime/engine.h"
 #include "runtime/session.h"
 #include "runtime/session_file.h"
-#include "runtime/tokenizer.h"
+#include "text/tokenizer.h"
 #include "tools/convert/convert.h"
 #include "tools/convert/synth.h"
 

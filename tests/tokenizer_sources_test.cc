@@ -1,6 +1,6 @@
 // The tokenizer from each place it can come from gives the same ids: tokenizer.json
 // (format/tokenizer_json), a GGUF's tokenizer.ggml.* (format/gguf_vocab) and the vocabulary
-// stored in a .gemlet (format/gemlet_writer + gemlet_file), run by runtime/tokenizer.
+// stored in a .gemlet (format/gemlet_writer + gemlet_file), run by text/tokenizer.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -15,7 +15,7 @@
 #include "format/gguf.h"
 #include "format/gguf_vocab.h"
 #include "format/tokenizer_json.h"
-#include "runtime/tokenizer.h"
+#include "text/tokenizer.h"
 
 namespace gemlet {
 namespace {

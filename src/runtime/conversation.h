@@ -6,10 +6,10 @@
 // (system prompt, thinking switch), after old turns were dropped to make room, or after an
 // interrupted prefill. Used by `gemlet chat` and `gemlet run --chat`; the server may reuse it.
 //
-// Prompts are rendered by runtime/chat_format.h (the Gemma 4 template; spec §4.4):
+// Prompts are rendered by text/chat_format.h (the Gemma 4 template; spec §4.4):
 //   <bos>[<|turn>system\n[<|think|>\n]SYSTEM<turn|>\n]
 //   (<|turn>user\nTEXT<turn|>\n<|turn>model\nANSWER<turn|>\n)* <|turn>user\nTEXT<turn|>\n<|turn>model\n
-// and answers parsed by runtime/chat_parser.h: the model's thoughts (<|channel>thought\n…
+// and answers parsed by text/chat_parser.h: the model's thoughts (<|channel>thought\n…
 // <channel|>) are shown apart from the answer and are not rendered again when the
 // conversation is re-prefilled.
 #pragma once
@@ -23,12 +23,12 @@
 #include <nlohmann/json.hpp>
 
 #include "base/status.h"
-#include "runtime/chat_format.h"
-#include "runtime/chat_parser.h"
+#include "text/chat_format.h"
+#include "text/chat_parser.h"
 #include "runtime/engine.h"
 #include "runtime/sampler.h"
 #include "runtime/session.h"
-#include "runtime/tokenizer.h"
+#include "text/tokenizer.h"
 
 namespace gemlet::runtime {
 
@@ -81,7 +81,7 @@ struct TurnCallbacks {
   std::function<void(const std::string& notice)> on_notice;
 };
 
-// An answer as it streams: ids → ChatParser (runtime/chat_parser.h, markers read in text too),
+// An answer as it streams: ids → ChatParser (text/chat_parser.h, markers read in text too),
 // which splits the thought channel (<|channel>thought\n…<channel|>) from the visible text and
 // reads tool calls. Special tokens other than the parser's markers are not shown. After an
 // end-of-turn marker (generation past it, --ignore-eos) the text that follows is a new answer

@@ -16,7 +16,7 @@
 #include "model/gemma4_config.h"
 #include "model/gemma4_model.h"
 #include "ops/matmul.h"
-#include "runtime/tokenizer.h"
+#include "text/tokenizer.h"
 
 namespace gemlet::runtime {
 

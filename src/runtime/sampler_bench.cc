@@ -35,3 +35,4 @@ BENCHMARK(BM_Sample)->DenseRange(0, 3)->Unit(benchmark::kMicrosecond);
 
 }  // namespace
 }  // namespace gemlet::runtime
+BENCHMARK_MAIN();

@@ -6,7 +6,7 @@
 #include <random>
 #include <iostream>
 
-#include "runtime/chat_format.h"
+#include "text/chat_format.h"
 #include "tools/cli/demo_model.h"
 
 namespace gemlet::cli {

@@ -23,7 +23,7 @@
 
 #include "base/mapped_file.h"
 #include "format/gemlet_file.h"
-#include "runtime/tokenizer.h"
+#include "text/tokenizer.h"
 
 namespace gemlet::cli {
 namespace {

@@ -8,7 +8,7 @@
 #include "runtime/engine.h"
 #include "runtime/generate.h"
 #include "runtime/session.h"
-#include "runtime/tokenizer.h"
+#include "text/tokenizer.h"
 #include "tools/cli/chat_options.h"
 #include "tools/cli/command.h"
 #include "tools/cli/kv_type_flag.h"

@@ -13,8 +13,8 @@
 #include "format/gguf.h"
 #include "format/gguf_vocab.h"
 #include "format/tokenizer_json.h"
-#include "runtime/chat_format.h"
-#include "runtime/tokenizer.h"
+#include "text/chat_format.h"
+#include "text/tokenizer.h"
 #include "tools/cli/command.h"
 
 namespace gemlet::cli {

@@ -16,8 +16,8 @@
 
 #include "base/mapped_file.h"
 #include "format/gemlet_file.h"
-#include "runtime/chat_format.h"
-#include "runtime/tokenizer.h"
+#include "text/chat_format.h"
+#include "text/tokenizer.h"
 
 namespace gemlet::cli {
 namespace {

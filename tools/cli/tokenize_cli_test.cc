@@ -15,7 +15,7 @@
 #include "base/mapped_file.h"
 #include "format/gemlet_writer.h"
 #include "format/tokenizer_json.h"
-#include "runtime/tokenizer.h"
+#include "text/tokenizer.h"
 
 namespace gemlet {
 namespace {

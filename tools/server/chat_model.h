@@ -1,6 +1,6 @@
 // What the HTTP layer needs from a loaded model besides its sequences and steps
 // (runtime::SequenceModel): the chat template, tokenizer, stop tokens, sampler, and the
-// vocabulary the output parser reads generated tokens with (runtime/chat_parser.h).
+// vocabulary the output parser reads generated tokens with (text/chat_parser.h).
 // model_backend.h implements it with the gemlet runtime (Gemma 4); tests use a fake.
 #pragma once
 
@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/output_vocab.h"
+#include "text/output_vocab.h"
 #include "tools/server/api_error.h"
 #include "tools/server/api_types.h"
 #include "runtime/sequence_model.h"

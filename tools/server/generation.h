@@ -1,5 +1,5 @@
 // One request's generation as seen from both sides: the scheduler thread feeds it tokens
-// (JobSink), the runtime output parser (runtime/chat_parser.h) turns them into content /
+// (JobSink), the runtime output parser (text/chat_parser.h) turns them into content /
 // reasoning / tool-call events, and the HTTP thread waits for those events to stream or
 // collect them.
 #pragma once
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/chat_parser.h"
+#include "text/chat_parser.h"
 #include "tools/server/chat_model.h"
 #include "tools/server/scheduler.h"
 

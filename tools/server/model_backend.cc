@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "runtime/chat_format.h"
+#include "text/chat_format.h"
 #include "runtime/sampler.h"
 #include "tools/server/json_util.h"
 

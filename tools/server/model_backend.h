@@ -9,8 +9,8 @@
 
 #include "runtime/engine.h"
 #include "runtime/engine_model.h"
-#include "runtime/output_vocab.h"
-#include "runtime/tokenizer.h"
+#include "text/output_vocab.h"
+#include "text/tokenizer.h"
 #include "tools/server/chat_model.h"
 
 namespace gemlet::server {

@@ -1,4 +1,4 @@
-#include "runtime/stop_matcher.h"
+#include "text/stop_matcher.h"
 
 #include <algorithm>
 #include <utility>

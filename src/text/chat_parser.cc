@@ -1,4 +1,4 @@
-#include "runtime/chat_parser.h"
+#include "text/chat_parser.h"
 
 #include <utility>
 

@@ -1,12 +1,12 @@
 // RenderChat mirrors the body of shared/tokenizer/gemma4/chat_template.jinja ("SETUP", the
 // system block, the message loop, the generation prompt); the macros live in
 // chat_template_macros.cc.
-#include "runtime/chat_format.h"
+#include "text/chat_format.h"
 
 #include <optional>
 
 #include "format/gemma4_tokens.h"
-#include "runtime/chat_template_macros.h"
+#include "text/chat_template_macros.h"
 
 namespace gemlet {
 

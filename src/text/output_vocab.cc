@@ -1,4 +1,4 @@
-#include "runtime/output_vocab.h"
+#include "text/output_vocab.h"
 
 #include <algorithm>
 #include <string_view>

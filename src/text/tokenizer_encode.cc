@@ -12,9 +12,9 @@
 #include <algorithm>
 #include <cstring>
 
-#include "runtime/tokenizer.h"
-#include "runtime/tokenizer_data.h"
-#include "runtime/utf8.h"
+#include "text/tokenizer.h"
+#include "text/tokenizer_data.h"
+#include "text/utf8.h"
 
 namespace gemlet {
 

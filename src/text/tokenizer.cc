@@ -1,4 +1,4 @@
-#include "runtime/tokenizer.h"
+#include "text/tokenizer.h"
 
 #include <algorithm>
 #include <bit>
@@ -6,8 +6,8 @@
 #include <cstring>
 
 #include "format/gemlet_file.h"
-#include "runtime/tokenizer_data.h"
-#include "runtime/utf8.h"
+#include "text/tokenizer_data.h"
+#include "text/utf8.h"
 
 namespace gemlet {
 

@@ -1,13 +1,13 @@
-#include "runtime/chat_parser.h"
+#include "text/chat_parser.h"
 
 #include <gtest/gtest.h>
 
 #include <utility>
 #include <variant>
 
-#include "runtime/chat_format.h"
-#include "runtime/tokenizer_test_util.h"
-#include "runtime/utf8.h"
+#include "text/chat_format.h"
+#include "text/tokenizer_test_util.h"
+#include "text/utf8.h"
 
 namespace gemlet {
 namespace {

@@ -1,4 +1,4 @@
-#include "runtime/chat_template_macros.h"
+#include "text/chat_template_macros.h"
 
 #include <algorithm>
 #include <cstdio>
@@ -6,7 +6,7 @@
 #include <string_view>
 
 #include "format/gemma4_tokens.h"
-#include "runtime/utf8.h"
+#include "text/utf8.h"
 
 namespace gemlet::chat_internal {
 

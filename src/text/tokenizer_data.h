@@ -12,7 +12,7 @@
 #include <unordered_map>
 #include <vector>
 
-#include "runtime/tokenizer.h"
+#include "text/tokenizer.h"
 
 namespace gemlet {
 namespace tokenizer_internal {

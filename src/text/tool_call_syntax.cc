@@ -1,4 +1,4 @@
-#include "runtime/tool_call_syntax.h"
+#include "text/tool_call_syntax.h"
 
 #include <cerrno>
 #include <cstdlib>

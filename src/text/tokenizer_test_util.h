@@ -14,7 +14,7 @@
 
 #include "base/mapped_file.h"
 #include "format/tokenizer_json.h"
-#include "runtime/tokenizer.h"
+#include "text/tokenizer.h"
 
 namespace gemlet::testing_util {
 

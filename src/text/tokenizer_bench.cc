@@ -14,7 +14,7 @@
 #include "format/gemlet_file.h"
 #include "format/gemlet_writer.h"
 #include "format/tokenizer_json.h"
-#include "runtime/tokenizer.h"
+#include "text/tokenizer.h"
 
 namespace gemlet {
 namespace {

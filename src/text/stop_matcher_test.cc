@@ -1,4 +1,4 @@
-#include "runtime/stop_matcher.h"
+#include "text/stop_matcher.h"
 
 #include <gtest/gtest.h>
 

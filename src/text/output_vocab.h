@@ -1,4 +1,4 @@
-// What the output parser (runtime/chat_parser.h) needs to know about a vocabulary: which
+// What the output parser (text/chat_parser.h) needs to know about a vocabulary: which
 // generated tokens are markers, and the text of the others. Gemma4OutputVocab reads it from a
 // tokenizer; tests and the server's fake model supply their own.
 #pragma once
@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-#include "runtime/tokenizer.h"
+#include "text/tokenizer.h"
 
 namespace gemlet {
 

@@ -5,11 +5,11 @@
 // assistant turns, multimodal parts). The expected prompts of those extra cases were rendered
 // from shared/tokenizer/gemma4/chat_template.jinja with Jinja2 3.1.6 set up as transformers
 // does (ImmutableSandboxedEnvironment, trim_blocks, lstrip_blocks, bos_token "<bos>").
-#include "runtime/chat_format.h"
+#include "text/chat_format.h"
 
 #include <gtest/gtest.h>
 
-#include "runtime/tokenizer_test_util.h"
+#include "text/tokenizer_test_util.h"
 
 namespace gemlet {
 namespace {

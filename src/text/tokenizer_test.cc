@@ -1,15 +1,15 @@
 // The tokenizer against ../shared/tokenizer: every vectors.json encode and decode case, the
 // reference answer, the 20 llama.cpp cases, streaming decode, and the edge cases the issue
 // names (invalid UTF-8, control characters). Each group test reports every failing case.
-#include "runtime/tokenizer.h"
+#include "text/tokenizer.h"
 
 #include <gtest/gtest.h>
 
 #include <string>
 #include <vector>
 
-#include "runtime/tokenizer_test_util.h"
-#include "runtime/utf8.h"
+#include "text/tokenizer_test_util.h"
+#include "text/utf8.h"
 
 namespace gemlet {
 namespace {

@@ -2,7 +2,7 @@
 // `gemlet serve`: it splits what the model generates, incrementally, into visible content,
 // thinking and tool calls:
 //   <|channel>thought\n ... <channel|>           -> reasoning ("thought\n" dropped)
-//   <|tool_call>call:NAME{key:value,...}<tool_call|> -> a tool call (runtime/tool_call_syntax.h)
+//   <|tool_call>call:NAME{key:value,...}<tool_call|> -> a tool call (text/tool_call_syntax.h)
 //   <turn|>, <|tool_response>, <eos>             -> end of the turn (the rest is ignored)
 // Everything else is content; stop strings (ChatParserOptions::stop) end the content early.
 //
@@ -25,9 +25,9 @@
 #include <string_view>
 #include <vector>
 
-#include "runtime/output_vocab.h"
-#include "runtime/stop_matcher.h"
-#include "runtime/tool_call_syntax.h"
+#include "text/output_vocab.h"
+#include "text/stop_matcher.h"
+#include "text/tool_call_syntax.h"
 
 namespace gemlet {
 

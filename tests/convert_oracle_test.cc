@@ -348,6 +348,8 @@ struct PlanVsLlama {
   const char* gguf;
 };
 
+void PrintTo(const PlanVsLlama& p, std::ostream* os) { *os << p.variant << " --plan " << p.plan << " vs " << p.gguf; }
+
 class PlanBlocks : public ::testing::TestWithParam<PlanVsLlama> {};
 
 TEST_P(PlanBlocks, EqualLlamaCppQuantizer) {

@@ -131,15 +131,25 @@ stage_aarch64() {
   cmake --build build-aarch64 -j"$JOBS" --target "${targets[@]}"
   local rc=0
   ctest_run build-aarch64 -E '^(gemlet_cli|gemlet_server)$' || rc=1
-  local kt=build-aarch64/src/kernels/gemlet_kernels_tests
-  if [ -x "$kt" ]; then
-    for cpu in cortex-a72 cortex-a76 max; do
-      banner "kernel tests under qemu-aarch64 -cpu $cpu"
+  # Each CPU model with the tier it must select (GEMLET_EXPECT_CPU_TIER, set in the guest by
+  # qemu -E): the CPU feature test and the kernel dispatch test assert it, so that a detection
+  # fault cannot make the three runs test the same tier.
+  local kt=build-aarch64/src/kernels/gemlet_kernels_tests bt=build-aarch64/src/base/gemlet_base_tests
+  local cpu tier
+  if [ -x "$kt" ] && [ -x "$bt" ]; then
+    for cpu in cortex-a72:neon cortex-a76:dotprod max:i8mm; do
+      tier=${cpu#*:}
+      cpu=${cpu%%:*}
+      banner "CPU feature and kernel tests under qemu-aarch64 -cpu $cpu (expecting tier $tier)"
+      count_binary_run "gemlet_base_tests CpuFeatures.* (-cpu $cpu)" \
+        qemu-aarch64 -L /usr/aarch64-linux-gnu -cpu "$cpu" -E GEMLET_EXPECT_CPU_TIER="$tier" \
+        "$bt" --gtest_filter='CpuFeatures.*' --gtest_brief=1 || rc=1
       count_binary_run "gemlet_kernels_tests (-cpu $cpu)" \
-        qemu-aarch64 -L /usr/aarch64-linux-gnu -cpu "$cpu" "$kt" --gtest_brief=1 || rc=1
+        qemu-aarch64 -L /usr/aarch64-linux-gnu -cpu "$cpu" -E GEMLET_EXPECT_CPU_TIER="$tier" \
+        "$kt" --gtest_brief=1 || rc=1
     done
   else
-    echo "aarch64: $kt was not built" >&2
+    echo "aarch64: $kt or $bt was not built" >&2
     rc=1
   fi
   return "$rc"

@@ -27,10 +27,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<uint8_t> buf(data, data + size);  // the exact extent, for ASan
   auto a = gemlet::ParseNpy(buf.data(), buf.size(), "fuzz.npy");
   if (!a.ok()) return 0;
-  int64_t n = 1;
+  int64_t n = 1;  // in order, as numel(): ParseNpy bounds the non-zero dimensions' product
   for (int64_t d : a->shape) {
     Require(d >= 0, "a negative dimension");
-    n *= d;
+    Require(!__builtin_mul_overflow(n, d, &n), "a shape whose product overflows int64_t");
   }
   Require(a->numel() == n && static_cast<int64_t>(a->data.size()) == n, "values do not match the shape");
   const std::string bytes = gemlet::EncodeNpyF32(a->data.data(), a->shape);

@@ -4,7 +4,9 @@
 #   cmake --build build-arm --target gemlet_kernels_tests
 #   qemu-aarch64 -L /usr/aarch64-linux-gnu -cpu cortex-a72 build-arm/src/kernels/gemlet_kernels_tests
 # (cortex-a72: plain NEON; cortex-a76: + dotprod; max: + i8mm). ctest uses the emulator below,
-# at -cpu max; set GEMLET_QEMU_CPU to choose another CPU model.
+# at -cpu max; set GEMLET_QEMU_CPU to choose another CPU model. For these three models the
+# emulator also sets GEMLET_EXPECT_CPU_TIER in the guest (qemu -E), which the CPU feature and
+# kernel dispatch tests assert (base/cpu_features_test.cc, kernels/kernels_test.cc).
 set(CMAKE_SYSTEM_NAME Linux)
 set(CMAKE_SYSTEM_PROCESSOR aarch64)
 
@@ -23,4 +25,12 @@ if(DEFINED ENV{GEMLET_QEMU_CPU})
 else()
   set(_gemlet_qemu_cpu max)
 endif()
-set(CMAKE_CROSSCOMPILING_EMULATOR qemu-aarch64;-L;/usr/aarch64-linux-gnu;-cpu;${_gemlet_qemu_cpu})
+set(_gemlet_qemu_tier_cortex-a72 neon)
+set(_gemlet_qemu_tier_cortex-a76 dotprod)
+set(_gemlet_qemu_tier_max i8mm)
+set(_gemlet_qemu_env)
+if(DEFINED _gemlet_qemu_tier_${_gemlet_qemu_cpu})
+  set(_gemlet_qemu_env -E;GEMLET_EXPECT_CPU_TIER=${_gemlet_qemu_tier_${_gemlet_qemu_cpu}})
+endif()
+set(CMAKE_CROSSCOMPILING_EMULATOR
+    qemu-aarch64;-L;/usr/aarch64-linux-gnu;-cpu;${_gemlet_qemu_cpu};${_gemlet_qemu_env})

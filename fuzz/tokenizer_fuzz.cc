@@ -5,8 +5,8 @@
 // "▁" (U+2581) read back as a space by design.
 //
 // The tokenizer is loaded once from $GEMLET_TOKENIZER (a tokenizer.json, its folder, a GGUF or
-// a .gemlet), else $GEMLET_SHARED_DIR/tokenizer/gemma4, else ../shared/tokenizer/gemma4 beside
-// this checkout.
+// a .gemlet), else $GEMLET_SHARED_DIR/tokenizer/gemma4, else the build's GEMLET_SHARED_DIR (CMake)
+// /tokenizer/gemma4.
 //   CC=clang CXX=clang++ cmake -S . -B build-fuzz -DGEMLET_FUZZ=ON -DGEMLET_TESTS=OFF \
 //     -DGEMLET_BENCH=OFF && cmake --build build-fuzz --target tokenizer_fuzz
 //   build-fuzz/fuzz/tokenizer_fuzz -max_total_time=60
@@ -29,6 +29,9 @@ gemlet::Tokenizer* g_tok = nullptr;
 std::string TokenizerPath() {
   if (const char* p = std::getenv("GEMLET_TOKENIZER")) return p;
   if (const char* p = std::getenv("GEMLET_SHARED_DIR")) return std::string(p) + "/tokenizer/gemma4";
+#ifdef GEMLET_SHARED_DIR
+  return std::string(GEMLET_SHARED_DIR) + "/tokenizer/gemma4";  // the build's (fuzz/CMakeLists.txt)
+#endif
   std::string here = __FILE__;  // .../main/fuzz/tokenizer_fuzz.cc
   for (int i = 0; i < 2; ++i) here = here.substr(0, here.find_last_of('/'));
   return here + "/../shared/tokenizer/gemma4";

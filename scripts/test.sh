@@ -4,23 +4,25 @@
 #   asan     clang ASan + UBSan build (-DGEMLET_SANITIZE=ON -DGEMLET_FUZZ=ON, no benchmarks; -O0,
 #            with the compute libraries at -O1 so the model-running tests stay quick) and ctest
 #   aarch64  Arm64 cross build (cmake/toolchain-aarch64.cmake) and ctest under qemu-user, then
-#            the kernel tests once each under qemu -cpu cortex-a72 (NEON), cortex-a76
-#            (+dotprod) and max (+i8mm)
+#            the CPU feature and kernel tests once each under qemu -cpu cortex-a72 (NEON),
+#            cortex-a76 (+dotprod) and max (+i8mm), each asserting that tier
 #   fuzz     every fuzz/*_fuzz.cc libFuzzer target (built in the asan stage's folder), each run
-#            for $FUZZ_SECONDS
+#            for $FUZZ_SECONDS from its seed corpus fuzz/corpus/<target>/ (real files cut down,
+#            and the crash inputs found before, which every run replays first); a target
+#            without a seed corpus fails the stage
 # The native stages' ctest runs include the layering check (gemlet_layering:
 # scripts/check_layering.sh on the tree; gemlet_layering_selftest: tests/layering_test.sh).
 # Usage: scripts/test.sh [STAGE...]      (no stage: all four, in that order)
 # Every stage runs even if an earlier one failed; the summary at the end lists each stage's
 # result and time, and the exit code is 1 if anything failed.
-# Environment: JOBS (default 2), FUZZ_SECONDS (default 30).
+# Environment: JOBS (default 2), FUZZ_SECONDS (default 60).
 # Build folders: build/ (shared with scripts/demo.sh), build-asan/ (also the fuzzers), build-aarch64/.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 JOBS=${JOBS:-2}
-FUZZ_SECONDS=${FUZZ_SECONDS:-30}
+FUZZ_SECONDS=${FUZZ_SECONDS:-60}
 ALL_STAGES=(release asan aarch64 fuzz)
 if [ $# -gt 0 ]; then STAGES=("$@"); else STAGES=("${ALL_STAGES[@]}"); fi
 for s in "${STAGES[@]}"; do
@@ -133,15 +135,25 @@ stage_aarch64() {
   cmake --build build-aarch64 -j"$JOBS" --target "${targets[@]}"
   local rc=0
   ctest_run build-aarch64 -E '^(gemlet_cli|gemlet_server)$' || rc=1
-  local kt=build-aarch64/src/kernels/gemlet_kernels_tests
-  if [ -x "$kt" ]; then
-    for cpu in cortex-a72 cortex-a76 max; do
-      banner "kernel tests under qemu-aarch64 -cpu $cpu"
+  # Each CPU model with the tier it must select (GEMLET_EXPECT_CPU_TIER, set in the guest by
+  # qemu -E): the CPU feature test and the kernel dispatch test assert it, so that a detection
+  # fault cannot make the three runs test the same tier.
+  local kt=build-aarch64/src/kernels/gemlet_kernels_tests bt=build-aarch64/src/base/gemlet_base_tests
+  local cpu tier
+  if [ -x "$kt" ] && [ -x "$bt" ]; then
+    for cpu in cortex-a72:neon cortex-a76:dotprod max:i8mm; do
+      tier=${cpu#*:}
+      cpu=${cpu%%:*}
+      banner "CPU feature and kernel tests under qemu-aarch64 -cpu $cpu (expecting tier $tier)"
+      count_binary_run "gemlet_base_tests CpuFeatures.* (-cpu $cpu)" \
+        qemu-aarch64 -L /usr/aarch64-linux-gnu -cpu "$cpu" -E GEMLET_EXPECT_CPU_TIER="$tier" \
+        "$bt" --gtest_filter='CpuFeatures.*' --gtest_brief=1 || rc=1
       count_binary_run "gemlet_kernels_tests (-cpu $cpu)" \
-        qemu-aarch64 -L /usr/aarch64-linux-gnu -cpu "$cpu" "$kt" --gtest_brief=1 || rc=1
+        qemu-aarch64 -L /usr/aarch64-linux-gnu -cpu "$cpu" -E GEMLET_EXPECT_CPU_TIER="$tier" \
+        "$kt" --gtest_brief=1 || rc=1
     done
   else
-    echo "aarch64: $kt was not built" >&2
+    echo "aarch64: $kt or $bt was not built" >&2
     rc=1
   fi
   return "$rc"
@@ -157,6 +169,12 @@ stage_fuzz() {
     note "fuzz: no targets in fuzz/ yet"
     return 0
   fi
+  for f in "${targets[@]}"; do
+    if [ -z "$(ls -A "fuzz/corpus/$f" 2>/dev/null)" ]; then
+      echo "fuzz: $f has no seed corpus in fuzz/corpus/$f (fuzz/corpus/make_seeds.py)" >&2
+      return 1
+    fi
+  done
   # The asan stage's build (already built when that stage ran first).
   configure_asan
   cmake --build build-asan -j"$JOBS" --target "${targets[@]}"
@@ -164,11 +182,11 @@ stage_fuzz() {
   # Each target runs $FUZZ_SECONDS; $JOBS of them at a time, each on its own core.
   local pids=() names=() rc=0 i
   run_one() {
-    local t=$1 corpus=build-asan/corpus/$1 seeds=()
+    local t=$1 corpus=build-asan/corpus/$1
     mkdir -p "$corpus"
-    [ -d "fuzz/corpus/$t" ] && seeds=("fuzz/corpus/$t")
+    # New inputs go to the first folder (build-asan/corpus/<target>, kept between local runs).
     "build-asan/fuzz/$t" -max_total_time="$FUZZ_SECONDS" -timeout=30 -rss_limit_mb=2048 \
-      -print_final_stats=1 -artifact_prefix="build-asan/artifacts/$t-" "$corpus" "${seeds[@]}" \
+      -print_final_stats=1 -artifact_prefix="build-asan/artifacts/$t-" "$corpus" "fuzz/corpus/$t" \
       >"$LOG_DIR/$t.log" 2>&1
   }
   for ((i = 0; i < ${#targets[@]}; i++)); do

@@ -1,7 +1,8 @@
 // Converts every oracle checkpoint (../shared/oracle) and checks the .gemlet against the source:
 // --plan keep is bit-exact (bf16/f32 values, Q8_0/Q4_0 blocks), the configs derived from the
-// safetensors and the GGUF files agree, the vocabulary equals tokenizer.json's, and the default
-// plan's q4 blocks equal QuantizeRowQ4Ref of the source values.
+// safetensors and the GGUF files agree, the vocabulary equals tokenizer.json's, the default
+// plan's q4 blocks equal QuantizeRowQ4Ref of the source values, and the q8 and default plans of
+// the safetensors hold the blocks llama.cpp's quantizer wrote into model-q8_0/q4_0.gguf.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
@@ -20,6 +21,7 @@
 #include "model/gemma4_config.h"
 #include "model/gemma4_tensors.h"
 #include "tools/convert/convert.h"
+#include "tools/convert/quant_plan.h"
 
 namespace gemlet {
 namespace {
@@ -251,8 +253,8 @@ TEST(ConvertOracle, VocabEqualsTokenizerJson) {
   }
 }
 
-// The default plan: every matrix's q4 blocks equal QuantizeRowQ4Ref of the source values;
-// norms and scalars exact in f32.
+// The default plan: every matrix's q4 blocks equal QuantizeRowQ4Ref of the source values
+// (per_layer_model_proj: q8, QuantizeRowQ8Ref); norms and scalars exact in f32.
 TEST(ConvertOracle, DefaultPlanQ4MatchesReference) {
   for (const char* variant : {"tiny-e2b", "tiny-e4b"}) {
     SCOPED_TRACE(variant);
@@ -275,7 +277,6 @@ TEST(ConvertOracle, DefaultPlanQ4MatchesReference) {
         case model::TensorClass::kFeedForward:
         case model::TensorClass::kTokenEmbedding:
         case model::TensorClass::kPleTable:
-        case model::TensorClass::kPleModelProj:
         case model::TensorClass::kPleGate:
         case model::TensorClass::kPleProj: {
           ASSERT_EQ(d->type, TensorType::kQ4);
@@ -285,6 +286,14 @@ TEST(ConvertOracle, DefaultPlanQ4MatchesReference) {
           std::vector<uint8_t> buf;
           EXPECT_EQ(std::memcmp(RowMajor(d, &buf), want.data(), d->nbytes), 0);
           ++q4;
+          break;
+        }
+        case model::TensorClass::kPleModelProj: {
+          ASSERT_EQ(d->type, TensorType::kQ8);
+          std::vector<BlockQ8> want(x.size() / kQBlock);
+          kernels::QuantizeRowQ8Ref(x.data(), want.data(), static_cast<int64_t>(x.size()));
+          ASSERT_EQ(d->nbytes, want.size() * sizeof(BlockQ8));
+          EXPECT_EQ(std::memcmp(d->data, want.data(), d->nbytes), 0);
           break;
         }
         case model::TensorClass::kNorm:
@@ -297,6 +306,7 @@ TEST(ConvertOracle, DefaultPlanQ4MatchesReference) {
     EXPECT_GT(q4, 10);
     EXPECT_EQ(def->metadata()["quant_plan"]["classes"]["attn"], "q4");
     EXPECT_EQ(def->metadata()["quant_plan"]["classes"]["ple_gate"], "q4");
+    EXPECT_EQ(def->metadata()["quant_plan"]["classes"]["ple_model_proj"], "q8");
   }
 }
 
@@ -315,10 +325,9 @@ TEST(ConvertOracle, Q8PlanFromQ4Gguf) {
   for (const TensorView& t : q8->tensors()) {
     const TensorView* k = keep->Find(t.name);
     ASSERT_NE(k, nullptr);
-    if (t.type != TensorType::kQ8) {
-      EXPECT_EQ(t.shape.size() == 1 ? TensorType::kF32 : t.type, t.type) << t.name;
-      continue;
-    }
+    // The q8 plan stores every matrix as q8 and every 1-D tensor as f32.
+    EXPECT_EQ(t.type, t.shape.size() == 1 ? TensorType::kF32 : TensorType::kQ8) << t.name;
+    if (t.type != TensorType::kQ8) continue;
     std::vector<uint8_t> buf;
     const std::vector<float> x = ToF32(k->type, RowMajor(k, &buf), k->numel());
     std::vector<BlockQ8> want(x.size() / kQBlock);
@@ -326,6 +335,86 @@ TEST(ConvertOracle, Q8PlanFromQ4Gguf) {
     EXPECT_EQ(std::memcmp(t.data, want.data(), t.nbytes), 0) << t.name;
   }
 }
+
+// The plans users get, against llama.cpp's quantizer: model-q8_0.gguf and model-q4_0.gguf were
+// made by llama.cpp's quantizer (--pure) from the F32 conversion of the same checkpoint, so the
+// q8 plan, the q4 plan and the default plan (q4 but for per_layer_model_proj) of the safetensors
+// must hold the same blocks (fp16 scale and quants, byte for byte) wherever llama.cpp
+// quantized. llama.cpp leaves per_layer_model_proj in F32 (its quantizer never quantizes that
+// tensor); gemlet's plans quantize it, so it is checked for its plan type only.
+struct PlanVsLlama {
+  const char* variant;
+  const char* plan;
+  const char* gguf;
+};
+
+void PrintTo(const PlanVsLlama& p, std::ostream* os) { *os << p.variant << " --plan " << p.plan << " vs " << p.gguf; }
+
+class PlanBlocks : public ::testing::TestWithParam<PlanVsLlama> {};
+
+TEST_P(PlanBlocks, EqualLlamaCppQuantizer) {
+  const PlanVsLlama p = GetParam();
+  const std::string folder = kOracle + p.variant;
+  auto g = ConvertAndOpen(folder, p.plan, std::string(p.variant) + "-" + p.plan + "-vs-llama.gemlet");
+  ASSERT_NE(g, nullptr);
+  EXPECT_EQ(g->metadata()["quant_plan"]["name"], p.plan);
+  auto lr = GgufFile::Open(folder + "/" + p.gguf);
+  ASSERT_TRUE(lr.ok()) << lr.status().ToString();
+  const GgufFile& llama = **lr;
+  auto cfg = model::Gemma4Config::FromJson(g->metadata()["config"]);
+  ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+  const bool q8 = std::string(p.plan) == "q8";
+  const TensorType want_type = q8 ? TensorType::kQ8 : TensorType::kQ4;
+  auto plan = convert::MakeQuantPlan(p.plan, {});
+  ASSERT_TRUE(plan.ok());
+  const std::string llama_type = q8 ? "Q8_0" : "Q4_0";
+  int blocks_equal = 0, llama_quantized = 0;
+  for (const auto& spec : model::ExpectedTensors(*cfg)) {
+    SCOPED_TRACE(spec.name);
+    const TensorView* t = g->Find(spec.name);
+    const GgufTensorInfo* lt = llama.FindTensor(spec.gguf_name);
+    ASSERT_NE(t, nullptr);
+    ASSERT_NE(lt, nullptr);
+    if (lt->type_name() == llama_type) {
+      ++llama_quantized;
+      ASSERT_EQ(t->type, want_type);
+      ASSERT_EQ(t->nbytes, lt->nbytes);
+      std::vector<uint8_t> buf;
+      const uint8_t* got = RowMajor(t, &buf);
+      // The first differing block, for the message.
+      const size_t block = q8 ? sizeof(BlockQ8) : sizeof(BlockQ4);
+      size_t first = 0;
+      while (first < t->nbytes && std::memcmp(got + first, lt->data + first, block) == 0) first += block;
+      EXPECT_EQ(first, t->nbytes) << "block " << first / block << " of " << t->nbytes / block << " differs";
+      blocks_equal += first == t->nbytes;
+      continue;
+    }
+    ASSERT_EQ(lt->type_name(), "F32");
+    if (spec.shape.size() == 1) {
+      ASSERT_EQ(t->type, TensorType::kF32);
+      EXPECT_EQ(ToF32(t->type, t->data, t->numel()),
+                ToF32(TensorType::kF32, lt->data, static_cast<int64_t>(lt->nbytes / 4)));
+    } else {
+      EXPECT_EQ(spec.gguf_name, "per_layer_model_proj.weight");
+      EXPECT_EQ(t->type, convert::PlanType(*plan, spec.cls, TensorType::kBF16));
+    }
+  }
+  // Every 2-D weight but per_layer_model_proj: attention, FFN, the embeddings, the PLE gates.
+  EXPECT_GT(llama_quantized, 5 * cfg->num_layers);
+  EXPECT_EQ(blocks_equal, llama_quantized);
+}
+
+INSTANTIATE_TEST_SUITE_P(Oracle, PlanBlocks,
+                         ::testing::Values(PlanVsLlama{"tiny-e2b", "q8", "model-q8_0.gguf"},
+                                           PlanVsLlama{"tiny-e2b", "q4", "model-q4_0.gguf"},
+                                           PlanVsLlama{"tiny-e2b", "default", "model-q4_0.gguf"},
+                                           PlanVsLlama{"tiny-e4b", "q8", "model-q8_0.gguf"},
+                                           PlanVsLlama{"tiny-e4b", "q4", "model-q4_0.gguf"},
+                                           PlanVsLlama{"tiny-e4b", "default", "model-q4_0.gguf"}),
+                         [](const ::testing::TestParamInfo<PlanVsLlama>& info) {
+                           return std::string(info.param.variant == std::string("tiny-e2b") ? "e2b_" : "e4b_") +
+                                  info.param.plan;
+                         });
 
 }  // namespace
 }  // namespace gemlet

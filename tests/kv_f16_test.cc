@@ -46,9 +46,12 @@ TEST_P(KvF16, DefaultsFollowTheMode) {
 //     path's own distance to llama.cpp (max 0.41..0.59, mean 0.057..0.066): any perturbation
 //     re-rounds some int8 activations downstream; the f16 cache's distance to llama.cpp
 //     grows by at most 0.0041 mean.
-// Bounds: exact path max 0.1 / mean 0.01 (about 8× the measurement: f16 effect alone); fast
-// path the oracle's reduced-precision tier between the two caches (max 2.0, mean 0.2), and
-// the f16 cache's mean distance to llama.cpp within the f32 cache's + 0.02.
+// Bounds: on the exact path the f16 cache is the oracle README's "approximate math" tier
+// against `ref-q8_0` / `ref-q4_0` (exact math on the same weights): max 0.1, mean 0.01, argmax
+// equal wherever the golden gap is above 0.05; and against the f32 cache the same bounds. Fast
+// path: the oracle's reduced-precision tier between the two caches (max 2.0, mean 0.2, argmax
+// where the gap is above 0.5), and the f16 cache's mean distance to llama.cpp within the f32
+// cache's + 0.02.
 TEST_P(KvF16, LogitsCloseToF32CacheAndPrefillEqualsDecode) {
   const Source src = GetParam();
   const Oracle& o = LoadOracle(src.variant);
@@ -58,13 +61,15 @@ TEST_P(KvF16, LogitsCloseToF32CacheAndPrefillEqualsDecode) {
   const bool q4 = std::string(src.file).find("q4") != std::string::npos;
   const std::string golden = q4 ? "llama-q4_0" : "llama-q8_0";
   const NpyArray& gold = Golden(src.variant, golden);
+  const NpyArray& ref = Golden(src.variant, q4 ? "ref-q4_0" : "ref-q8_0");
   for (ops::MatMulMode mode : {ops::MatMulMode::kExact, ops::MatMulMode::kFast}) {
     const bool exact = mode == ops::MatMulMode::kExact;
     auto e32 = OpenKv(path, mode, TensorType::kF32);
     auto e16 = OpenKv(path, mode, TensorType::kF16);
     ASSERT_TRUE(e32 && e16);
     const int64_t V = e32->config().vocab_size;
-    Stats between, gold32, gold16;
+    Stats between, gold32, gold16, ref16;
+    const double gap_min = exact ? 0.05 : 0.5;
     for (const Case& c : o.cases) {
       runtime::Session s32(*e32), s16(*e16), d16(*e16);
       const std::vector<float> a = RunAllRows(s32, c.tokens, 0);
@@ -75,7 +80,8 @@ TEST_P(KvF16, LogitsCloseToF32CacheAndPrefillEqualsDecode) {
       // token reads the same K/V from its own chunk as from the cache.
       EXPECT_EQ(d, b) << name << " case " << c.id << ": f16 decode vs prefill";
       const int64_t T = static_cast<int64_t>(c.tokens.size());
-      between.Add(Compare(b.data(), a.data(), T, V, /*gap_min=*/0.5));
+      between.Add(Compare(b.data(), a.data(), T, V, gap_min));
+      ref16.Add(Compare(b.data(), ref.data.data() + c.row_offset * V, T, V, 0.05));
       gold32.Add(Compare(a.data(), gold.data.data() + c.row_offset * V, T, V, 0.5));
       gold16.Add(Compare(b.data(), gold.data.data() + c.row_offset * V, T, V, 0.5));
     }
@@ -85,8 +91,13 @@ TEST_P(KvF16, LogitsCloseToF32CacheAndPrefillEqualsDecode) {
     Report(what + ": f16 cache vs " + golden, gold16);
     EXPECT_EQ(between.argmax_equal, between.argmax_checked) << what << ": " << between.ToString();
     if (exact) {
+      Report(what + ": f16 cache vs ref", ref16);
       EXPECT_LE(between.max_abs, 0.1) << what << ": " << between.ToString();
       EXPECT_LE(between.mean_abs(), 0.01) << what << ": " << between.ToString();
+      EXPECT_LE(ref16.max_abs, 0.1) << what << " vs ref: " << ref16.ToString();
+      EXPECT_LE(ref16.mean_abs(), 0.01) << what << " vs ref: " << ref16.ToString();
+      EXPECT_EQ(ref16.argmax_equal, ref16.argmax_checked) << what << " vs ref: " << ref16.ToString();
+      EXPECT_GT(ref16.argmax_checked, ref16.rows * 3 / 4) << what;  // 52..58 of 59, 48 of 49
     } else {
       EXPECT_LE(between.max_abs, 2.0) << what << ": " << between.ToString();
       EXPECT_LE(between.mean_abs(), 0.2) << what << ": " << between.ToString();

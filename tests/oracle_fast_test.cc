@@ -1,10 +1,14 @@
 // The fast path (int8 activations × q8 / q4 weights, ops::MatMulMode::kFast) against
 // llama.cpp's logits of the same GGUF (../shared/oracle, `llama-q8_0` / `llama-q4_0`),
-// imported with --plan keep (q4 matrices land interleaved as kQ4x8). Tolerances are the
+// imported with --plan keep (q4 matrices land interleaved as kQ4x8), and the safetensors
+// converted with the default plan (what users get: llama.cpp's Q4_0 blocks in every matrix but
+// per_layer_model_proj, which is q8 where llama.cpp keeps F32; tests/convert_oracle_test.cc)
+// against `llama-q4_0`. Tolerances are the
 // "reduced-precision activations" tier of ../shared/oracle/README.md: max |Δ| ≤ 2.0,
 // p99 ≤ 0.7, mean ≤ 0.2, argmax equal wherever the golden gap is above 0.5, and the greedy
-// continuation equal to llama.cpp's up to the first step whose golden gap is below 0.5 —
-// with and without the prefill skip of the KV-shared layers, which must not change a logit.
+// continuation equal to llama.cpp's at every step whose golden gap is at least 0.5 (fed
+// llama.cpp's tokens, so the contexts stay the same past a near-tie) — with and without the
+// prefill skip of the KV-shared layers, which must not change a logit.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -18,11 +22,14 @@ namespace {
 
 struct FastSource {
   const char* variant;
-  const char* file;    // GGUF in the variant folder
-  const char* golden;  // llama.cpp logits of that file
+  const char* file;    // GGUF in the variant folder, or model.safetensors
+  const char* golden;  // llama.cpp logits of that file (for model.safetensors: of the GGUF of the plan's type)
+  const char* plan = "keep";
 };
 
-std::string Name(const FastSource& s) { return std::string(s.variant) + " " + s.file + " vs " + s.golden; }
+std::string Name(const FastSource& s) {
+  return std::string(s.variant) + " " + s.file + " (" + s.plan + ") vs " + s.golden;
+}
 void PrintTo(const FastSource& s, std::ostream* os) { *os << Name(s); }
 
 std::unique_ptr<runtime::Engine> OpenFast(const std::string& path, int threads) {
@@ -57,7 +64,7 @@ TEST_P(OracleFast, LogitsWithinInt8Tier) {
   const FastSource src = GetParam();
   const Oracle& o = LoadOracle(src.variant);
   const NpyArray& gold = Golden(src.variant, src.golden);
-  const std::string path = Converted(src.variant, src.file);
+  const std::string path = Converted(src.variant, src.file, src.plan);
   ASSERT_FALSE(path.empty());
   for (int threads : {1, 2}) {
     auto engine = OpenFast(path, threads);
@@ -93,7 +100,7 @@ TEST_P(OracleFast, LogitsWithinInt8Tier) {
 TEST_P(OracleFast, PrefillSkipIsLogitIdentical) {
   const FastSource src = GetParam();
   const Oracle& o = LoadOracle(src.variant);
-  const std::string path = Converted(src.variant, src.file);
+  const std::string path = Converted(src.variant, src.file, src.plan);
   ASSERT_FALSE(path.empty());
   auto engine = OpenFast(path, 2);
   ASSERT_NE(engine, nullptr);
@@ -120,35 +127,43 @@ TEST_P(OracleFast, PrefillSkipIsLogitIdentical) {
   }
 }
 
-// Greedy continuation (prefill, then one decode per token) equals llama.cpp's up to the first
-// step whose golden gap is below 0.5, with and without the prefill skip.
+// Greedy continuation (prefill, then one decode per token) equals llama.cpp's at every step
+// whose golden gap is at least 0.5, with and without the prefill skip. The session is fed
+// llama.cpp's greedy tokens (not its own), so that after a near-tie the two still continue the
+// same context and every later step is compared; at least half of all steps must be.
 TEST_P(OracleFast, GreedyFollowsLlama) {
   const FastSource src = GetParam();
   const Oracle& o = LoadOracle(src.variant);
-  const std::string path = Converted(src.variant, src.file);
+  const std::string path = Converted(src.variant, src.file, src.plan);
   ASSERT_FALSE(path.empty());
   auto engine = OpenFast(path, 2);
   ASSERT_NE(engine, nullptr);
   const int64_t V = engine->config().vocab_size;
   const std::string golden_src = src.golden;  // "llama-q8_0" names the greedy source too
   for (bool skip : {true, false}) {
+    size_t checked = 0, steps = 0;
     for (const Case& c : o.cases) {
       const Greedy& g = c.greedy.at(golden_src);
+      ASSERT_EQ(g.tokens.size(), g.gaps.size());
       runtime::SessionOptions so;
       so.skip_shared_rows = skip;
       runtime::Session s(*engine, so);
       std::vector<float> logits;
       ASSERT_TRUE(s.Prefill(c.tokens, &logits).ok());
-      size_t checked = 0;
-      for (size_t i = 0; i < g.tokens.size() && g.gaps[i] >= 0.5; ++i) {
-        const int32_t next = static_cast<int32_t>(TopGap(logits.data(), V).first);
-        ASSERT_EQ(next, g.tokens[i]) << Name(src) << " case " << c.id << " step " << i << " skip " << skip;
-        ++checked;
-        ASSERT_TRUE(s.Decode(next, &logits).ok());
+      for (size_t i = 0; i < g.tokens.size(); ++i) {
+        if (g.gaps[i] >= 0.5) {
+          const int32_t next = static_cast<int32_t>(TopGap(logits.data(), V).first);
+          ASSERT_EQ(next, g.tokens[i]) << Name(src) << " case " << c.id << " step " << i << " skip " << skip;
+          ++checked;
+        }
+        ++steps;
+        ASSERT_TRUE(s.Decode(g.tokens[i], &logits).ok());
       }
-      std::printf("[oracle] %s case %d: greedy equal for %zu steps (skip %d)\n", Name(src).c_str(), c.id,
-                  checked, skip);
     }
+    std::printf("[oracle] %s: greedy equal at %zu of %zu steps (skip %d)\n", Name(src).c_str(), checked, steps,
+                skip);
+    EXPECT_GE(checked, steps / 2) << Name(src) << ": too few steps compared";
+    EXPECT_GE(steps, o.cases.size() * 32) << Name(src);
   }
 }
 
@@ -156,7 +171,9 @@ INSTANTIATE_TEST_SUITE_P(Gguf, OracleFast,
                          ::testing::Values(FastSource{"tiny-e2b", "model-q8_0.gguf", "llama-q8_0"},
                                            FastSource{"tiny-e2b", "model-q4_0.gguf", "llama-q4_0"},
                                            FastSource{"tiny-e4b", "model-q8_0.gguf", "llama-q8_0"},
-                                           FastSource{"tiny-e4b", "model-q4_0.gguf", "llama-q4_0"}));
+                                           FastSource{"tiny-e4b", "model-q4_0.gguf", "llama-q4_0"},
+                                           FastSource{"tiny-e2b", "model.safetensors", "llama-q4_0", "default"},
+                                           FastSource{"tiny-e4b", "model.safetensors", "llama-q4_0", "default"}));
 
 }  // namespace
 }  // namespace gemlet::oracle

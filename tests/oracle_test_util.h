@@ -122,19 +122,20 @@ inline const std::string& ScratchDir() {
   return dir.path;
 }
 
-// Converts ../shared/oracle/<variant>/<source> with --plan keep (source "model.safetensors"
-// means the checkpoint folder) once per process; returns the .gemlet path.
-inline std::string Converted(const std::string& variant, const std::string& source) {
+// Converts ../shared/oracle/<variant>/<source> with `plan` (default keep; source
+// "model.safetensors" means the checkpoint folder) once per process; returns the .gemlet path.
+inline std::string Converted(const std::string& variant, const std::string& source,
+                             const std::string& plan = "keep") {
   static std::mutex mu;
   static std::map<std::string, std::string> cache;
   std::lock_guard<std::mutex> lk(mu);
-  const std::string key = variant + "/" + source;
+  const std::string key = variant + "/" + source + "/" + plan;
   auto it = cache.find(key);
   if (it != cache.end()) return it->second;
   convert::ConvertOptions o;
   o.src = source == "model.safetensors" ? OracleDir() + variant : OracleDir() + variant + "/" + source;
-  o.out = ScratchDir() + "/" + variant + "-" + source + ".gemlet";
-  o.plan = "keep";
+  o.out = ScratchDir() + "/" + variant + "-" + source + "-" + plan + ".gemlet";
+  o.plan = plan;
   o.progress = false;
   o.threads = 2;
   auto r = convert::Convert(o);

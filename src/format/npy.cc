@@ -159,13 +159,22 @@ Result<NpyArray> ParseNpy(const uint8_t* data, size_t size, const std::string& n
     return Unsupported(name + ": .npy dtype '" + descr +
                        "' is not supported (float16/32/64 little-endian only)");
   }
-  uint64_t numel = 1;
+  // The product of the non-zero dimensions must fit in int64_t, also when a zero makes the
+  // array empty: NpyArray::numel() multiplies them in order (npy_fuzz found (…, 0, …) shapes
+  // whose leading dimensions overflowed it).
+  uint64_t nonzero = 1;
+  bool empty = false;
   for (int64_t d : out.shape) {
-    if (d != 0 && numel > std::numeric_limits<uint64_t>::max() / static_cast<uint64_t>(d)) {
+    if (d == 0) {
+      empty = true;
+      continue;
+    }
+    if (nonzero > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) / static_cast<uint64_t>(d)) {
       return Corrupt(name + ": .npy shape overflows");
     }
-    numel *= static_cast<uint64_t>(d);
+    nonzero *= static_cast<uint64_t>(d);
   }
+  const uint64_t numel = empty ? 0 : nonzero;
   if (numel > (size - pos) / item) {
     return Corrupt(name + ": .npy data holds " + std::to_string((size - pos) / item) +
                    " values, shape needs " + std::to_string(numel));

@@ -118,6 +118,17 @@ TEST(NpyTest, RejectsMalformed) {
                        "99999999999), }",
                        "abcd"),
                "overflow");
+  // An empty array (a zero dimension) whose other dimensions multiply past int64_t: numel()
+  // multiplies in order, so the leading product must fit (npy_fuzz's crash input).
+  expect_error(
+      MakeNpy("{'descr': '<f4', 'fortran_order': False, 'shape': (709551615, 60100, 5, 51615, 0), }", ""),
+      "overflow");
+  const std::string big_empty =
+      MakeNpy("{'descr': '<f4', 'fortran_order': False, 'shape': (4611686018427387904, 0), }", "");
+  auto empty = ParseNpy(Bytes(big_empty), big_empty.size(), "empty.npy");
+  ASSERT_TRUE(empty.ok()) << empty.status().ToString();  // 2^62 × 0: fits, empty
+  EXPECT_EQ(empty->numel(), 0);
+  EXPECT_TRUE(empty->data.empty());
   expect_error(MakeNpy("{'descr': '<f4', 'fortran_order': False, 'shape': (a,), }", "abcd"), "non-integer");
   expect_error(MakeNpy("{'descr': '<f4', 'fortran_order': False}", "abcd"), "lacks");
   expect_error(MakeNpy("{'descr': '<f4", "abcd"), "unterminated");

@@ -114,25 +114,36 @@ test('tool call round trip', async () => {
     },
   }];
   const messages = user('What is the weather in Paris?');
-  // The random model calls tools only when told to: tool_choice forces the call.
+  const forced = { tool_choice: { type: 'function', function: { name: 'get_weather' } } };
+  // The random model calls tools only when told to: tool_choice forces the call's opening, and
+  // a bias on <|tool_response> (id 50 in the tiny tokenizer, an end-of-generation token: what
+  // Gemma 4 writes after a call) makes the model end there at once: finish_reason
+  // 'tool_calls' after 1 token, arguments {}.
+  const close = { logit_bias: { 50: 100 } };
   const r = await client.chat.completions.create({
-    model, messages, tools, max_tokens: 24, seed: 5,
-    tool_choice: { type: 'function', function: { name: 'get_weather' } },
+    model, messages, tools, max_tokens: 24, seed: 5, ...forced, ...close,
   });
   const msg = r.choices[0].message;
-  assert.ok(['tool_calls', 'length'].includes(r.choices[0].finish_reason));
+  assert.equal(r.choices[0].finish_reason, 'tool_calls');
+  assert.equal(r.usage.completion_tokens, 1);
   assert.equal(msg.tool_calls.length, 1);
   const call = msg.tool_calls[0];
   assert.equal(call.type, 'function');
   assert.equal(call.function.name, 'get_weather');
   assert.match(call.id, /^call_/);
-  const args = JSON.parse(call.function.arguments);
-  assert.equal(typeof args, 'object');
+  assert.deepEqual(JSON.parse(call.function.arguments), {});
+
+  // Without the bias the random model does not close the call within 2 tokens: finish_reason
+  // 'length', and the call cut off is still reported, as OpenAI reports truncated calls.
+  const cut = await client.chat.completions.create({ model, messages, tools, max_tokens: 2, seed: 5, ...forced });
+  assert.equal(cut.choices[0].finish_reason, 'length');
+  assert.equal(cut.choices[0].message.tool_calls.length, 1);
+  assert.equal(cut.choices[0].message.tool_calls[0].function.name, 'get_weather');
+  assert.equal(cut.usage.completion_tokens, 2);
 
   // Streaming: the call arrives as a tool_calls delta.
   const stream = await client.chat.completions.create({
-    model, messages, tools, max_tokens: 24, seed: 5, stream: true,
-    tool_choice: { type: 'function', function: { name: 'get_weather' } },
+    model, messages, tools, max_tokens: 24, seed: 5, stream: true, ...forced, ...close,
   });
   const deltas = [];
   for await (const chunk of stream) {
@@ -249,8 +260,26 @@ test('thinking on/off is a request field that reaches the chat template', async 
   // Thinking on adds the <|think|> system turn to the prompt.
   assert.ok(on.usage.prompt_tokens > off.usage.prompt_tokens, `${on.usage.prompt_tokens} vs ${off.usage.prompt_tokens}`);
   assert.equal(kwargs.usage.prompt_tokens, on.usage.prompt_tokens);
-  for (const r of [off, on]) {
+  // Thinking off: no reasoning field at all (not null, not ""), and the reply is content.
+  assert.equal('reasoning_content' in off.choices[0].message, false, JSON.stringify(off.choices[0].message));
+  assert.equal(typeof off.choices[0].message.content, 'string');
+  // Thinking on: a reasoning field only when there is reasoning (a non-empty string), and the
+  // stream's reasoning and content deltas add up to the same two texts as the plain reply.
+  for (const [r, extra] of [[on, { reasoning_effort: 'high' }], [kwargs, { chat_template_kwargs: { enable_thinking: true } }]]) {
     const m = r.choices[0].message;
-    assert.ok(m.reasoning_content === undefined || typeof m.reasoning_content === 'string');
+    if ('reasoning_content' in m) {
+      assert.equal(typeof m.reasoning_content, 'string', JSON.stringify(m));
+      assert.ok(m.reasoning_content.length > 0, JSON.stringify(m));
+    }
+    const stream = await client.chat.completions.create({
+      model, messages: user('Think about it.'), max_tokens: 4, seed: 8, stream: true, ...extra,
+    });
+    let reasoning = '', content = '';
+    for await (const chunk of stream) {
+      reasoning += chunk.choices[0]?.delta?.reasoning_content ?? '';
+      content += chunk.choices[0]?.delta?.content ?? '';
+    }
+    assert.equal(reasoning, m.reasoning_content ?? '');
+    assert.equal(content, m.content ?? '');
   }
 });

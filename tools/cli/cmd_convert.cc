@@ -27,8 +27,8 @@ provenance (source path, sha256 of the source files, converter version, time).
 
 flags:
   -o, --out FILE        output .gemlet file (written to FILE.tmp, renamed when complete)
-  --plan NAME           default  attn, ffn, token_embd, ple_table q4; ple_model_proj, ple_gate,
-                                 ple_proj bf16; norm, scalar f32 (E2B: about 2.66 GB)
+  --plan NAME           default  attn, ffn, token_embd, ple_table, ple_gate, ple_proj q4;
+                                 ple_model_proj q8; norm, scalar f32 (E2B: about 2.61 GB)
                         keep     every tensor at its source type: BF16 stays bf16, F32 f32,
                                  Q8_0/Q4_0 blocks are copied value for value; K-quants get the
                                  default plan's type (reported as requantized)
@@ -36,6 +36,8 @@ flags:
                         per-layer embedding table) interleaved for the int8 kernels
                         (layout q4x8, docs/file-format.md §6: same values, other byte order)
                         q8       every linear layer and embedding q8; norm, scalar f32
+                        q4       every linear layer and embedding q4; norm, scalar f32
+                                 (q8 and q4 hold llama.cpp's Q8_0 / Q4_0 blocks)
   --type CLASS=TYPE     override one class (repeatable). Classes: token_embd, ple_table,
                         ple_model_proj, attn, ffn, ple_gate, ple_proj, norm, scalar.
                         Types: f32, f16, bf16, q8, q4

@@ -1,8 +1,11 @@
 // Quantization plans: which storage type each tensor class gets (classes: model/gemma4_tensors.h).
 //
-//   default  attn q4, ffn q4, token_embd q4, ple_table q4, ple_model_proj bf16, ple_gate bf16,
-//            ple_proj bf16, norm f32, scalar f32 (full-size E2B: about 2.66 GB)
+//   default  every matrix q4 (attn, ffn, token_embd, ple_table, ple_gate, ple_proj) except
+//            ple_model_proj q8 (quant_plan.cc says why); norm f32, scalar f32
 //   q8       every linear layer and embedding q8, norm f32, scalar f32
+//   q4       every linear layer and embedding q4, norm f32, scalar f32
+//            The q4 and q8 blocks are those of llama.cpp's Q4_0 / Q8_0 quantizer
+//            (tests/convert_oracle_test.cc checks them against the oracle's GGUF files).
 //   keep     every tensor at its source type (BF16 -> bf16, F32 -> f32, F16 -> f16, Q8_0 -> q8
 //            and Q4_0 -> q4 byte-identical); K-quants (no gemlet type) get the default plan's
 //            type for their class
@@ -29,7 +32,7 @@ struct QuantPlan {
   std::map<model::TensorClass, TensorType> overrides;  // win over everything
 };
 
-// Plan names: "default", "keep", "q8". Overrides are "CLASS=TYPE" (e.g. "ple_table=q8").
+// Plan names: "default", "keep", "q8", "q4". Overrides are "CLASS=TYPE" (e.g. "ple_table=q8").
 Result<QuantPlan> MakeQuantPlan(const std::string& name, const std::vector<std::string>& overrides);
 
 // The stored type of a tensor of class `cls` whose source type is `source` (nullopt for a

@@ -16,7 +16,7 @@ TEST(QuantPlan, DefaultKeepQ8) {
   EXPECT_EQ(PlanType(*d, TensorClass::kFeedForward, TensorType::kBF16), TensorType::kQ4);
   EXPECT_EQ(PlanType(*d, TensorClass::kTokenEmbedding, TensorType::kBF16), TensorType::kQ4);
   EXPECT_EQ(PlanType(*d, TensorClass::kPleTable, TensorType::kBF16), TensorType::kQ4);
-  EXPECT_EQ(PlanType(*d, TensorClass::kPleModelProj, TensorType::kF32), TensorType::kQ4);
+  EXPECT_EQ(PlanType(*d, TensorClass::kPleModelProj, TensorType::kF32), TensorType::kQ8);
   EXPECT_EQ(PlanType(*d, TensorClass::kPleGate, TensorType::kBF16), TensorType::kQ4);
   EXPECT_EQ(PlanType(*d, TensorClass::kPleProj, TensorType::kBF16), TensorType::kQ4);
   EXPECT_EQ(PlanType(*d, TensorClass::kNorm, TensorType::kBF16), TensorType::kF32);
@@ -39,6 +39,16 @@ TEST(QuantPlan, DefaultKeepQ8) {
     EXPECT_EQ(PlanType(*q, c, TensorType::kBF16), TensorType::kQ8);
   }
   EXPECT_EQ(PlanType(*q, TensorClass::kNorm, TensorType::kBF16), TensorType::kF32);
+
+  auto q4 = MakeQuantPlan("q4", {});
+  ASSERT_TRUE(q4.ok());
+  for (TensorClass c :
+       {TensorClass::kAttention, TensorClass::kFeedForward, TensorClass::kTokenEmbedding,
+        TensorClass::kPleTable, TensorClass::kPleModelProj, TensorClass::kPleGate, TensorClass::kPleProj}) {
+    EXPECT_EQ(PlanType(*q4, c, TensorType::kBF16), TensorType::kQ4);
+  }
+  EXPECT_EQ(PlanType(*q4, TensorClass::kNorm, TensorType::kBF16), TensorType::kF32);
+  EXPECT_EQ(PlanType(*q4, TensorClass::kScalar, TensorType::kF32), TensorType::kF32);
 }
 
 TEST(QuantPlan, Overrides) {

@@ -1,0 +1,240 @@
+#!/usr/bin/env python3
+"""Writes the seed corpora of the fuzz targets (fuzz/corpus/<target>/seed-*) from real files.
+
+Usage: fuzz/corpus/make_seeds.py SHARED_DIR GEMLET_BINARY
+  SHARED_DIR     the project's shared folder (oracle/, tokenizer/)
+  GEMLET_BINARY  a built `gemlet` (for the .gemlet seeds: `gemlet convert` of the oracle)
+
+The seeds are committed; run this again only to remake them. Each seed is a real file cut down
+so that it stays small and valid: the oracle's GGUF and safetensors files keep all of their
+metadata and their smallest tensors (with their real bytes); tokenizer.json
+keeps the first ids, the merges among them and the added tokens; .npy files keep the first rows
+of the golden logits. Other targets' seeds are the texts and request bodies of the tests.
+Crash inputs that a fuzzer found are kept beside the seeds under other names (crash-*, or a
+descriptive name), and this script leaves them alone.
+"""
+import json
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+
+MAX_TENSOR_BYTES = 2304  # safetensors: a 64x64 BF16 matrix is 8 KB; this keeps norms and scalars
+MAX_GGUF_TENSOR_BYTES = 512  # GGUF: the F32 norms and scalars (the metadata is 66 KB already)
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def put(target, name, data):
+    d = os.path.join(HERE, target)
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "seed-" + name), "wb") as f:
+        f.write(data if isinstance(data, bytes) else data.encode())
+
+
+# ---- GGUF (v3): header, key/value pairs, tensor infos, padding, data ----------------------
+GGUF_SCALAR = {0: 1, 1: 1, 2: 2, 3: 2, 4: 4, 5: 4, 6: 4, 7: 1, 10: 8, 11: 8, 12: 8}
+
+
+def gguf_skip_value(b, off, t):
+    if t in GGUF_SCALAR:
+        return off + GGUF_SCALAR[t]
+    if t == 8:  # string
+        (n,) = struct.unpack_from("<Q", b, off)
+        return off + 8 + n
+    if t == 9:  # array
+        et, n = struct.unpack_from("<IQ", b, off)
+        off += 12
+        if et in GGUF_SCALAR:
+            return off + n * GGUF_SCALAR[et]
+        for _ in range(n):
+            off = gguf_skip_value(b, off, et)
+        return off
+    raise ValueError("GGUF value type %d" % t)
+
+
+def gguf_cut(path):
+    b = open(path, "rb").read()
+    magic, version, n_tensors, n_kv = struct.unpack_from("<4sIQQ", b, 0)
+    assert magic == b"GGUF" and version == 3
+    off = 24
+    alignment = 32
+    for _ in range(n_kv):
+        (n,) = struct.unpack_from("<Q", b, off)
+        key = b[off + 8:off + 8 + n].decode()
+        (t,) = struct.unpack_from("<I", b, off + 8 + n)
+        end = gguf_skip_value(b, off + 12 + n, t)
+        if key == "general.alignment":
+            (alignment,) = struct.unpack_from("<I", b, off + 12 + n)
+        off = end
+    kv = b[24:off]
+    infos = []
+    for _ in range(n_tensors):
+        start = off
+        (n,) = struct.unpack_from("<Q", b, off)
+        off += 8 + n
+        (nd,) = struct.unpack_from("<I", b, off)
+        off += 4 + 8 * nd
+        t, data_off = struct.unpack_from("<IQ", b, off)
+        off += 12
+        infos.append((b[start:off - 8], data_off, t))
+    data_start = (off + alignment - 1) // alignment * alignment
+    offs = sorted(o for _, o, _ in infos) + [len(b) - data_start]
+    size = {o: offs[i + 1] - o for i, o in enumerate(offs[:-1])}
+    # The small F32 tensors, and the smallest tensor of the file's other type (Q4_0, Q8_0, BF16).
+    other = sorted((size[o], o) for _, o, t in infos if t != 0)
+    smallest_other = other[0][1] if other else None
+    keep = [(head, o) for head, o, t in infos if size[o] <= MAX_GGUF_TENSOR_BYTES or o == smallest_other]
+    out_infos, data, pos = b"", b"", 0
+    for head, o in keep:
+        out_infos += head + struct.pack("<Q", pos)
+        chunk = b[data_start + o:data_start + o + size[o]]
+        data += chunk + b"\0" * ((-len(chunk)) % alignment)
+        pos = len(data)
+    out = struct.pack("<4sIQQ", b"GGUF", 3, len(keep), n_kv) + kv + out_infos
+    out += b"\0" * ((-len(out)) % alignment)
+    return out + data, b[:data_start]
+
+
+# ---- safetensors: u64 header length, JSON header, data ----------------------------------
+def safetensors_cut(path):
+    b = open(path, "rb").read()
+    (n,) = struct.unpack_from("<Q", b, 0)
+    header = json.loads(b[8:8 + n])
+    out_h, data = {}, b""
+    if "__metadata__" in header:
+        out_h["__metadata__"] = header.pop("__metadata__")
+    for name, t in header.items():
+        s, e = t["data_offsets"]
+        if e - s <= MAX_TENSOR_BYTES:
+            out_h[name] = dict(t, data_offsets=[len(data), len(data) + e - s])
+            data += b[8 + n + s:8 + n + e]
+    h = json.dumps(out_h, separators=(",", ":")).encode()
+    h += b" " * ((-len(h)) % 8)
+    return struct.pack("<Q", len(h)) + h + data
+
+
+# ---- tokenizer.json: the first ids ------------------------------------------------------
+def tokenizer_cut(path, keep_ids):
+    t = json.load(open(path, encoding="utf-8"))
+    vocab = {p: i for p, i in t["model"]["vocab"].items() if i < keep_ids}
+    t["model"]["vocab"] = vocab
+    merges = []
+    for m in t["model"]["merges"]:
+        l, r = m if isinstance(m, list) else m.split(" ", 1)
+        if l in vocab and r in vocab and (l + r) in vocab:
+            merges.append(m)
+    t["model"]["merges"] = merges
+    t["added_tokens"] = [a for a in t.get("added_tokens", []) if a["id"] < keep_ids]
+    return json.dumps(t, ensure_ascii=False, indent=None)
+
+
+# ---- .npy v1.0 ------------------------------------------------------------------------
+def npy(descr, shape, payload):
+    h = "{'descr': '%s', 'fortran_order': False, 'shape': %s, }" % (
+        descr, "(%s)" % ", ".join(str(d) for d in shape) + ("," if len(shape) == 1 else "") if shape else "()")
+    h = h.replace("(),", "()")
+    pad = (-(10 + len(h) + 1)) % 64
+    h = h + " " * pad + "\n"
+    return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(h)) + h.encode() + payload
+
+
+def npy_rows(path, rows):
+    b = open(path, "rb").read()
+    (hl,) = struct.unpack_from("<H", b, 8)
+    header = b[10:10 + hl].decode()
+    descr = header.split("'descr': '")[1].split("'")[0]
+    shape = eval(header.split("'shape': ")[1].split(")")[0] + ")")  # a tuple of ints
+    width = {"<f2": 2, "<f4": 4, "<f8": 8, "<i4": 4}[descr]
+    row = width * (1 if len(shape) == 1 else shape[1])
+    return npy(descr, (rows,) + tuple(shape[1:]), b[10 + hl:10 + hl + rows * row])
+
+
+# Request bodies as the server tests (tests/server/*.mjs) and OpenAI clients send them.
+REQUESTS = {
+    "chat-basic.json": {"model": "gemlet", "messages": [{"role": "user", "content": "Hello, who are you?"}],
+                        "max_tokens": 16, "seed": 1},
+    "chat-stream.json": {"model": "gemlet", "messages": [{"role": "user", "content": "Tell me a story."}],
+                         "max_tokens": 24, "seed": 7, "temperature": 0.9, "stream": True,
+                         "stream_options": {"include_usage": True}},
+    "chat-sampling.json": {"model": "gemlet", "messages": [{"role": "system", "content": "Be brief."},
+                                                           {"role": "user", "content": "Count for me."}],
+                           "max_completion_tokens": 48, "temperature": 1.0, "top_p": 0.95, "top_k": 64,
+                           "min_p": 0.05, "presence_penalty": 0.5, "frequency_penalty": -0.5,
+                           "logit_bias": {"107": -100, "50": 2.5}, "stop": ["\n\n", "END"], "ignore_eos": True},
+    "chat-tools.json": {"model": "gemlet", "messages": [
+        {"role": "user", "content": "What is the weather in Paris?"},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "call_1", "type": "function",
+             "function": {"name": "get_weather", "arguments": "{\"city\": \"Paris\"}"}}]},
+        {"role": "tool", "tool_call_id": "call_1", "content": "{\"city\": \"Paris\", \"temp_c\": 21}"}],
+        "tools": [{"type": "function", "function": {"name": "get_weather", "description": "Weather of a city",
+                                                    "parameters": {"type": "object", "properties": {
+                                                        "city": {"type": "string"}}, "required": ["city"]}}}],
+        "tool_choice": {"type": "function", "function": {"name": "get_weather"}}},
+    "chat-thinking.json": {"model": "gemlet", "messages": [
+        {"role": "developer", "content": [{"type": "text", "text": "Think first."}]},
+        {"role": "user", "content": [{"type": "text", "text": "Think about it."}]},
+        {"role": "assistant", "content": "Hm.", "reasoning_content": "Let me see."},
+        {"role": "user", "content": "Go on.", "name": "bob"}],
+        "reasoning_effort": "high", "chat_template_kwargs": {"enable_thinking": True}, "tool_choice": "none"},
+    "completion-text.json": {"model": "gemlet", "prompt": "Once upon a time", "max_tokens": 8, "echo": True,
+                             "stop": "\n", "seed": 3},
+    "completion-tokens.json": {"model": "gemlet", "prompt": [2, 105, 2364, 107], "max_tokens": 4,
+                               "stream": True, "temperature": 0},
+    "bad-role.json": {"model": "gemlet", "messages": [{"role": "wizard", "content": "x"}]},
+}
+
+TEXTS = [
+    "Hello, who are you?",
+    "<bos><|turn>user\nWhat is the weather in Paris?<turn|>\n<|turn>model\n",
+    "  leading spaces,\ttabs\n\n\nand   runs   of   spaces   ",
+    "Unicode: caf\u00e9, \u65e5\u672c\u8a9e, \u0440\u0443\u0441\u0441\u043a\u0438\u0439, emoji \U0001F600\U0001F44D\u200d",
+    "def f(x):\n    return {\"a\": [1, 2, 3]}  # code\n",
+    "\u2581already\u2581marked <0x41> <unused0> <|tool_call>call:f{a:1}<tool_call|>",
+    b"\xff\xfe invalid utf-8: \xc3\x28 \xed\xa0\x80 \xf4\x90\x80\x80 \xe2\x96",
+]
+
+
+def main():
+    shared, gemlet = sys.argv[1], sys.argv[2]
+    for name, body in REQUESTS.items():
+        put("request_parser_fuzz", name, json.dumps(body))
+    for i, text in enumerate(TEXTS):
+        put("tokenizer_fuzz", "text-%d.txt" % i, text if isinstance(text, bytes) else text.encode())
+    oracle = os.path.join(shared, "oracle")
+    for variant, files in (("tiny-e2b", ("model-q4_0.gguf", "model-q8_0.gguf", "model-bf16.gguf")),
+                           ("tiny-e4b", ("model-q4_0.gguf", "model-bf16.gguf"))):
+        for f in files:
+            small, header = gguf_cut(os.path.join(oracle, variant, f))
+            put("gguf_fuzz", "%s-%s" % (variant, f), small)
+        put("gguf_fuzz", "%s-header-only.gguf" % variant, header)
+        put("safetensors_fuzz", "%s.safetensors" % variant,
+            safetensors_cut(os.path.join(oracle, variant, "model.safetensors")))
+        put("config_json_fuzz", "%s-config.json" % variant, open(os.path.join(oracle, variant, "config.json")).read())
+        for rows, name in ((2, "logits-llama-q4_0.npy"), (1, "logits-ref.npy")):
+            put("npy_fuzz", "%s-%s" % (variant, name), npy_rows(os.path.join(oracle, variant, name), rows))
+    for variant in ("tiny-e2b-vision", "tiny-e2b-audio", "tiny-e2b-assistant"):
+        put("config_json_fuzz", "%s-config.json" % variant, open(os.path.join(oracle, variant, "config.json")).read())
+    put("npy_fuzz", "tokens-e2b-32k.npy", npy_rows(os.path.join(oracle, "long", "tokens-e2b-32k.npy"), 16))
+    put("npy_fuzz", "scalar-f8.npy", npy("<f8", (), struct.pack("<d", 1.5)))
+    put("npy_fuzz", "empty-f4.npy", npy("<f4", (0, 512), b""))
+    # tokenizer.json (cut down) NUL tokenizer_config.json NUL generation_config.json
+    e2b = os.path.join(oracle, "tiny-e2b")
+    for keep in (300, 512):
+        put("tokenizer_json_fuzz", "tiny-e2b-%d" % keep,
+            tokenizer_cut(os.path.join(e2b, "tokenizer.json"), keep) + "\0" +
+            open(os.path.join(e2b, "tokenizer_config.json")).read() + "\0" +
+            open(os.path.join(e2b, "generation_config.json")).read())
+    put("tokenizer_json_fuzz", "gemma4-cut-600",
+        tokenizer_cut(os.path.join(shared, "tokenizer", "gemma4", "tokenizer.json"), 600))
+    with tempfile.TemporaryDirectory() as tmp:
+        for variant, plan in (("tiny-e2b", "default"),):
+            out = os.path.join(tmp, "m.gemlet")
+            subprocess.run([gemlet, "convert", os.path.join(oracle, variant), "-o", out, "--plan", plan],
+                           check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            put("gemlet_file_fuzz", "%s-%s.gemlet" % (variant, plan), open(out, "rb").read())
+
+
+if __name__ == "__main__":
+    main()

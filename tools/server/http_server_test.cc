@@ -440,7 +440,10 @@ TEST(HttpServerTest, FullQueueAnswers503WithRetryAfter) {
   so.queue_capacity = 1;
   so.retry_after_s = 2;
   TestServer s(so);
-  s.backend.pass_delay = std::chrono::microseconds(500);
+  // ~8 s for the whole context: b cannot run to its end before its closed connection is
+  // noticed, even on a loaded machine (a write after the peer closed fails only once the
+  // first one has been answered with a reset).
+  s.backend.pass_delay = std::chrono::microseconds(2000);
   const std::string body = ChatBody(R"(,"stream":true)");
   const std::string req = "POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Length: " +
                           std::to_string(body.size()) + "\r\n\r\n" + body;

@@ -157,10 +157,32 @@ inline void PairTokens(const BlockQ4x8* wg, int64_t gs, const ActBlock* x, int64
   }
 }
 
+// Small batches (decode steps of a few sequences, a short verify) are bound by the weight
+// stream, as a GEMV is: the GEMV's tiles — two pairs, four weight streams, the next tile's
+// starts prefetched — with all NT tokens in each pass (8·2 + 2·NT live registers).
+template <int NT>
+void SmallBatchQ4x8Z(const BlockQ4x8* w, int64_t gs, int64_t r0, int64_t r1, const ActBlock* x, int64_t xs,
+                     int64_t nb, float* y, int64_t ldy) {
+  int64_t g = r0 / 8;
+  const int64_t g1 = r1 / 8;
+  for (; g + 4 <= g1; g += 4) TileZ<2, NT>(w + g * gs, gs, x, xs, nb, y + 8 * g, ldy, /*next_tile=*/4);
+  if (g + 2 <= g1) {
+    TileZ<1, NT>(w + g * gs, gs, x, xs, nb, y + 8 * g, ldy);
+    g += 2;
+  }
+  if (g < g1) GroupTokens<1>(w + g * gs, gs, x, xs, 0, NT, nb, y + 8 * g, ldy);  // odd group
+}
+
 void GemmQ4x8Z(const BlockQ4x8* w, int64_t gs, int64_t r0, int64_t r1, const ActBlock* x,
                int64_t xs, int64_t T, int64_t K, float* y, int64_t ldy) {
   GEMLET_CHECK_MSG(r0 % 8 == 0 && r1 % 8 == 0, "q4x8 kernels take whole groups of 8 rows");
   const int64_t nb = K / kQBlock;
+  switch (T) {  // each y[t, r] sums its blocks in the same order whatever the tile: same bits
+    case 2: return SmallBatchQ4x8Z<2>(w, gs, r0, r1, x, xs, nb, y, ldy);
+    case 3: return SmallBatchQ4x8Z<3>(w, gs, r0, r1, x, xs, nb, y, ldy);
+    case 4: return SmallBatchQ4x8Z<4>(w, gs, r0, r1, x, xs, nb, y, ldy);
+    default: break;
+  }
   // Tokens in blocks whose activations stay in L2 while every pair passes over them.
   const int64_t tb = TokenBlock(nb);
   const int64_t g1 = r1 / 8;

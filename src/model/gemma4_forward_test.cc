@@ -14,20 +14,13 @@
 #include "format/gemlet_writer.h"
 #include "model/forward_steps.h"
 #include "model/gemma4_tensors.h"
-#include "model/kv_store_test_util.h"
+#include "model/model_test_util.h"
 #include "ops/activation.h"
 #include "ops/embedding.h"
 #include "ops/norm.h"
 
 namespace gemlet::model {
 namespace {
-
-Gemma4Config TinyConfig() {
-  std::ifstream in(std::string(GEMLET_SHARED_DIR) + "/oracle/tiny-e2b/config.json");
-  auto c = Gemma4Config::FromJson(nlohmann::json::parse(in)["text_config"]);
-  EXPECT_TRUE(c.ok());
-  return *c;
-}
 
 // A random bf16 model, opened and unlinked (the mapping keeps it alive).
 std::unique_ptr<GemletFile> RandomModel(const Gemma4Config& c) {

@@ -16,17 +16,10 @@
 #include "format/gemlet_writer.h"
 #include "model/gemma4_forward.h"
 #include "model/gemma4_tensors.h"
-#include "model/kv_store_test_util.h"
+#include "model/model_test_util.h"
 
 namespace gemlet::model {
 namespace {
-
-Gemma4Config TinyConfig() {
-  std::ifstream in(std::string(GEMLET_SHARED_DIR) + "/oracle/tiny-e2b/config.json");
-  auto c = Gemma4Config::FromJson(nlohmann::json::parse(in)["text_config"]);
-  EXPECT_TRUE(c.ok());
-  return *c;
-}
 
 // Writes a random model; `edit` may change a tensor's name or shape before it is written
 // (return false to drop the tensor).

@@ -1,8 +1,12 @@
-// Tests only: the simplest KvStore — every layer's rows contiguous, no ring — reporting its rows
-// as `type` (the forward pass rounds them to that type's values before committing).
+// Tests only: the oracle's tiny-e2b text config, and the simplest KvStore — every layer's rows
+// contiguous, no ring — reporting its rows as `type` (the forward pass rounds them to that
+// type's values before committing).
 #pragma once
 
+#include <gtest/gtest.h>
+
 #include <algorithm>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -10,6 +14,14 @@
 #include "model/kv_store.h"
 
 namespace gemlet::model {
+
+// ../shared/oracle/tiny-e2b/config.json's text_config.
+inline Gemma4Config TinyConfig() {
+  std::ifstream in(std::string(GEMLET_SHARED_DIR) + "/oracle/tiny-e2b/config.json");
+  auto c = Gemma4Config::FromJson(nlohmann::json::parse(in)["text_config"]);
+  EXPECT_TRUE(c.ok());
+  return *c;
+}
 
 class ContiguousStore : public KvStore {
  public:

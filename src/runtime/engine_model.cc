@@ -1,12 +1,9 @@
 #include "runtime/engine_model.h"
 
-#include <algorithm>
-#include <string>
-
 namespace gemlet::runtime {
 
 EngineModel::EngineModel(const Engine& engine, const SessionOptions& options)
-    : engine_(engine), options_(options), context_(Session(engine, options).context_limit()) {}
+    : engine_(engine), options_(options), context_(Session::EffectiveLimit(engine, options.context_limit)) {}
 
 Result<std::unique_ptr<Sequence>> EngineModel::NewSequence() {
   return std::unique_ptr<Sequence>(std::make_unique<Session>(engine_, options_));
@@ -30,10 +27,7 @@ Status EngineModel::Step(std::span<const StepPart> parts, std::span<float> logit
     GEMLET_CHECK_MSG(&s->engine() == &engine_, "a sequence of another model in a step");
     const int64_t n = static_cast<int64_t>(parts[i].tokens.size());
     GEMLET_CHECK(n >= 1);
-    if (s->position() + n > s->context_limit()) {
-      return OutOfRange("context limit exceeded: " + std::to_string(s->position()) + " tokens in the sequence + " +
-                        std::to_string(n) + " new > limit " + std::to_string(s->context_limit()));
-    }
+    RETURN_IF_ERROR(s->CheckRoom(n));
     single_rows = single_rows && n == 1;
     tokens_.insert(tokens_.end(), parts[i].tokens.begin(), parts[i].tokens.end());
     seqs_.push_back({&s->kv_, n});

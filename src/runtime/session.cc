@@ -6,12 +6,17 @@
 
 namespace gemlet::runtime {
 
-namespace {
-int64_t EffectiveLimit(const Engine& e, int64_t requested) {
+int64_t Session::EffectiveLimit(const Engine& e, int64_t requested) {
   const int64_t max = e.config().max_position_embeddings;
   return requested <= 0 ? max : std::min(requested, max);
 }
-}  // namespace
+
+Status Session::CheckRoom(int64_t n) const {
+  if (position() + n <= context_limit()) return Status::Ok();
+  return OutOfRange("context limit exceeded: " + std::to_string(position()) + " tokens in the session + " +
+                    std::to_string(n) + " new = " + std::to_string(position() + n) + " > limit " +
+                    std::to_string(context_limit()));
+}
 
 Session::Session(const Engine& engine, const SessionOptions& options)
     : engine_(engine),
@@ -24,11 +29,7 @@ Status Session::Prefill(std::span<const int32_t> tokens, std::vector<float>* log
   const int64_t n = static_cast<int64_t>(tokens.size());
   const int64_t V = engine_.config().vocab_size;
   if (n == 0) return InvalidArgument("no tokens to feed");
-  if (position() + n > context_limit()) {
-    return OutOfRange("context limit exceeded: " + std::to_string(position()) + " tokens in the session + " +
-                      std::to_string(n) + " new = " + std::to_string(position() + n) + " > limit " +
-                      std::to_string(context_limit()));
-  }
+  RETURN_IF_ERROR(CheckRoom(n));
   for (int64_t i = 0; i < n; ++i) {  // checked up front so that a bad id changes nothing
     if (tokens[i] < 0 || tokens[i] >= V) {
       return InvalidArgument("token id " + std::to_string(tokens[i]) + " at position " + std::to_string(i) +

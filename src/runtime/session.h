@@ -55,6 +55,10 @@ class Session : public Sequence {
   // protocol, and `tokens` becomes the history. On error the session is left empty.
   Status Restore(std::span<const int32_t> tokens, const std::function<Status(KvCache&)>& fill);
 
+  // The context limit a session of `engine` gets for SessionOptions::context_limit `requested`
+  // (≤ 0 or above the model's positions: the model's positions).
+  static int64_t EffectiveLimit(const Engine& engine, int64_t requested);
+
   int64_t position() const { return kv_.size(); }
   int64_t length() const override { return kv_.size(); }
   int64_t context_limit() const { return kv_.context_limit(); }
@@ -67,6 +71,9 @@ class Session : public Sequence {
 
  private:
   friend class EngineModel;  // feeds the KV cache and history in batches
+
+  // OutOfRange with the numbers if n more tokens do not fit the context limit.
+  Status CheckRoom(int64_t n) const;
 
   const Engine& engine_;
   SessionOptions options_;

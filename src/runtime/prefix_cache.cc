@@ -14,8 +14,8 @@ PrefixCache::Hit PrefixCache::Lookup(std::span<const int32_t> prompt, SequenceMo
   int64_t best_len = 0;
   const int64_t limit = static_cast<int64_t>(prompt.size()) - 1;  // leave one token to prefill
   for (auto it = entries_.begin(); it != entries_.end(); ++it) {
-    const int64_t n = std::min(CommonPrefixLength(it->tokens, prompt), limit);
-    if (n <= best_len || static_cast<int64_t>(it->tokens.size()) - n > max_rollback_) continue;
+    const int64_t n = std::min(CommonPrefixLength(it->seq->tokens(), prompt), limit);
+    if (n <= best_len || it->seq->length() - n > max_rollback_) continue;
     best = it;
     best_len = n;
   }
@@ -23,7 +23,6 @@ PrefixCache::Hit PrefixCache::Lookup(std::span<const int32_t> prompt, SequenceMo
   entries_.splice(entries_.begin(), entries_, best);  // most recently used
   Entry& e = entries_.front();
   Hit hit;
-  hit.tokens.assign(prompt.begin(), prompt.begin() + best_len);
   if (e.shared) {
     auto fork = model.Fork(*e.seq, best_len);
     if (!fork.ok()) return {};
@@ -36,21 +35,21 @@ PrefixCache::Hit PrefixCache::Lookup(std::span<const int32_t> prompt, SequenceMo
   return hit;
 }
 
-void PrefixCache::Put(std::vector<int32_t> tokens, std::unique_ptr<Sequence> seq, bool shared) {
-  if (capacity_ == 0 || tokens.empty() || !seq) return;
+void PrefixCache::Put(std::unique_ptr<Sequence> seq, bool shared) {
+  if (capacity_ == 0 || !seq || seq->length() == 0) return;
   for (auto it = entries_.begin(); it != entries_.end(); ++it) {
-    if (it->tokens == tokens) {
+    if (std::ranges::equal(it->seq->tokens(), seq->tokens())) {
       entries_.erase(it);
       break;
     }
   }
-  entries_.push_front(Entry{std::move(tokens), std::move(seq), shared});
+  entries_.push_front(Entry{std::move(seq), shared});
   while (entries_.size() > capacity_) entries_.pop_back();
 }
 
 bool PrefixCache::Contains(std::span<const int32_t> tokens) const {
   for (const auto& e : entries_) {
-    if (std::equal(e.tokens.begin(), e.tokens.end(), tokens.begin(), tokens.end())) return true;
+    if (std::ranges::equal(e.seq->tokens(), tokens)) return true;
   }
   return false;
 }

@@ -29,17 +29,16 @@ class PrefixCache {
   PrefixCache(size_t capacity, int64_t max_rollback) : capacity_(capacity), max_rollback_(max_rollback) {}
 
   struct Hit {
-    std::unique_ptr<Sequence> seq;  // holds the first `tokens.size()` prompt tokens
-    std::vector<int32_t> tokens;
+    std::unique_ptr<Sequence> seq;  // holds a start of the prompt
   };
   // The state of the best match for `prompt` (the longest usable common start), forked from a
   // shared entry or taken out of a finished one and rolled back; an empty Hit if none matches
   // or the model cannot fork or roll back.
   Hit Lookup(std::span<const int32_t> prompt, SequenceModel& model);
 
-  // Adds an entry as most recently used; evicts the least recently used beyond capacity. An
-  // entry with the same tokens replaces the old one. Empty token lists are dropped.
-  void Put(std::vector<int32_t> tokens, std::unique_ptr<Sequence> seq, bool shared = false);
+  // Adds `seq` as most recently used; evicts the least recently used beyond capacity. An
+  // entry with the same tokens replaces the old one. Empty sequences are dropped.
+  void Put(std::unique_ptr<Sequence> seq, bool shared = false);
   // True if an entry holds exactly `tokens`.
   bool Contains(std::span<const int32_t> tokens) const;
 
@@ -49,7 +48,6 @@ class PrefixCache {
 
  private:
   struct Entry {
-    std::vector<int32_t> tokens;  // exactly the tokens in `seq`
     std::unique_ptr<Sequence> seq;
     bool shared = false;
   };

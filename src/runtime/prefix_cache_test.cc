@@ -9,8 +9,8 @@ namespace gemlet::runtime {
 namespace {
 
 struct ToySequence : Sequence {
-  int64_t length() const override { return static_cast<int64_t>(tokens.size()); }
-  std::vector<int32_t> tokens;
+  std::span<const int32_t> tokens() const override { return held; }
+  std::vector<int32_t> held;
 };
 
 class ToyModel : public SequenceModel {
@@ -21,13 +21,13 @@ class ToyModel : public SequenceModel {
   Result<std::unique_ptr<Sequence>> Fork(const Sequence& s, int64_t n) override {
     forks++;
     auto c = std::make_unique<ToySequence>();
-    const auto& t = static_cast<const ToySequence&>(s).tokens;
-    c->tokens.assign(t.begin(), t.begin() + n);
+    const auto& t = static_cast<const ToySequence&>(s).held;
+    c->held.assign(t.begin(), t.begin() + n);
     return std::unique_ptr<Sequence>(std::move(c));
   }
   Status Truncate(Sequence& s, int64_t n) override {
     truncations++;
-    static_cast<ToySequence&>(s).tokens.resize(n);
+    static_cast<ToySequence&>(s).held.resize(n);
     return Status::Ok();
   }
   Status Step(std::span<const StepPart>, std::span<float>) override { return Unsupported("toy"); }
@@ -36,42 +36,41 @@ class ToyModel : public SequenceModel {
 
 std::unique_ptr<Sequence> Seq(std::vector<int32_t> t) {
   auto s = std::make_unique<ToySequence>();
-  s->tokens = std::move(t);
+  s->held = std::move(t);
   return s;
 }
-const std::vector<int32_t>& TokensOf(const PrefixCache::Hit& h) {
-  return static_cast<const ToySequence&>(*h.seq).tokens;
+std::vector<int32_t> TokensOf(const PrefixCache::Hit& h) {
+  return std::vector<int32_t>(h.seq->tokens().begin(), h.seq->tokens().end());
 }
 
 TEST(PrefixCacheTest, SharedEntriesAreForkedFinishedOnesTakenAndRolledBack) {
   ToyModel model;
   PrefixCache cache(4, /*max_rollback=*/3);
-  cache.Put({1, 2, 3}, Seq({1, 2, 3}), /*shared=*/true);
-  cache.Put({1, 2, 3, 4, 5, 6, 7}, Seq({1, 2, 3, 4, 5, 6, 7}));
+  cache.Put(Seq({1, 2, 3}), /*shared=*/true);
+  cache.Put(Seq({1, 2, 3, 4, 5, 6, 7}));
   // A prompt that continues the finished entry takes it.
   auto h = cache.Lookup(std::vector<int32_t>{1, 2, 3, 4, 5, 6, 7, 8}, model);
   ASSERT_NE(h.seq, nullptr);
-  EXPECT_EQ(h.tokens, (std::vector<int32_t>{1, 2, 3, 4, 5, 6, 7}));
+  EXPECT_EQ(TokensOf(h), (std::vector<int32_t>{1, 2, 3, 4, 5, 6, 7}));
   EXPECT_EQ(cache.size(), 1u);
   EXPECT_EQ(model.truncations, 0);
   // Put it back; a prompt that leaves it after token 5 rolls it back by 2 (≤ 3).
-  cache.Put(h.tokens, std::move(h.seq));
+  cache.Put(std::move(h.seq));
   h = cache.Lookup(std::vector<int32_t>{1, 2, 3, 4, 5, 9, 9}, model);
   ASSERT_NE(h.seq, nullptr);
-  EXPECT_EQ(h.tokens, (std::vector<int32_t>{1, 2, 3, 4, 5}));
-  EXPECT_EQ(TokensOf(h), h.tokens);
+  EXPECT_EQ(TokensOf(h), (std::vector<int32_t>{1, 2, 3, 4, 5}));
   EXPECT_EQ(model.truncations, 1);
   // Put back; leaving after token 3 would roll back 4 > 3: the shared entry is forked instead.
-  cache.Put({1, 2, 3, 4, 5, 6, 7}, Seq({1, 2, 3, 4, 5, 6, 7}));
+  cache.Put(Seq({1, 2, 3, 4, 5, 6, 7}));
   h = cache.Lookup(std::vector<int32_t>{1, 2, 3, 8, 8}, model);
   ASSERT_NE(h.seq, nullptr);
-  EXPECT_EQ(h.tokens, (std::vector<int32_t>{1, 2, 3}));
+  EXPECT_EQ(TokensOf(h), (std::vector<int32_t>{1, 2, 3}));
   EXPECT_EQ(model.forks, 1);
   EXPECT_EQ(cache.size(), 2u) << "a shared entry stays";
   // At least one prompt token is left to prefill.
   h = cache.Lookup(std::vector<int32_t>{1, 2, 3}, model);
   ASSERT_NE(h.seq, nullptr);
-  EXPECT_EQ(h.tokens.size(), 2u);
+  EXPECT_EQ(TokensOf(h).size(), 2u);
   // No common start: no hit.
   EXPECT_EQ(cache.Lookup(std::vector<int32_t>{9, 9}, model).seq, nullptr);
 }
@@ -79,17 +78,17 @@ TEST(PrefixCacheTest, SharedEntriesAreForkedFinishedOnesTakenAndRolledBack) {
 TEST(PrefixCacheTest, CapacityAndReplacement) {
   ToyModel model;
   PrefixCache cache(2, 0);
-  cache.Put({1}, Seq({1}));
-  cache.Put({2}, Seq({2}));
-  cache.Put({1}, Seq({1}));  // replaces, most recent
-  cache.Put({3}, Seq({3}));  // evicts {2}
+  cache.Put(Seq({1}));
+  cache.Put(Seq({2}));
+  cache.Put(Seq({1}));  // replaces, most recent
+  cache.Put(Seq({3}));  // evicts {2}
   EXPECT_EQ(cache.size(), 2u);
   EXPECT_TRUE(cache.Contains(std::vector<int32_t>{1}));
   EXPECT_FALSE(cache.Contains(std::vector<int32_t>{2}));
-  cache.Put({}, Seq({}));
+  cache.Put(Seq({}));
   EXPECT_EQ(cache.size(), 2u);
   PrefixCache none(0, 0);
-  none.Put({1}, Seq({1}));
+  none.Put(Seq({1}));
   EXPECT_EQ(none.size(), 0u);
 }
 

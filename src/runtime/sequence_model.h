@@ -18,8 +18,9 @@ namespace gemlet::runtime {
 class Sequence {
  public:
   virtual ~Sequence() = default;
-  // Tokens held (the next token goes to this position).
-  virtual int64_t length() const = 0;
+  // The tokens held, in position order (the next token goes to position length()).
+  virtual std::span<const int32_t> tokens() const = 0;
+  int64_t length() const { return static_cast<int64_t>(tokens().size()); }
 };
 
 // One sequence's part of a step: `tokens` (at least one) appended after what it holds.

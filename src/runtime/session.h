@@ -60,7 +60,7 @@ class Session : public Sequence {
   static int64_t EffectiveLimit(const Engine& engine, int64_t requested);
 
   int64_t position() const { return kv_.size(); }
-  int64_t length() const override { return kv_.size(); }
+  std::span<const int32_t> tokens() const override { return history_; }
   int64_t context_limit() const { return kv_.context_limit(); }
   const std::vector<int32_t>& history() const { return history_; }
   const Engine& engine() const { return engine_; }

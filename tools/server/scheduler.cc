@@ -170,8 +170,7 @@ void Scheduler::Admit(std::unique_ptr<Job> job) {
   runtime::PrefixCache::Hit hit = cache_.Lookup(prompt, model_);
   if (hit.seq) {
     slot->seq = std::move(hit.seq);
-    slot->tokens = std::move(hit.tokens);
-    slot->cached = static_cast<int64_t>(slot->tokens.size());
+    slot->cached = slot->seq->length();
     slot->prompt_done = slot->cached;
   }
   metrics_.CountPrefixCache(slot->seq != nullptr, slot->cached);
@@ -270,14 +269,13 @@ std::vector<bool> Scheduler::RunParts(const std::vector<Slot*>& slots, const std
 }
 
 void Scheduler::AfterStep(Slot& slot, std::span<const int32_t> fed, const float* logits) {
-  slot.tokens.insert(slot.tokens.end(), fed.begin(), fed.end());
   if (!slot.decoding) {
     const JobSpec& spec = slot.job->spec;
     slot.prompt_done += static_cast<int64_t>(fed.size());
     if (slot.prompt_done == spec.cache_prefix && options_.cache_sessions > 0 &&
-        slot.prompt_done < static_cast<int64_t>(spec.prompt.size()) && !cache_.Contains(slot.tokens)) {
+        slot.prompt_done < static_cast<int64_t>(spec.prompt.size()) && !cache_.Contains(slot.seq->tokens())) {
       auto fork = model_.Fork(*slot.seq, slot.seq->length());
-      if (fork.ok()) cache_.Put(slot.tokens, std::move(fork).value(), /*shared=*/true);
+      if (fork.ok()) cache_.Put(std::move(fork).value(), /*shared=*/true);
     }
     if (logits == nullptr) return;
     slot.decoding = true;
@@ -302,9 +300,8 @@ void Scheduler::HandleToken(Slot& slot, int32_t token) {
     Finish(slot, FinishReason::kStop);
     return;
   }
-  // The pending token would take position tokens.size(); the sequence may hold max_context_.
-  if (slot.generated >= spec.max_tokens ||
-      static_cast<int64_t>(slot.tokens.size()) + 1 > max_context_) {
+  // The pending token would take position length(); the sequence may hold max_context_.
+  if (slot.generated >= spec.max_tokens || slot.seq->length() + 1 > max_context_) {
     Finish(slot, FinishReason::kLength);
     return;
   }
@@ -319,8 +316,8 @@ void Scheduler::Finish(Slot& slot, FinishReason reason, Status status) {
   out.cached_tokens = slot.cached;
   out.completion_tokens = slot.generated;
   std::shared_ptr<JobSink> sink = slot.job->spec.sink;
-  if (reason != FinishReason::kError && slot.seq && !slot.tokens.empty()) {
-    cache_.Put(std::move(slot.tokens), std::move(slot.seq));
+  if (reason != FinishReason::kError && slot.seq) {
+    cache_.Put(std::move(slot.seq));
   }
   slot = Slot{};
   sink->OnFinish(out);

@@ -109,7 +109,6 @@ class Scheduler {
   struct Slot {
     std::unique_ptr<Job> job;
     std::unique_ptr<runtime::Sequence> seq;
-    std::vector<int32_t> tokens;  // exactly the tokens in seq
     int64_t prompt_done = 0;      // prompt tokens in seq
     int64_t cached = 0;
     int64_t generated = 0;

@@ -36,8 +36,8 @@ inline std::vector<int32_t> Bytes(const std::string& s) {
 
 class FakeSequence : public runtime::Sequence {
  public:
-  int64_t length() const override { return static_cast<int64_t>(tokens.size()); }
-  std::vector<int32_t> tokens;
+  std::span<const int32_t> tokens() const override { return held; }
+  std::vector<int32_t> held;
 };
 
 // Next-token rule: script(tokens) returns the favoured token or -1 for "pseudo-random" logits
@@ -66,12 +66,12 @@ class FakeBackend : public runtime::SequenceModel {
   Result<std::unique_ptr<runtime::Sequence>> Fork(const runtime::Sequence& seq, int64_t n) override {
     fork_calls++;
     auto copy = std::make_unique<FakeSequence>();
-    const auto& t = static_cast<const FakeSequence&>(seq).tokens;
-    copy->tokens.assign(t.begin(), t.begin() + n);
+    const auto& t = static_cast<const FakeSequence&>(seq).held;
+    copy->held.assign(t.begin(), t.begin() + n);
     return std::unique_ptr<runtime::Sequence>(std::move(copy));
   }
   Status Truncate(runtime::Sequence& seq, int64_t n) override {
-    static_cast<FakeSequence&>(seq).tokens.resize(n);
+    static_cast<FakeSequence&>(seq).held.resize(n);
     return Status::Ok();
   }
   Status Step(std::span<const runtime::StepPart> parts, std::span<float> logits) override {
@@ -93,8 +93,8 @@ class FakeBackend : public runtime::SequenceModel {
       (p.tokens.size() == 1 ? one : more) = true;
       (p.tokens.size() == 1 ? decode_rows : prefill_parts)++;
       auto& s = static_cast<FakeSequence&>(*p.seq);
-      s.tokens.insert(s.tokens.end(), p.tokens.begin(), p.tokens.end());
-      if (p.logits) Logits(s.tokens, logits.subspan((k++) * kFakeVocab, kFakeVocab));
+      s.held.insert(s.held.end(), p.tokens.begin(), p.tokens.end());
+      if (p.logits) Logits(s.held, logits.subspan((k++) * kFakeVocab, kFakeVocab));
     }
     mixed_steps += one && more;
     return Status::Ok();

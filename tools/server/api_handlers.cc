@@ -166,9 +166,12 @@ HttpReply ApiHandlers::ChatCompletions(std::string_view body) {
       auto outcome = Drive(*gen, *h, interval, on_events,
                            [&] { return write(SseComment("keep-alive")); }, true);
       if (!outcome) return;
-      if (outcome->reason == FinishReason::kCancelled) return;  // shutting down: just close
       std::string tail;
-      if (outcome->reason == FinishReason::kError) {
+      if (outcome->reason == FinishReason::kCancelled) {
+        // Shutting down: a final chunk says the reply is cut, the error event why.
+        tail += SseData(ChatChunkJson(meta, Json::object(), "cancelled", include_usage));
+        tail += SseData(Json::parse(OutcomeError(*outcome).ToJson()));
+      } else if (outcome->reason == FinishReason::kError) {
         tail += SseData(Json::parse(OutcomeError(*outcome).ToJson()));
       } else {
         tail += SseData(ChatChunkJson(meta, Json::object(), gen->FinishReasonText(*outcome),
@@ -220,6 +223,15 @@ HttpReply ApiHandlers::Completions(std::string_view body) {
     prompt = std::move(t).value();
   }
   if (prompt.empty()) return ErrorReply(BadRequest("'prompt' is empty", "prompt"));
+  // `echo` repeats the prompt as text, also when it was given as token ids.
+  std::string echo;
+  if (req->echo && req->prompt_is_tokens) {
+    auto decoder = model_.output_vocab().NewDecoder();
+    for (int32_t t : prompt) echo += decoder->Push(t);
+    echo += decoder->Flush();
+  } else if (req->echo) {
+    echo = req->prompt;
+  }
   auto gen = std::make_shared<Generation>(model_, req->stop, /*chat=*/false,
                                           std::vector<int32_t>{});
   auto handle = Start(std::move(prompt), 0, req->sampling, req->max_tokens, req->ignore_eos, gen);
@@ -228,7 +240,6 @@ HttpReply ApiHandlers::Completions(std::string_view body) {
   ResponseMeta meta{NewId("cmpl-"), UnixNow(), model_.id()};
   std::shared_ptr<JobHandle> h = *handle;
   const auto interval = options_.keepalive;
-  const std::string echo = req->echo && !req->prompt_is_tokens ? req->prompt : std::string();
   HttpReply reply;
   reply.abandon = [h] { h->Cancel(); };
   if (req->stream) {
@@ -250,9 +261,12 @@ HttpReply ApiHandlers::Completions(std::string_view body) {
       };
       auto outcome = Drive(*gen, *h, interval, on_events,
                            [&] { return write(SseComment("keep-alive")); }, true);
-      if (!outcome || outcome->reason == FinishReason::kCancelled) return;
+      if (!outcome) return;
       std::string tail;
-      if (outcome->reason == FinishReason::kError) {
+      if (outcome->reason == FinishReason::kCancelled) {  // shutting down (see chat)
+        tail += SseData(TextChunkJson(meta, "", "cancelled", include_usage));
+        tail += SseData(Json::parse(OutcomeError(*outcome).ToJson()));
+      } else if (outcome->reason == FinishReason::kError) {
         tail += SseData(Json::parse(OutcomeError(*outcome).ToJson()));
       } else {
         tail += SseData(TextChunkJson(meta, "", gen->FinishReasonText(*outcome), include_usage));

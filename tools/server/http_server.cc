@@ -2,7 +2,11 @@
 
 #include <httplib.h>
 
+#include <sys/socket.h>
+
+#include <algorithm>
 #include <atomic>
+#include <cerrno>
 #include <cstring>
 
 #include "tools/server/web_page.h"
@@ -14,12 +18,25 @@ namespace {
 const char* RouteLabel(const std::string& path) {
   static const char* kRoutes[] = {"/",        "/health",          "/metrics",
                                   "/v1/models", "/v1/chat/completions", "/v1/completions",
-                                  "/chat/completions", "/completions", "/index.html"};
+                                  "/chat/completions", "/completions", "/index.html",
+                                  "/favicon.ico"};
   for (const char* r : kRoutes) {
     if (path == r) return r;
   }
   if (path.rfind("/v1/models/", 0) == 0) return "/v1/models/{id}";
   return "other";
+}
+
+// The methods a known route answers (the Allow header of a 405); nullptr for unknown paths.
+const char* AllowedMethods(const std::string& path) {
+  const std::string label = RouteLabel(path);
+  if (label == "other") return nullptr;
+  if (label.find("completions") != std::string::npos) return "POST, OPTIONS";
+  return "GET, HEAD, OPTIONS";
+}
+
+bool MethodAllowed(const std::string& allowed, const std::string& method) {
+  return allowed.find(method) != std::string::npos;
 }
 
 bool ConstantTimeEquals(const std::string& a, const std::string& b) {
@@ -75,17 +92,52 @@ HttpServer::HttpServer(ApiHandlers& handlers, Metrics& metrics, const HttpOption
   svr.set_read_timeout(options_.read_timeout_s, 0);
   svr.set_write_timeout(options_.write_timeout_s, 0);
   svr.set_keep_alive_max_count(1000);
-  svr.set_keep_alive_timeout(5);
+  svr.set_keep_alive_timeout(2);  // an idle connection holds a thread this long
   svr.set_tcp_nodelay(true);
-  svr.set_default_headers({{"Access-Control-Allow-Origin", "*"},
-                           {"Access-Control-Allow-Headers", "Authorization, Content-Type"},
-                           {"Access-Control-Allow-Methods", "GET, POST, OPTIONS"}});
+  // cpp-httplib's default sets SO_REUSEPORT, which lets a second server listen on the same
+  // port and take half the connections. SO_REUSEADDR alone only allows rebinding a port whose
+  // old connections are in TIME_WAIT; a port another socket listens on stays "in use".
+  svr.set_socket_options([](int sock) {
+    int yes = 1;
+    setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
+  });
+  if (!options_.cors_origin.empty()) {
+    httplib::Headers cors = {{"Access-Control-Allow-Origin", options_.cors_origin},
+                             {"Access-Control-Allow-Headers", "Authorization, Content-Type"},
+                             {"Access-Control-Allow-Methods", "GET, POST, OPTIONS"}};
+    if (options_.cors_origin != "*") cors.emplace("Vary", "Origin");
+    svr.set_default_headers(cors);
+  }
 
   const std::string key = options_.api_key;
   const size_t max_body = options_.max_body_bytes;
-  svr.set_pre_routing_handler([key](const httplib::Request& req, httplib::Response& res) {
-    if (req.method == "OPTIONS") {  // CORS preflight
+  svr.set_pre_routing_handler([key, max_body](const httplib::Request& req,
+                                              httplib::Response& res) {
+    if (req.method == "OPTIONS") {  // CORS preflight (no CORS headers unless --cors)
       res.status = 204;
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    // A known path with the wrong method: 405 before any body is read (a POST to /health
+    // without a Content-Length would otherwise be a vague 400).
+    if (const char* allowed = AllowedMethods(req.path); allowed && !MethodAllowed(allowed, req.method)) {
+      res.set_header("Allow", allowed);
+      res.set_header("Connection", "close");
+      SendError(MethodNotAllowed("Method " + req.method + " is not allowed on " + req.path +
+                                 " (allowed: " + allowed + ")"),
+                res);
+      return httplib::Server::HandlerResponse::Handled;
+    }
+    // A Content-Length far over the limit (more than the library would drain, so that a
+    // client writing its whole body first can still read the 413) is refused before any of
+    // the body is read: the library would first skip all the announced bytes, waiting for
+    // ones that never come.
+    const size_t drain_limit = std::max<size_t>(size_t{256} << 20, 16 * max_body + (64u << 20));
+    if (req.has_header("Content-Length") &&
+        std::strtoull(req.get_header_value("Content-Length").c_str(), nullptr, 10) > drain_limit) {
+      res.set_header("Connection", "close");
+      SendError(PayloadTooLarge("the request body is larger than the limit of " +
+                                std::to_string(max_body) + " bytes"),
+                res);
       return httplib::Server::HandlerResponse::Handled;
     }
     // Everything but the page, /health and /metrics needs the key (the /v1 routes and their
@@ -116,6 +168,9 @@ HttpServer::HttpServer(ApiHandlers& handlers, Metrics& metrics, const HttpOption
   });
   svr.Get("/index.html", [](const httplib::Request&, httplib::Response& res) {
     res.set_content(ChatPageHtml(), "text/html; charset=utf-8");
+  });
+  svr.Get("/favicon.ico", [](const httplib::Request&, httplib::Response& res) {
+    res.status = 204;  // no icon (the page says so too), but no 404 in the browser console
   });
   svr.Get("/health", [&handlers](const httplib::Request&, httplib::Response& res) {
     SendReply(handlers.Health(), res);
@@ -237,8 +292,11 @@ Status HttpServer::Bind() {
     port_ = svr.bind_to_port(options_.host, options_.port) ? options_.port : -1;
   }
   if (port_ <= 0) {
+    const int err = errno;
+    const std::string why = err == EADDRINUSE ? "address in use: another server listens there"
+                                              : "address in use, or --host is not a local address";
     return IoError("cannot listen on " + options_.host + ":" + std::to_string(options_.port) +
-                   " (address in use, or --host is not a local address)");
+                   " (" + why + ")");
   }
   return Status::Ok();
 }

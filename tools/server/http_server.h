@@ -1,5 +1,6 @@
 // The HTTP front end (cpp-httplib, hidden behind this interface): routes, API key, body and
-// connection limits, JSON errors for everything that goes wrong, CORS, and the chat page.
+// connection limits, JSON errors for everything that goes wrong (405 with Allow for a known
+// path and a wrong method), CORS when allowed, and the chat page.
 #pragma once
 
 #include <memory>
@@ -14,9 +15,18 @@ struct HttpOptions {
   std::string host = "127.0.0.1";
   int port = 8080;  // 0 = any free port (see HttpServer::port())
   std::string api_key;  // non-empty: every /v1 route needs "Authorization: Bearer KEY"
+  // The origin whose web pages may call the API from a browser (CORS), e.g.
+  // "http://localhost:3000", or "*" for any; empty (the default): no cross-origin access, so
+  // a page the user visits cannot drive the local model.
+  std::string cors_origin;
   size_t max_body_bytes = 8u << 20;
-  int threads = 32;  // connection threads (each streaming client holds one)
-  int read_timeout_s = 30;
+  // Connection threads: each open connection holds one (streaming, or idle in keep-alive),
+  // so there are enough that clients stalled for up to read_timeout_s do not starve /health
+  // or a generation.
+  int threads = 128;
+  // Seconds without a byte while reading request headers or a body, after which the
+  // connection is closed; a stalled client holds its thread no longer than that.
+  int read_timeout_s = 5;
   int write_timeout_s = 30;
 };
 

@@ -190,6 +190,20 @@ TEST(HttpServerTest, StopStringsAndCompletions) {
   EXPECT_EQ(cj["object"], "text_completion");
   EXPECT_EQ(cj["choices"][0]["text"], "xyzababa");
   EXPECT_EQ(cj["choices"][0]["finish_reason"], "length");
+  // A prompt of token ids is echoed as its text.
+  auto ct = c.Post("/v1/completions", R"({"prompt":[120,121,122],"max_tokens":5,"echo":true})",
+                   "application/json");
+  ASSERT_TRUE(ct);
+  EXPECT_EQ(Json::parse(ct->body)["choices"][0]["text"], "xyzababa") << ct->body;
+  auto cs = c.Post("/v1/completions",
+                   R"({"prompt":[120,121,122],"max_tokens":5,"echo":true,"stream":true})",
+                   "application/json");
+  ASSERT_TRUE(cs);
+  bool done = false;
+  std::string streamed;
+  for (const Json& e : SseEvents(cs->body, &done)) streamed += e["choices"][0]["text"].get<std::string>();
+  EXPECT_TRUE(done);
+  EXPECT_EQ(streamed, "xyzababa") << cs->body;
 }
 
 TEST(HttpServerTest, LogitBiasBansTokens) {
@@ -235,7 +249,62 @@ TEST(HttpServerTest, RoutingErrors) {
   auto pre = c.Options(kChat);
   ASSERT_TRUE(pre);
   EXPECT_EQ(pre->status, 204);
-  EXPECT_EQ(pre->get_header_value("Access-Control-Allow-Origin"), "*");
+}
+
+// A known path with the wrong method is a 405 that says which methods it takes, also for a
+// POST without a body (it was a vague 400).
+TEST(HttpServerTest, WrongMethodGets405WithAllow) {
+  TestServer s;
+  httplib::Client c("127.0.0.1", s.port);
+  auto h = c.Post("/health", "", "application/json");
+  ExpectJsonError(h, 405);
+  EXPECT_EQ(h->get_header_value("Allow"), "GET, HEAD, OPTIONS");
+  RawConn raw(s.port);  // as `curl -X POST`: no Content-Length at all
+  ASSERT_TRUE(raw.Send("POST /health HTTP/1.1\r\nHost: x\r\n\r\n"));
+  const std::string r = raw.ReadResponse();
+  EXPECT_EQ(r.rfind("HTTP/1.1 405", 0), 0u) << r;
+  EXPECT_NE(r.find("Allow: GET, HEAD, OPTIONS"), std::string::npos) << r;
+  auto g = c.Get(kChat);
+  ExpectJsonError(g, 405);
+  EXPECT_EQ(g->get_header_value("Allow"), "POST, OPTIONS");
+  ExpectJsonError(c.Delete("/v1/models"), 405);
+}
+
+// No cross-origin access unless --cors names an origin: a web page the user visits must not
+// be able to drive the local model.
+TEST(HttpServerTest, CorsOnlyWhenAllowed) {
+  {
+    TestServer s;
+    httplib::Client c("127.0.0.1", s.port);
+    auto pre = c.Options(kChat, {{"Origin", "http://evil.example"}});
+    ASSERT_TRUE(pre);
+    EXPECT_FALSE(pre->has_header("Access-Control-Allow-Origin"));
+    auto h = c.Get("/health", {{"Origin", "http://evil.example"}});
+    ASSERT_TRUE(h);
+    EXPECT_FALSE(h->has_header("Access-Control-Allow-Origin"));
+  }
+  HttpOptions o;
+  o.cors_origin = "http://localhost:3000";
+  TestServer s({}, o);
+  httplib::Client c("127.0.0.1", s.port);
+  auto pre = c.Options(kChat, {{"Origin", "http://localhost:3000"}});
+  ASSERT_TRUE(pre);
+  EXPECT_EQ(pre->status, 204);
+  EXPECT_EQ(pre->get_header_value("Access-Control-Allow-Origin"), "http://localhost:3000");
+  EXPECT_NE(pre->get_header_value("Access-Control-Allow-Headers").find("Authorization"),
+            std::string::npos);
+}
+
+// The chat page asks for no favicon that 404s.
+TEST(HttpServerTest, NoFavicon404) {
+  TestServer s;
+  httplib::Client c("127.0.0.1", s.port);
+  auto page = c.Get("/");
+  ASSERT_TRUE(page);
+  EXPECT_NE(page->body.find("rel=\"icon\""), std::string::npos);
+  auto icon = c.Get("/favicon.ico");
+  ASSERT_TRUE(icon);
+  EXPECT_LT(icon->status, 300);
 }
 
 TEST(HttpServerTest, HostileBodies) {
@@ -461,6 +530,119 @@ TEST(HttpServerTest, FullQueueAnswers503WithRetryAfter) {
   a.Close();
   b.Close();
   EXPECT_TRUE(WaitFor([&] { return s.metrics.cancelled() == 2; }));
+}
+
+}  // namespace
+}  // namespace gemlet::server
+
+namespace gemlet::server {
+namespace {
+
+// "Content-Length: 99999999999" is answered with 413 at once, not after the library has
+// waited to skip a body that never comes.
+TEST(HttpServerTest, OversizedContentLengthGets413AtOnce) {
+  TestServer s;
+  RawConn conn(s.port);
+  ASSERT_TRUE(conn.ok());
+  const auto t0 = std::chrono::steady_clock::now();
+  ASSERT_TRUE(conn.Send("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
+                        "Content-Type: application/json\r\nContent-Length: 99999999999\r\n\r\n{"));
+  const std::string reply = conn.ReadResponse();
+  const double s_taken =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_EQ(reply.rfind("HTTP/1.1 413", 0), 0u) << reply;
+  EXPECT_LT(s_taken, 1.0);
+}
+
+// A client that sends half its headers, or half its body, and stalls is disconnected after
+// the read timeout.
+TEST(HttpServerTest, StalledClientsAreDisconnected) {
+  HttpOptions h;
+  h.read_timeout_s = 1;
+  TestServer s({}, h);
+  RawConn head(s.port), body(s.port);
+  ASSERT_TRUE(head.ok() && body.ok());
+  ASSERT_TRUE(head.Send("GET /health HTTP/1.1\r\nHost: x\r\n"));
+  ASSERT_TRUE(body.Send("POST /v1/completions HTTP/1.1\r\nHost: x\r\n"
+                        "Content-Type: application/json\r\nContent-Length: 100\r\n\r\n{\"pr"));
+  const auto t0 = std::chrono::steady_clock::now();
+  const std::string a = head.ReadUntil("\r\n\r\n");  // a 400 or EOF
+  EXPECT_TRUE(a.empty() || a.rfind("HTTP/1.1 4", 0) == 0) << a;
+  const std::string b = body.ReadUntil("\r\n\r\n");
+  EXPECT_TRUE(b.empty() || b.rfind("HTTP/1.1 4", 0) == 0) << b;
+  const double s_taken =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_LT(s_taken, 4.0);  // the RawConn gives up after 10 s
+  EXPECT_GE(HttpOptions{}.read_timeout_s, 2);
+  EXPECT_LE(HttpOptions{}.read_timeout_s, 10);
+}
+
+// 40 connections that send part of their headers and stall must not keep /health or a
+// generation waiting (with the default thread count and timeouts).
+TEST(HttpServerTest, StalledClientsDoNotStarveOthers) {
+  TestServer s;
+  s.backend.SetScript(testing::ReplyScript(Bytes("fine")));
+  std::vector<std::unique_ptr<RawConn>> stalled;
+  for (int i = 0; i < 40; ++i) {
+    stalled.push_back(std::make_unique<RawConn>(s.port));
+    ASSERT_TRUE(stalled.back()->ok());
+    ASSERT_TRUE(stalled.back()->Send("GET /health HTTP/1.1\r\nHost: x\r\n"));
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));  // all accepted
+  httplib::Client c("127.0.0.1", s.port);
+  c.set_connection_timeout(1, 0);
+  c.set_read_timeout(1, 0);
+  const auto t0 = std::chrono::steady_clock::now();
+  auto health = c.Get("/health");
+  ASSERT_TRUE(health) << "no answer within 1 s";
+  EXPECT_EQ(health->status, 200);
+  auto chat = c.Post(kChat, ChatBody(), "application/json");
+  ASSERT_TRUE(chat) << "no answer within 1 s";
+  EXPECT_EQ(Json::parse(chat->body)["choices"][0]["message"]["content"], "fine");
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 1.0);
+}
+
+// The shutdown of `gemlet serve` (SIGTERM): no new connections, and a stream still running
+// when the grace ends gets a final chunk with a finish_reason, an error event and [DONE]
+// (not just a closed connection after an ordinary chunk).
+TEST(HttpServerTest, ShutdownEndsRunningStreamsProperly) {
+  TestServer s;
+  s.backend.pass_delay = std::chrono::microseconds(2000);
+  s.backend.SetScript([](const std::vector<int32_t>&) -> int32_t { return 'a'; });
+  RawConn conn(s.port);
+  ASSERT_TRUE(conn.ok());
+  const std::string body = ChatBody(R"(,"stream":true,"max_tokens":100000)");
+  ASSERT_TRUE(conn.Send("POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\n"
+                        "Content-Type: application/json\r\nContent-Length: " +
+                        std::to_string(body.size()) + "\r\n\r\n" + body));
+  std::string got = conn.ReadUntil("\"content\":\"a\"");
+  ASSERT_NE(got.find("\"content\":\"a\""), std::string::npos) << got;
+  s.http->Stop();
+  s.scheduler->Drain(std::chrono::milliseconds(200));
+  got += conn.ReadUntil("data: [DONE]");
+  EXPECT_NE(got.find("\"finish_reason\":\"cancelled\""), std::string::npos) << got.substr(got.size() - std::min<size_t>(got.size(), 600));
+  EXPECT_NE(got.find("shutting down"), std::string::npos);
+  EXPECT_NE(got.find("data: [DONE]"), std::string::npos);
+  RawConn late(s.port);
+  EXPECT_FALSE(late.ok() && late.Send("GET /health HTTP/1.1\r\nHost: x\r\n\r\n") &&
+               !late.ReadResponse().empty())
+      << "a new connection was served after Stop()";
+}
+
+// Two servers on one port: cpp-httplib's default SO_REUSEPORT let the second bind too (and
+// take half the connections); it must fail with "address in use".
+TEST(HttpServerTest, SecondServerOnTheSamePortFails) {
+  TestServer s;
+  // Served once first: TestServer's Stop() is lost if it comes before Run() listens.
+  httplib::Client c("127.0.0.1", s.port);
+  ASSERT_TRUE(c.Get("/health"));
+  HttpOptions h;
+  h.host = "127.0.0.1";
+  h.port = s.port;
+  HttpServer second(*s.handlers, s.metrics, h);
+  Status st = second.Bind();
+  ASSERT_FALSE(st.ok()) << "a second server bound port " << s.port;
+  EXPECT_NE(st.message().find("address in use"), std::string::npos) << st.message();
 }
 
 }  // namespace

@@ -66,7 +66,7 @@ ApiOr<std::shared_ptr<JobHandle>> Scheduler::Submit(JobSpec spec) {
   handle->wake_ = [this] { cv_.notify_all(); };
   {
     std::lock_guard<std::mutex> lock(mu_);
-    if (stop_) return Overloaded("the server is shutting down", options_.retry_after_s);
+    if (stop_ || draining_) return Overloaded("the server is shutting down", options_.retry_after_s);
     if (queue_.size() >= options_.queue_capacity) {
       metrics_.CountRejected();
       return Overloaded("the server is busy: " + std::to_string(queue_.size()) +
@@ -91,6 +91,20 @@ void Scheduler::Shutdown() {
   }
   cv_.notify_all();
   if (thread_.joinable()) thread_.join();
+}
+
+void Scheduler::Drain(std::chrono::milliseconds grace) {
+  const auto deadline = std::chrono::steady_clock::now() + grace;
+  for (;;) {
+    {
+      std::lock_guard<std::mutex> lock(mu_);
+      draining_ = true;
+      if (stop_ || (queue_.empty() && active_.load() == 0)) break;
+    }
+    if (std::chrono::steady_clock::now() >= deadline) break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  Shutdown();
 }
 
 void Scheduler::UpdateGauges() {

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -97,6 +98,9 @@ class Scheduler {
 
   // Cancels everything (sinks get kCancelled) and joins the thread. Idempotent.
   void Shutdown();
+  // A graceful Shutdown: from now on Submit answers 503; jobs already submitted may run to
+  // their end for up to `grace`, then whatever still runs is cancelled as by Shutdown().
+  void Drain(std::chrono::milliseconds grace);
 
   int64_t max_context() const { return max_context_; }
   const SchedulerOptions& options() const { return options_; }
@@ -142,6 +146,7 @@ class Scheduler {
   std::condition_variable cv_;
   std::deque<std::unique_ptr<Job>> queue_;
   bool stop_ = false;
+  bool draining_ = false;  // Drain(): no new jobs
   std::atomic<int64_t> active_{0};
 
   // Owned by the scheduler thread.

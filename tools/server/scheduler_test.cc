@@ -302,5 +302,35 @@ TEST(SchedulerTest, ShutdownCancelsEverything) {
   EXPECT_EQ(waiting->WaitDone().reason, FinishReason::kCancelled);
 }
 
+// Drain (SIGTERM): new jobs get 503 at once; running ones may finish within the grace, the
+// rest are cut with kCancelled when it ends.
+TEST(SchedulerTest, DrainLetsRunningJobsFinishWithinTheGrace) {
+  FakeBackend backend;
+  backend.pass_delay = std::chrono::microseconds(2000);
+  Metrics metrics;
+  SchedulerOptions opt;
+  opt.slots = 2;
+  Scheduler sched(backend, metrics, opt);
+  auto endless = std::make_shared<CollectSink>();
+  auto shorter = std::make_shared<CollectSink>();
+  ASSERT_TRUE(sched.Submit(Spec("endless", 1 << 30, 1, endless)).ok());
+  ASSERT_TRUE(sched.Submit(Spec("shorter", 30, 2, shorter)).ok());
+  endless->WaitTokens(2);
+  std::thread drain([&] { sched.Drain(std::chrono::milliseconds(400)); });
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  auto late = sched.Submit(Spec("late", 5, 3, std::make_shared<CollectSink>()));
+  ASSERT_FALSE(late.ok());
+  EXPECT_EQ(late.error().status, 503);
+  const auto t0 = std::chrono::steady_clock::now();
+  drain.join();
+  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  EXPECT_GT(waited, 0.2);  // the endless job had the rest of the grace
+  EXPECT_LT(waited, 5.0);
+  EXPECT_EQ(shorter->WaitDone().reason, FinishReason::kLength);
+  EXPECT_EQ(shorter->tokens.size(), 30u);
+  EXPECT_EQ(endless->WaitDone().reason, FinishReason::kCancelled);
+  EXPECT_GT(endless->tokens.size(), 30u);
+}
+
 }  // namespace
 }  // namespace gemlet::server

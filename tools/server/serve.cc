@@ -3,6 +3,7 @@
 #include <pthread.h>
 #include <signal.h>
 
+#include <chrono>
 #include <cstdio>
 #include <thread>
 
@@ -55,14 +56,21 @@ Status Serve(const ServeOptions& options) {
   std::thread waiter([&] {
     int sig = 0;
     sigwait(&set, &sig);
-    if (sig != SIGUSR1) std::fprintf(stderr, "gemlet serve: %s, shutting down\n", strsignal(sig));
-    scheduler.Shutdown();  // running generations end first, so their connections close
-    http.Stop();
+    if (sig == SIGUSR1) {  // Run() ended by itself
+      scheduler.Shutdown();
+      return;
+    }
+    std::fprintf(stderr, "gemlet serve: %s, shutting down (running requests get %g s)\n",
+                 strsignal(sig), options.shutdown_grace_s);
+    http.Stop();  // no new connections; Run() returns once the open ones have ended
+    scheduler.Drain(std::chrono::milliseconds(static_cast<int64_t>(options.shutdown_grace_s * 1000)));
   });
   std::fprintf(stderr,
-               "gemlet serve: %s on http://%s:%d  (%d slots, context %lld tokens, %d threads%s)\n",
+               "gemlet serve: %s on http://%s:%d  (%d slot%s, context %lld tokens, %d thread%s%s)\n",
                alias.c_str(), options.http.host.c_str(), http.port(), scheduler.options().slots,
+               scheduler.options().slots == 1 ? "" : "s",
                static_cast<long long>(scheduler.max_context()), (*engine)->threads(),
+               (*engine)->threads() == 1 ? "" : "s",
                options.http.api_key.empty() ? "" : ", API key required");
   Status st = http.Run();
   pthread_kill(waiter.native_handle(), SIGUSR1);  // no-op if a signal already ended it

@@ -21,12 +21,16 @@ struct ServeOptions {
   bool exact = false;    // f32 reference matmuls instead of the fast int8 kernels
   std::optional<TensorType> kv_type;  // KV cache rows (runtime::EngineOptions::kv_type)
   int64_t context = 4096;  // tokens per request (prompt + reply)
+  // On SIGINT/SIGTERM: no new connections or requests; running generations get this long
+  // to finish, then they are cut (a stream ends with finish_reason "cancelled", an error
+  // event and [DONE]).
+  double shutdown_grace_s = 5;
   HttpOptions http;
   SchedulerOptions scheduler;
   HandlerOptions handlers;
 };
 
-// Serves until a SIGINT or SIGTERM arrives, then cancels running generations and returns.
+// Serves until a SIGINT or SIGTERM arrives, then shuts down gracefully and returns.
 // Errors: the model cannot be loaded, the address cannot be bound.
 Status Serve(const ServeOptions& options);
 

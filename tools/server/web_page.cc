@@ -9,6 +9,7 @@ const char* ChatPageHtml() {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>gemlet chat</title>
+<link rel="icon" href="data:,">
 <style>
   :root { --bg: #f7f7f8; --fg: #1d1d1f; --muted: #6b6b75; --accent: #2f6feb; --card: #fff;
           --border: #dcdce0; --code: #f0f0f3; }

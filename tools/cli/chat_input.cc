@@ -88,8 +88,8 @@ class PlainReader : public LineReader {
 // kernel's canonical processing (it becomes an end-of-line that libedit, in its raw mode,
 // reads as a NUL), so Ctrl+D would not exit. So while the chat runs the terminal stays in a
 // "hold" mode between reads: not canonical, no echo, signals on (Ctrl+C still stops an
-// answer). Keys typed meanwhile wait, unprocessed, for libedit to read and echo them after
-// the next prompt. The terminal's own mode is restored at the end.
+// answer) without flushing the input. Keys typed meanwhile wait, unprocessed, for libedit to
+// read and echo them after the next prompt, also when Ctrl+C stopped the answer. The terminal's own mode is restored at the end.
 //
 // Ctrl+C at the prompt: libedit retries a read interrupted by a signal, so it reads through
 // our own function, which waits on stdin and on the self-pipe and ends the line when Ctrl+C
@@ -197,7 +197,9 @@ class EditReader : public LineReader {
     if (!have_cooked_) return;
     struct termios t = cooked_;
     t.c_lflag &= ~(ICANON | ECHO | ECHONL | IEXTEN);
-    t.c_lflag |= ISIG;
+    // NOFLSH: the terminal would otherwise throw away the keys typed ahead when Ctrl+C
+    // raises SIGINT in the middle of an answer.
+    t.c_lflag |= ISIG | NOFLSH;
     t.c_cc[VMIN] = 1;
     t.c_cc[VTIME] = 0;
     tcsetattr(STDIN_FILENO, TCSANOW, &t);

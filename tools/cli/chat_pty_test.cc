@@ -425,6 +425,51 @@ TEST(ChatPty, WithoutAModelItMakesTheDemoModelOnceAndSaysItIsRandom) {
   EXPECT_EQ(fs::last_write_time(model), made) << "the cached demo model was made again";
 }
 
+// Keys typed while an answer streams survive a Ctrl+C that stops it (the terminal flushed
+// its input queue on SIGINT): they appear at the next prompt and Enter runs them.
+TEST(ChatPty, KeysTypedBeforeCtrlCAreKeptForThePrompt) {
+  auto pty = StartChat(100000, {"--ctx", "110000", "--temp", "1", "--top-k", "0", "--top-p", "1", "--seed", "7"});
+  size_t at = 0;
+  pty->UntilPrompt(&at);
+  pty->Line("Tell me a very long story");
+  ASSERT_TRUE(pty->WaitFor("Tell me a very long story", &at));
+  ASSERT_TRUE(pty->WaitForBytes(at + 200)) << "the answer did not stream: " << pty->output().substr(at);
+  pty->Send("/stats");  // typed during the answer, no Enter yet
+  std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  pty->Send("\x03");  // Ctrl+C
+  ASSERT_TRUE(pty->WaitFor("[interrupted]", &at)) << "Ctrl+C did not stop the answer";
+  pty->UntilPrompt(&at);
+  ASSERT_TRUE(pty->WaitFor("/stats", &at)) << "the typed keys were lost: " << pty->output().substr(at);
+  pty->Line("");
+  const Stats s = ParseStats(pty->UntilPrompt(&at));
+  EXPECT_EQ(s.ended, "interrupted");
+  pty->Send("\x04");
+  EXPECT_EQ(pty->Exit(), 0);
+}
+
+// A notice at the end of an answer stands on its own line; /think with a wrong word says so.
+TEST(ChatPipe, ContextFullNoticeOnItsOwnLineAndThinkArgumentChecked) {
+  const std::string script = TestDir() + "/notice.txt", log = TestDir() + "/notice.out";
+  {
+    std::FILE* f = std::fopen(script.c_str(), "w");
+    std::fputs("/think maybe\n/think\nTell me a story\n", f);
+    std::fclose(f);
+  }
+  const std::string cmd = std::string(GEMLET_BINARY) + " chat -m " + TinyModel() +
+                          " --temp 1 --seed 3 --ignore-eos --ctx 48 --no-history <" + script + " >" + log + " 2>&1";
+  const int status = std::system(cmd.c_str());
+  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  auto text = ReadFileToString(log);
+  ASSERT_TRUE(text.ok());
+  EXPECT_NE(text->find("error: /think takes on or off, not 'maybe'"), std::string::npos) << *text;
+  EXPECT_NE(text->find("thinking is off (/think on|off)"), std::string::npos) << *text;
+  const size_t notice = text->find("[context full: ");
+  ASSERT_NE(notice, std::string::npos) << *text;
+  ASSERT_GT(notice, 0u);
+  EXPECT_EQ((*text)[notice - 1], '\n') << "the notice is glued to the answer: " << *text;
+  EXPECT_EQ(text->find("\n\n", notice), std::string::npos) << "an empty line after the notice: " << *text;
+}
+
 TEST(ChatPipe, ScriptedInputWorksWithoutATerminal) {
   const std::string script = TestDir() + "/script.txt";
   {

@@ -201,7 +201,7 @@ int Run(Flags& flags) {
     eo.threads = static_cast<int>(threads[ti]);
     const double t0 = Now();
     auto engine_or = runtime::Engine::Open(model, eo);
-    if (!engine_or.ok()) return ReportError("bench", engine_or.status());
+    if (!engine_or.ok()) return ReportModelError("bench", engine_or.status());
     if (ti == 0) load_s = Now() - t0;
     const runtime::Engine& engine = **engine_or;
     const int64_t V = engine.config().vocab_size;

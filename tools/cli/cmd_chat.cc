@@ -52,6 +52,8 @@ flags:
   --chunk N               prefill chunk size in tokens (default 256)
   --kv-type T             KV cache rows: f16 (default; half the memory of f32), f32, or q8
                           (8-bit blocks: half the memory of f16)
+  --exact                 f32 reference matmuls instead of the int8 kernels (KV f32 unless
+                          --kv-type says otherwise)
   --no-history            do not read or write the history file
 )";
 
@@ -108,6 +110,7 @@ class AnswerPrinter {
       }
       in_thought_ = thinking;
     }
+    line_open_ = true;
     if (tty_) {
       const std::string shown = ForTerminal(text);
       std::fwrite(shown.data(), 1, shown.size(), stdout);
@@ -121,11 +124,24 @@ class AnswerPrinter {
     in_thought_ = false;
     std::fputs("\n", stdout);
     std::fflush(stdout);
+    line_open_ = false;
+  }
+  // A notice during a turn ("[context full …]") goes on a line of its own: the answer's
+  // line is ended first if it has text.
+  void Notice(const std::string& notice) {
+    if (line_open_) End();
+    std::printf("[%s]\n", notice.c_str());
+    std::fflush(stdout);
+  }
+  // After the turn: ends the answer's line, unless a notice already did and nothing followed.
+  void EndTurn(bool noticed) {
+    if (line_open_ || !noticed) End();
   }
 
  private:
   bool tty_;
   bool in_thought_ = false;
+  bool line_open_ = false;  // answer text printed since the last newline End() wrote
 };
 
 void PrintStats(const runtime::Conversation& conv) {
@@ -170,8 +186,10 @@ bool Command(runtime::Conversation& conv, const std::string& line) {
     std::printf("[system prompt %s%s]\n", arg.empty() ? "removed" : "set",
                 changes ? "; the conversation is prefilled again at the next message" : "");
   } else if (cmd == "/think") {
-    if (arg != "on" && arg != "off") {
+    if (arg.empty()) {
       std::printf("thinking is %s (/think on|off)\n", conv.thinking() ? "on" : "off");
+    } else if (arg != "on" && arg != "off") {
+      std::printf("error: /think takes on or off, not '%s'\n", arg.c_str());
     } else {
       const bool on = arg == "on";
       const bool changes = conv.position() > 0 && on != conv.thinking();
@@ -211,6 +229,7 @@ int Run(Flags& flags) {
   auto chunk = flags.Int({"--chunk"}, 256);
   const std::string kv_type = flags.Str({"--kv-type"}, "");
   const bool no_history = flags.Bool({"--no-history"});
+  const bool exact = flags.Bool({"--exact"});
   auto sampling = ReadSamplingFlags(flags);
   for (const Status* st : {&ctx.status(), &n_predict.status(), &threads.status(), &chunk.status()}) {
     if (!st->ok()) return UsageError("chat", st->message());
@@ -238,8 +257,9 @@ int Run(Flags& flags) {
   runtime::EngineOptions eo;
   eo.threads = static_cast<int>(*threads);
   eo.kv_type = kv;
+  eo.mode = exact ? ops::MatMulMode::kExact : ops::MatMulMode::kFast;
   auto engine = runtime::Engine::Open(*model, eo);
-  if (!engine.ok()) return ReportError("chat", engine.status());
+  if (!engine.ok()) return ReportModelError("chat", engine.status());
   const auto& cfg = (*engine)->config();
   if (*ctx > cfg.max_position_embeddings) {
     return UsageError("chat", "--ctx " + std::to_string(*ctx) + " exceeds the model's " +
@@ -269,9 +289,10 @@ int Run(Flags& flags) {
   runtime::TurnCallbacks cb;
   cb.on_text = [&](std::string_view text, bool thinking) { printer.Text(text, thinking); };
   cb.should_stop = [] { return InterruptFlag().exchange(false); };
-  cb.on_notice = [](const std::string& notice) {
-    std::printf("[%s]\n", notice.c_str());
-    std::fflush(stdout);
+  bool noticed = false;
+  cb.on_notice = [&](const std::string& notice) {
+    printer.Notice(notice);
+    noticed = true;
   };
   std::string line;
   for (;;) {
@@ -286,14 +307,15 @@ int Run(Flags& flags) {
       continue;
     }
     InterruptFlag().store(false);
+    noticed = false;
     auto turn = conv.Send(line, cb);
     if (!turn.ok()) {
-      printer.End();
+      printer.EndTurn(noticed);
       std::printf("error: %s\n", turn.status().message().c_str());
       std::fflush(stdout);
       continue;
     }
-    printer.End();
+    printer.EndTurn(noticed);
     if (turn->interrupted) std::printf("[interrupted]\n");
     std::fflush(stdout);
   }

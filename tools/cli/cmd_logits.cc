@@ -91,7 +91,7 @@ int Run(Flags& flags) {
   eo.mode = exact ? ops::MatMulMode::kExact : ops::MatMulMode::kFast;
   eo.kv_type = kv;
   auto engine = runtime::Engine::Open(model, eo);
-  if (!engine.ok()) return ReportError("logits", engine.status());
+  if (!engine.ok()) return ReportModelError("logits", engine.status());
   const auto& cfg = (*engine)->config();
 
   std::vector<int32_t> ids;

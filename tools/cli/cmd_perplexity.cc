@@ -111,7 +111,7 @@ int Run(Flags& flags) {
   eo.threads = static_cast<int>(*threads);
   eo.kv_type = kv;
   auto engine = runtime::Engine::Open(model, eo);
-  if (!engine.ok()) return ReportError("perplexity", engine.status());
+  if (!engine.ok()) return ReportModelError("perplexity", engine.status());
   const auto& cfg = (*engine)->config();
   if (*ctx > cfg.max_position_embeddings) {
     return UsageError("perplexity", "--ctx " + std::to_string(*ctx) + " exceeds the model's " +

@@ -23,7 +23,8 @@ constexpr char kUsage[] =
        gemlet run --verify
 
 Prefills the prompt, then generates token by token and streams the text to stdout until an
-end-of-generation token (the model's eog_ids: <eos>, <turn|>, <|tool_response>) or N tokens.
+end-of-generation token (the model's eog_ids: <eos>, <turn|>, <|tool_response>), N tokens
+(-n) or the end of the context (--ctx).
 Raw completion: no chat template is applied unless --chat. Timings go to stderr. The exit
 code is 0 on success, 1 on failure, 2 for bad flags, 3 when --verify fails.
 
@@ -33,7 +34,8 @@ flags:
                           recognized, and <bos> is put first unless the text starts with it
   --tokens IDS            the prompt as comma-separated token ids, fed as given
   --no-bos                do not put <bos> before a -p prompt
-  -n, --n-predict N       generate at most N tokens (default 256)
+  -n, --n-predict N       generate at most N tokens (default, or -1: until the context is
+                          full, as chat does)
   --ctx N                 context limit of the session: prompt + N must fit (default 4096)
   --json                  print {"ids": [...], "text": ..., "stop": "eog"|"length",
                           "seed": ..., "timings": {...}} instead of streaming; "ids" includes
@@ -43,6 +45,8 @@ flags:
   --chunk N               prefill chunk size in tokens (default 256)
   --kv-type T             KV cache rows: f16 (default; half the memory of f32), f32, or q8
                           (8-bit blocks: half the memory of f16)
+  --exact                 f32 reference matmuls instead of the int8 kernels (KV f32 unless
+                          --kv-type says otherwise)
   --chat                  wrap the prompt in the Gemma 4 chat format as one user turn
                           (<bos><|turn>user\nPROMPT<turn|>\n<|turn>model\n)
   --system TEXT           with --chat: a system turn first
@@ -80,13 +84,14 @@ int Run(Flags& flags) {
   auto prompt = flags.Str({"-p", "--prompt"});
   auto tokens = flags.IntList({"--tokens"});
   const bool no_bos = flags.Bool({"--no-bos"});
-  auto n_predict = flags.Int({"-n", "--n-predict"}, 256);
+  auto n_predict = flags.Int({"-n", "--n-predict"}, -1);  // -1: until the context is full
   auto ctx = flags.Int({"--ctx"}, 4096);
   const bool json = flags.Bool({"--json"});
   const bool ignore_eos = flags.Bool({"--ignore-eos"});
   auto threads = flags.Int({"--threads"}, 0);
   auto chunk = flags.Int({"--chunk"}, 256);
   const std::string kv_type = flags.Str({"--kv-type"}, "");
+  const bool exact = flags.Bool({"--exact"});
   auto temp = flags.Float({"--temp"}, 1.0);
   auto top_k = flags.Int({"--top-k"}, 64);
   auto top_p = flags.Float({"--top-p"}, 0.95);
@@ -115,7 +120,7 @@ int Run(Flags& flags) {
   if (prompt.has_value() == !tokens->empty())
     return UsageError("run", "give exactly one of -p PROMPT or --tokens IDS");
   if (prompt && prompt->empty()) return UsageError("run", "-p: the prompt is empty");
-  if (*n_predict < 0) return UsageError("run", "-n must be >= 0");
+  if (*n_predict < -1) return UsageError("run", "-n must be >= 0 (or -1: until the context is full)");
   if (*ctx < 1) return UsageError("run", "--ctx must be >= 1");
   if (*threads < 0 || *threads > 1024) return UsageError("run", "--threads must be in [0, 1024]");
   if (*chunk < 1) return UsageError("run", "--chunk must be >= 1");
@@ -134,8 +139,9 @@ int Run(Flags& flags) {
   runtime::EngineOptions eo;
   eo.threads = static_cast<int>(*threads);
   eo.kv_type = kv;
+  eo.mode = exact ? ops::MatMulMode::kExact : ops::MatMulMode::kFast;
   auto engine_or = runtime::Engine::Open(model, eo);
-  if (!engine_or.ok()) return ReportError("run", engine_or.status());
+  if (!engine_or.ok()) return ReportModelError("run", engine_or.status());
   const runtime::Engine& engine = **engine_or;
   const auto& cfg = engine.config();
   const Tokenizer* tok = engine.tokenizer();
@@ -167,7 +173,13 @@ int Run(Flags& flags) {
     return UsageError("run", "--ctx " + std::to_string(*ctx) + " exceeds the model's " +
                                  std::to_string(cfg.max_position_embeddings) + " positions");
   }
-  if (n_prompt + *n_predict > *ctx) {
+  if (*n_predict < 0 && n_prompt >= *ctx) {
+    return UsageError("run", "the prompt (" + std::to_string(n_prompt) +
+                                 " tokens) leaves no room to generate within --ctx " + std::to_string(*ctx));
+  }
+  // Without -n: generate until the context is full.
+  const int64_t max_new = *n_predict >= 0 ? *n_predict : *ctx - n_prompt;
+  if (n_prompt + max_new > *ctx) {
     return UsageError("run", "the prompt (" + std::to_string(n_prompt) + " tokens) + -n " +
                                  std::to_string(*n_predict) + " = " + std::to_string(n_prompt + *n_predict) +
                                  " tokens do not fit the context limit --ctx " + std::to_string(*ctx));
@@ -176,7 +188,7 @@ int Run(Flags& flags) {
   runtime::Session session(engine, runtime::SessionOptions{*ctx, *chunk});
   session.set_sampler(so);
   runtime::GenerateOptions go;
-  go.max_tokens = *n_predict;
+  go.max_tokens = max_new;
   go.stop_at_eog = !ignore_eos;
 
   std::string stream_error;
@@ -234,10 +246,13 @@ int Run(Flags& flags) {
   std::fflush(stdout);
   std::fprintf(stderr,
                "prompt: %lld tokens in %.1f ms (%.1f tok/s); generated: %lld tokens in %.1f ms (%.1f tok/s); "
-               "stop: %s; %d threads\n",
+               "stop: %s; %d thread%s\n",
                static_cast<long long>(t.prompt_tokens), t.prefill_ms, t.prefill_tok_s(),
                static_cast<long long>(t.generated_tokens), t.decode_ms, t.decode_tok_s(),
-               result->stopped_at_eog ? "end-of-generation token" : "token limit", engine.threads());
+               result->stopped_at_eog ? "end-of-generation token"
+               : *n_predict < 0       ? "the context is full"
+                                      : "token limit (-n)",
+               engine.threads(), engine.threads() == 1 ? "" : "s");
   return kExitOk;
 }
 

@@ -24,6 +24,8 @@ flags:
   --api-key KEY           require "Authorization: Bearer KEY" on every /v1 route
                           (default: the GEMLET_API_KEY environment variable, if set)
   --alias NAME            the model id clients see (default: the file name)
+  --cors ORIGIN           let web pages from ORIGIN (e.g. http://localhost:3000, or * for
+                          any) call the API from a browser; default: no cross-origin access
   --ctx N                 context per request, prompt + reply, in tokens (default 4096)
   --max-prompt N          longest prompt accepted, in tokens (default: the context)
   --slots N               requests generating at once (default 4)
@@ -32,7 +34,10 @@ flags:
   --prefill-chunk N       prompt tokens per scheduler step (default 256)
   --max-body BYTES        largest request body (default 8388608); larger ones get 413
   --threads N             compute threads (default: one per hardware thread)
-  --http-threads N        connection threads (default 32; each streaming client holds one)
+  --http-threads N        connection threads (default 128; each open connection holds one;
+                          a client that sends nothing for 5 s is disconnected)
+  --shutdown-grace S      on SIGINT/SIGTERM, seconds running requests get to finish before
+                          they are cut (default 5; a cut stream still ends properly)
   --exact                 f32 reference matmuls instead of the fast int8 kernels
   --kv-type T             KV cache rows: f16, f32 or q8 (default f16; f32 with --exact; q8
                           is 8-bit blocks, half the memory of f16)
@@ -55,6 +60,7 @@ int Run(Flags& flags) {
   const char* env_key = std::getenv("GEMLET_API_KEY");
   o.http.api_key = flags.Str({"--api-key"}, env_key ? env_key : "");
   o.alias = flags.Str({"--alias"}, "");
+  o.http.cors_origin = flags.Str({"--cors"}, "");
   auto ctx = flags.Int({"--ctx"}, 4096);
   auto max_prompt = flags.Int({"--max-prompt"}, 0);
   auto slots = flags.Int({"--slots"}, 4);
@@ -63,7 +69,8 @@ int Run(Flags& flags) {
   auto chunk = flags.Int({"--prefill-chunk"}, 256);
   auto max_body = flags.Int({"--max-body"}, 8 << 20);
   auto threads = flags.Int({"--threads"}, 0);
-  auto http_threads = flags.Int({"--http-threads"}, 32);
+  auto http_threads = flags.Int({"--http-threads"}, 128);
+  auto grace = flags.Float({"--shutdown-grace"}, 5.0);
   o.exact = flags.Bool({"--exact"});
   const std::string kv_type = flags.Str({"--kv-type"}, "");
   auto temp = flags.Float({"--temp"}, 1.0);
@@ -72,7 +79,7 @@ int Run(Flags& flags) {
   auto min_p = flags.Float({"--min-p"}, 0.0);
   for (const Status& st : {port.status(), ctx.status(), max_prompt.status(), slots.status(), queue.status(),
                            cache.status(), chunk.status(), max_body.status(), threads.status(),
-                           http_threads.status(), temp.status(), top_k.status(), top_p.status(),
+                           http_threads.status(), grace.status(), temp.status(), top_k.status(), top_p.status(),
                            min_p.status()}) {
     if (!st.ok()) return UsageError("serve", st.message());
   }
@@ -90,6 +97,7 @@ int Run(Flags& flags) {
   if (*max_body < 1024) return UsageError("serve", "--max-body must be at least 1024");
   if (*threads < 0 || *threads > 1024) return UsageError("serve", "--threads must be in [0, 1024]");
   if (*http_threads < 4 || *http_threads > 4096) return UsageError("serve", "--http-threads must be in [4, 4096]");
+  if (*grace < 0 || *grace > 3600) return UsageError("serve", "--shutdown-grace must be in [0, 3600]");
   if (*temp < 0 || *temp > 2) return UsageError("serve", "--temp must be in [0, 2]");
   if (*top_k < 0) return UsageError("serve", "--top-k must be >= 0");
   if (*top_p <= 0 || *top_p > 1) return UsageError("serve", "--top-p must be in (0, 1]");
@@ -102,6 +110,7 @@ int Run(Flags& flags) {
   o.http.max_body_bytes = static_cast<size_t>(*max_body);
   o.http.threads = static_cast<int>(*http_threads);
   o.context = *ctx;
+  o.shutdown_grace_s = *grace;
   o.threads = static_cast<int>(*threads);
   o.scheduler.slots = static_cast<int>(*slots);
   o.scheduler.queue_capacity = static_cast<size_t>(*queue);
@@ -113,7 +122,8 @@ int Run(Flags& flags) {
   o.handlers.top_k = *top_k;
   o.handlers.top_p = *top_p;
   o.handlers.min_p = *min_p;
-  if (Status st = server::Serve(o); !st.ok()) return ReportError("serve", st);
+  // Serve fails only on the model (loading it) or the address (binding it): exit code 1.
+  if (Status st = server::Serve(o); !st.ok()) return ReportModelError("serve", st);
   return kExitOk;
 }
 

@@ -15,14 +15,15 @@
 #include "format/tokenizer_json.h"
 #include "text/chat_format.h"
 #include "text/tokenizer.h"
+#include "tools/cli/chat_options.h"
 #include "tools/cli/command.h"
 
 namespace gemlet::cli {
 namespace {
 
 constexpr char kTokenizeUsage[] =
-    R"(usage: gemlet tokenize (-m MODEL.gemlet | --tokenizer PATH) [--json | --ids] (TEXT | -f FILE)
-       gemlet tokenize (-m MODEL.gemlet | --tokenizer PATH) --chat CASE.json
+    R"(usage: gemlet tokenize [-m MODEL.gemlet | --tokenizer PATH] [--json | --ids] (TEXT | -f FILE)
+       gemlet tokenize [-m MODEL.gemlet | --tokenizer PATH] --chat CASE.json
 
 Prints the token ids of TEXT, one "ID<TAB>PIECE" line per token (control characters in the
 piece are escaped; "▁" is a space). Special tokens written in the text (<bos>, <|turn>, ...)
@@ -34,7 +35,8 @@ With --chat, CASE.json holds {"messages": [...], "options": {"add_generation_pro
 the Gemma 4 chat template renders it and {"prompt": TEXT, "ids": [...]} is printed.
 
 flags:
-  -m, --model FILE      a .gemlet model: its stored vocabulary
+  -m, --model FILE      a .gemlet model: its stored vocabulary (neither -m nor --tokenizer:
+                        the tiny demo model, made once in ~/.cache/gemlet, as run and chat do)
   --tokenizer PATH      a tokenizer.json (or a folder holding one), a GGUF file, or a .gemlet
   -f, --file FILE       tokenize the file's bytes, all of them (NULs, control characters and
                         trailing newlines included)
@@ -50,7 +52,7 @@ examples:
 )";
 
 constexpr char kDetokenizeUsage[] =
-    R"(usage: gemlet detokenize (-m MODEL.gemlet | --tokenizer PATH) [--skip-special] [--json] IDS...
+    R"(usage: gemlet detokenize [-m MODEL.gemlet | --tokenizer PATH] [--skip-special] [--json] IDS...
 
 Prints the text of the token ids exactly (no newline is added): "▁" becomes a space, runs of
 <0xNN> byte tokens become their UTF-8 text (U+FFFD per byte if a run is not valid UTF-8), and
@@ -58,7 +60,8 @@ special tokens print as written (<turn|>) unless --skip-special. IDS are comma- 
 space-separated, in one or more arguments.
 
 flags:
-  -m, --model FILE      a .gemlet model: its stored vocabulary
+  -m, --model FILE      a .gemlet model: its stored vocabulary (neither -m nor --tokenizer:
+                        the tiny demo model, made once in ~/.cache/gemlet, as run and chat do)
   --tokenizer PATH      a tokenizer.json (or a folder holding one), a GGUF file, or a .gemlet
   --skip-special        leave out special tokens (<bos>, <turn|>, <|channel>, ...)
   --json                print {"text": ...}
@@ -103,15 +106,23 @@ Result<Tokenizer> LoadTokenizer(const std::string& model, const std::string& pat
   return t;
 }
 
-// Reads -m / --tokenizer; exactly one is required.
+// Reads -m / --tokenizer; at most one may be given (neither: the demo model, see
+// ResolveSource).
 bool SourceFlags(Flags& flags, std::string* model, std::string* path, std::string* error) {
   *model = flags.Str({"-m", "--model"}, "");
   *path = flags.Str({"--tokenizer"}, "");
-  if (model->empty() == path->empty()) {
-    *error = "give the tokenizer with exactly one of -m MODEL.gemlet or --tokenizer PATH";
+  if (!model->empty() && !path->empty()) {
+    *error = "give the tokenizer with one of -m MODEL.gemlet or --tokenizer PATH, not both";
     return false;
   }
   return true;
+}
+
+// Without -m and --tokenizer: the tiny demo model's vocabulary, as run, chat and serve use it.
+Status ResolveSource(std::string* model, const std::string& path) {
+  if (!model->empty() || !path.empty()) return Status::Ok();
+  ASSIGN_OR_RETURN(*model, ResolveModel("", /*allow_demo=*/true));
+  return Status::Ok();
 }
 
 // A piece on one line: control characters and backslashes escaped.
@@ -175,6 +186,7 @@ int RunTokenize(Flags& flags) {
     return UsageError("tokenize", "-f and --chat need a file name");
   }
 
+  if (Status st = ResolveSource(&model, path); !st.ok()) return ReportError("tokenize", st);
   auto tok = LoadTokenizer(model, path);
   if (!tok.ok()) return ReportError("tokenize", tok.status());
   if (chat) return RunChatCase(*tok, *chat);
@@ -246,6 +258,7 @@ int RunDetokenize(Flags& flags) {
   if (!ids.ok()) return UsageError("detokenize", ids.status().message());
   if (flags.Positional().empty()) return UsageError("detokenize", "give the token ids to decode");
 
+  if (Status st = ResolveSource(&model, path); !st.ok()) return ReportError("detokenize", st);
   auto tok = LoadTokenizer(model, path);
   if (!tok.ok()) return ReportError("detokenize", tok.status());
   auto text = tok->Decode(*ids, skip);

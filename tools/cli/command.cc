@@ -189,6 +189,11 @@ int ReportError(const std::string& command, const Status& st) {
   return st.code() == ErrorCode::kInvalidArgument ? kExitUsage : kExitFailure;
 }
 
+int ReportModelError(const std::string& command, const Status& st) {
+  std::fprintf(stderr, "gemlet %s: %s\n", command.c_str(), st.message().c_str());
+  return kExitFailure;
+}
+
 int UsageError(const std::string& command, const std::string& message) {
   std::fprintf(stderr, "gemlet %s: %s (see gemlet %s --help)\n", command.c_str(), message.c_str(),
                command.c_str());

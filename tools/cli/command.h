@@ -69,6 +69,10 @@ struct CommandRegistrar {
 
 // Prints "gemlet CMD: message" on one line to stderr and returns the exit code for `st`.
 int ReportError(const std::string& command, const Status& st);
+// For a model (or other input file) that cannot be opened or is not valid: prints as
+// ReportError but always returns kExitFailure (README "Exit codes": a bad model file is 1,
+// whatever status the reader chose, e.g. kInvalidArgument for a directory or a bad config).
+int ReportModelError(const std::string& command, const Status& st);
 // Prints "gemlet CMD: message (see gemlet CMD --help)" and returns kExitUsage.
 int UsageError(const std::string& command, const std::string& message);
 

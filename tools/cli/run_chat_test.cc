@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cstdlib>
 #include <filesystem>
 #include <nlohmann/json.hpp>
@@ -141,6 +142,46 @@ TEST(RunChat, JsonCarriesTextTokenCountsAndTimings) {
   EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << "one JSON line: " << out;
 }
 
+// The tiny model with its config's hidden_size made 0 (same length, so the file stays valid).
+std::string CorruptConfigModel() {
+  const std::string path = Dir() + "/bad-config.gemlet";
+  auto bytes = ReadFileToString(TinyModel());
+  EXPECT_TRUE(bytes.ok());
+  if (!bytes.ok()) return path;
+  std::string b = *bytes;
+  const std::string key = "\"hidden_size\":";
+  const size_t at = b.find(key);
+  EXPECT_NE(at, std::string::npos);
+  if (at == std::string::npos) return path;
+  size_t v = at + key.size();
+  while (b[v] == ' ') ++v;
+  for (bool first = true; std::isdigit(static_cast<unsigned char>(b[v])); ++v, first = false) {
+    b[v] = first ? '0' : ' ';
+  }
+  WriteFile(path, b);
+  return path;
+}
+
+// Without -n, run generates until the context is full, as chat does (the old default -n 256
+// refused a short prompt with --ctx 64); --exact is accepted by run and chat.
+TEST(RunChat, WithoutNRunGeneratesToTheEndOfTheContext) {
+  std::string out, err;
+  ASSERT_EQ(Gemlet("run -m " + TinyModel() + " --ctx 64 -p short --temp 0 --ignore-eos --json", &out, &err), 0)
+      << err;
+  const auto j = ParseJson(out);
+  EXPECT_EQ(j["prompt_tokens"].get<int>() + j["timings"]["generated_tokens"].get<int>(), 64) << out;
+  EXPECT_EQ(j["stop"], "length");
+  ASSERT_EQ(Gemlet("run -m " + TinyModel() + " --exact --ctx 64 -p short -n 3 --temp 0 --ignore-eos --json", &out,
+                   &err),
+            0)
+      << err;
+  EXPECT_EQ(ParseJson(out)["timings"]["generated_tokens"], 3);
+  WriteFile(Dir() + "/hi.txt", "Hi\n");
+  EXPECT_EQ(Gemlet("chat -m " + TinyModel() + " --exact -n 3 --temp 0 --no-history", &out, &err, Dir() + "/hi.txt"), 0)
+      << err;
+  EXPECT_FALSE(out.empty());
+}
+
 TEST(RunChat, MisuseAndFailuresAreOneLineWithTheirExitCodes) {
   struct Case {
     std::string args;
@@ -155,6 +196,12 @@ TEST(RunChat, MisuseAndFailuresAreOneLineWithTheirExitCodes) {
       {"run" + m + " --chat", 2, "the prompt on stdin is empty"},
       {"run -m " + Dir() + "/missing.gemlet -p Hi", 1, "missing.gemlet"},
       {"run" + m + " -p Hi -n 5000 --ctx 64", 2, "--ctx 64"},
+      // A bad model file is 1 (README "Exit codes"), whatever the reader's error: a
+      // directory, a file whose config is corrupt.
+      {"run -m " + Dir() + " -p Hi", 1, Dir()},
+      {"run -m " + CorruptConfigModel() + " -p Hi", 1, "bad-config.gemlet"},
+      {"chat -m " + Dir(), 1, Dir()},
+      {"chat -m " + CorruptConfigModel(), 1, "bad-config.gemlet"},
   };
   for (const Case& c : cases) {
     std::string out, err;

@@ -188,18 +188,25 @@ TEST(OracleDrafter, FastPathWithinApproximateTier) {
   EXPECT_EQ(r.dense_equal, r.dense_checked);
 }
 
-// The default plan (q4 matrices, int8 activations): weight quantization moves the logits far
-// more than the tier (as ref-q4_0 vs ref does for the text model); reported, and the sparse
-// head's candidates must still score like the dense head on the same weights.
-TEST(OracleDrafter, DefaultPlanReported) {
-  auto e = Open(Converted("tiny-e2b", "model.safetensors", "default"), ConvertedDrafter("default"),
-                ops::MatMulMode::kFast);
-  ASSERT_NE(e, nullptr);
-  const RoundResults r = RunRounds(*e, TensorType::kF16, 0.5);
-  Report("tiny-e2b-assistant default plan dense logits", r.dense);
-  Report("tiny-e2b-assistant default plan h_next", r.h_next);
-  EXPECT_EQ(r.dense.rows, 32);
-  EXPECT_LT(r.dense.max_abs, 1e30);  // finite
+// The quantized plans (int8 activations): weight quantization moves the logits far more than
+// the tier (as ref-q4_0 vs ref does for the text model, ../shared/oracle/README.md), so these
+// are reported. q8 (measured: 20 of 20) keeps the dense argmax wherever the golden gap is
+// above 0.5, as the text model's q8 disagreements all come at gaps below 0.16.
+TEST(OracleDrafter, QuantizedPlansReported) {
+  for (const char* plan : {"q8", "default"}) {
+    auto e = Open(Converted("tiny-e2b", "model.safetensors", plan), ConvertedDrafter(plan), ops::MatMulMode::kFast);
+    ASSERT_NE(e, nullptr);
+    const RoundResults r = RunRounds(*e, TensorType::kF16, 0.5);
+    Report(std::string("tiny-e2b-assistant plan ") + plan + " dense logits", r.dense);
+    Report(std::string("tiny-e2b-assistant plan ") + plan + " sparse logits", r.sparse);
+    Report(std::string("tiny-e2b-assistant plan ") + plan + " h_next", r.h_next);
+    std::printf("[oracle] plan %s: drafts equal %d/%d, dense argmax equal %d/%d (golden gap > 0.5)\n", plan,
+                r.drafts_equal, r.drafts_checked, r.dense_equal, r.dense_checked);
+    EXPECT_EQ(r.dense.rows, 32);
+    if (std::string(plan) == "q8") {
+      EXPECT_EQ(r.dense_equal, r.dense_checked);
+    }
+  }
 }
 
 TEST(OracleDrafter, BundleAndCliDraft) {

@@ -42,7 +42,7 @@ flags:
   --assistant         write the preset's MTP drafter ("assistant") instead: config.json
                       (model_type gemma4_assistant) and model.safetensors with the released
                       tensor names (the centroid head included; e2b: 4 layers, D 256,
-                      ~156 MB), shaped to fit the target preset of the same name
+                      ~158 MB), shaped to fit the target preset of the same name
   -q, --quiet         no progress output
 
 examples:

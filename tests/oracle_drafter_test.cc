@@ -2,7 +2,7 @@
 // tolerances): every case and round of cases.json through the target (tiny-e2b) and the
 // drafter, dense and sparse logits and h_next against the float64 goldens, in the exact path
 // (f32, f32 KV) and the fast path (float kernels, f16 KV); the bundle (target + drafter in one
-// file) and a drafter that does not fit its target; `gemlet draft` end to end.
+// file) and a drafter that does not fit its target (`gemlet draft`: oracle_drafter_cli_test.cc).
 #include <gtest/gtest.h>
 
 #include <nlohmann/json.hpp>
@@ -20,7 +20,6 @@ namespace gemlet::oracle {
 namespace {
 
 constexpr char kAssistant[] = "tiny-e2b-assistant";
-const std::string kGemlet = std::string(GEMLET_BINARY_DIR) + "/tools/cli/gemlet";
 
 struct Step {
   int64_t row;
@@ -209,7 +208,7 @@ TEST(OracleDrafter, QuantizedPlansReported) {
   }
 }
 
-TEST(OracleDrafter, BundleAndCliDraft) {
+TEST(OracleDrafter, BundleCarriesTheDrafter) {
   convert::ConvertOptions o;
   o.src = OracleDir() + "tiny-e2b";
   o.assistant = OracleDir() + kAssistant;
@@ -227,28 +226,6 @@ TEST(OracleDrafter, BundleAndCliDraft) {
   EXPECT_LE(r.sparse.max_abs, 1e-3) << r.sparse.ToString();
   EXPECT_EQ(r.drafts_equal, r.drafts_checked);
 
-  // gemlet draft on the last round of the 17-token case (P = 21: past the window + 1).
-  const Round& round = Rounds()[5];
-  std::string ids;
-  for (size_t i = 0; i < round.sequence.size(); ++i) ids += (i ? "," : "") + std::to_string(round.sequence[i]);
-  const std::string d = ScratchDir() + "/d.npy", s = ScratchDir() + "/s.npy", h = ScratchDir() + "/h.npy";
-  std::string out;
-  ASSERT_EQ(RunCommand(kGemlet + " draft -m " + o.out + " --tokens " + ids + " -k 4 --exact --dense-logits " + d +
-                           " --sparse-logits " + s + " --hidden " + h + " --threads 1",
-                       &out),
-            0)
-      << out;
-  std::string want;
-  for (size_t k = 0; k < round.steps.size(); ++k) want += (k ? "," : "") + std::to_string(round.steps[k].draft);
-  EXPECT_EQ(out, want + "\n");
-  for (const auto& [file, gold, cols] : {std::tuple{d, "dense-logits.npy", 512}, {s, "sparse-logits.npy", 512},
-                                         {h, "h-next.npy", 64}}) {
-    auto a = ReadNpy(file);
-    ASSERT_TRUE(a.ok()) << a.status().ToString();
-    ASSERT_EQ(a->shape, (std::vector<int64_t>{4, cols}));
-    const Stats st = Diff(a->data.data(), Array(gold).data.data() + round.steps[0].row * cols, 4 * cols);
-    EXPECT_LE(st.max_abs, 1e-3) << file << ": " << st.ToString();
-  }
 }
 
 TEST(OracleDrafter, RefusesATargetItDoesNotFit) {

@@ -41,7 +41,7 @@ flags:
   --threads N            worker threads (default: all cores)
   --kv-type T            the target's KV cache rows (default f32, as for comparisons)
 
-example:
+examples:
   gemlet draft -m tiny.gemlet --drafter drafter.gemlet --tokens 2,105,437,107,346 -k 4 \
       --dense-logits d.npy --sparse-logits s.npy --hidden h.npy
 )";

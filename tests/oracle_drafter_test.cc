@@ -238,6 +238,10 @@ TEST(OracleDrafter, RefusesATargetItDoesNotFit) {
   EXPECT_NE(e.status().message().find("does not fit"), std::string::npos) << e.status().ToString();
   EXPECT_NE(e.status().message().find("hidden size is 64 in the drafter, 96 in the target"), std::string::npos)
       << e.status().ToString();
+  // A drafter file given as the model.
+  auto d = runtime::Engine::Open(ConvertedDrafter("keep"), runtime::EngineOptions{});
+  ASSERT_FALSE(d.ok());
+  EXPECT_NE(d.status().message().find("is an MTP drafter, not a model"), std::string::npos) << d.status().ToString();
   convert::ConvertOptions o;
   o.src = OracleDir() + "tiny-e4b";
   o.assistant = OracleDir() + kAssistant;

@@ -14,6 +14,9 @@ Result<std::unique_ptr<Gemma4Model>> Gemma4Model::Bind(const GemletFile& file) {
   if (!meta.is_object() || !meta.contains("config")) {
     return Corrupt(file.path() + ": metadata has no \"config\" object");
   }
+  if (meta.value("kind", "") == "gemma4-drafter") {
+    return InvalidArgument(file.path() + " is an MTP drafter, not a model; give it with --drafter beside a target model");
+  }
   auto cfg = Gemma4Config::FromJson(meta["config"]);
   if (!cfg.ok()) return cfg.status().WithContext(file.path());
 

@@ -1,7 +1,7 @@
 // libFuzzer target: a checkpoint's config.json as the converter reads it (HfTextConfig, then
-// model::Gemma4Config::FromJson) on arbitrary text. Nothing may crash; a config that is
-// accepted must validate, round-trip through ToJson, and give a tensor table whose shapes
-// are all positive.
+// model::Gemma4Config::FromJson; and as an MTP drafter's, model::Gemma4DrafterConfig::FromJson)
+// on arbitrary text. Nothing may crash; a config that is accepted must validate, round-trip
+// through ToJson, and give a tensor table whose shapes are all positive.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
@@ -10,6 +10,8 @@
 #include <string>
 
 #include "model/gemma4_config.h"
+#include "model/gemma4_drafter_config.h"
+#include "model/gemma4_drafter_tensors.h"
 #include "model/gemma4_tensors.h"
 #include "tools/convert/hf_import.h"
 
@@ -28,6 +30,16 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const nlohmann::json j =
       nlohmann::json::parse(data, data + size, /*cb=*/nullptr, /*allow_exceptions=*/false);
   if (j.is_discarded()) return 0;
+  if (auto d = gemlet::model::Gemma4DrafterConfig::FromJson(j); d.ok()) {
+    Require(d->Validate().ok(), "drafter FromJson accepted a config that Validate rejects");
+    auto again = gemlet::model::Gemma4DrafterConfig::FromJson(d->ToJson());
+    Require(again.ok(), "drafter FromJson(ToJson()) failed");
+    Require(again->ToJson() == d->ToJson(), "drafter FromJson(ToJson()) changed the config");
+    for (const auto& spec : gemlet::model::DrafterTensors(*d)) {
+      for (int64_t dim : spec.shape) Require(dim > 0, "a drafter tensor dimension that is not positive");
+    }
+    return 0;
+  }
   auto text = gemlet::convert::HfTextConfig(j, "fuzz/config.json");
   if (!text.ok()) return 0;
   auto cfg = gemlet::model::Gemma4Config::FromJson(*text);

@@ -2,63 +2,20 @@
 
 #include <unordered_map>
 
-#include "kernels/ref/quant.h"
+#include "model/tensor_binding.h"
 #include "model/gemma4_tensors.h"
 #include "ops/rope.h"
 
 namespace gemlet::model {
 
-namespace {
-
-std::string ShapeString(const std::vector<int64_t>& s) {
-  std::string out = "[";
-  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
-  return out + "]";
-}
-
-// Looks up `spec` in the file and checks its shape and layout.
-Result<const TensorView*> FindChecked(const GemletFile& file, const TensorSpec& spec) {
-  const TensorView* t = file.Find(spec.name);
-  if (!t) return NotFound(file.path() + ": tensor '" + spec.name + "' is missing");
-  if (t->shape != spec.shape) {
-    return InvalidArgument(file.path() + ": tensor '" + spec.name + "' has shape " + ShapeString(t->shape) +
-                           ", the config needs " + ShapeString(spec.shape));
-  }
-  if (t->layout != TensorLayout::kRowMajor &&
-      !(t->layout == TensorLayout::kQ4x8 && t->type == TensorType::kQ4 && spec.shape.size() == 2)) {
-    return Unsupported(file.path() + ": tensor '" + spec.name +
-                       "' has a block layout this engine cannot read");
-  }
-  return t;
-}
-
-ops::Weight ToWeight(const TensorView& t) {
-  ops::Weight w;
-  w.type = t.type;
-  w.layout = t.layout;
-  w.cols = t.cols();
-  w.rows = t.rows();
-  w.row_bytes = t.nbytes / static_cast<uint64_t>(w.rows);
-  w.data = t.data;
-  return w;
-}
-
-std::vector<float> ToF32(const TensorView& t) {
-  std::vector<float> v(static_cast<size_t>(t.numel()));
-  const int64_t cols = t.cols();
-  const uint64_t row_bytes = t.nbytes / static_cast<uint64_t>(t.rows());
-  for (int64_t r = 0; r < t.rows(); ++r) {
-    kernels::DequantizeRowRef(t.type, t.data + r * row_bytes, v.data() + r * cols, cols);
-  }
-  return v;
-}
-
-}  // namespace
 
 Result<std::unique_ptr<Gemma4Model>> Gemma4Model::Bind(const GemletFile& file) {
   const auto& meta = file.metadata();
   if (!meta.is_object() || !meta.contains("config")) {
     return Corrupt(file.path() + ": metadata has no \"config\" object");
+  }
+  if (meta.value("kind", "") == "gemma4-drafter") {
+    return InvalidArgument(file.path() + " is an MTP drafter, not a model; give it with --drafter beside a target model");
   }
   auto cfg = Gemma4Config::FromJson(meta["config"]);
   if (!cfg.ok()) return cfg.status().WithContext(file.path());

@@ -21,6 +21,9 @@ enum class TensorClass {
   kPleProj,          // proj [D, P]
   kNorm,             // every RMSNorm weight
   kScalar,           // layer_output_scale [1]
+  kDrafterProj,      // the MTP drafter's pre_projection / post_projection
+  kCentroids,        // the drafter's sparse-head centroids [C, D]
+  kTokenOrder,       // the drafter's token_ordering [V] (token ids, stored as f32: exact below 2^24)
 };
 const char* TensorClassName(TensorClass c);  // "token_embd", "ple_table", "attn", ...
 // Parses the names TensorClassName returns.

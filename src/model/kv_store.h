@@ -20,6 +20,17 @@
 
 namespace gemlet::model {
 
+// Bytes of `rows` rows of segment s (its stride in s.type's elements).
+inline int64_t KvRowBytes(const ops::KvSegment& s, int64_t rows) {
+  const int64_t e = rows * s.stride;
+  switch (s.type) {
+    case TensorType::kF32: return e * 4;
+    case TensorType::kF16: return e * 2;
+    case TensorType::kQ8: return e / kQBlock * static_cast<int64_t>(sizeof(BlockQ8));
+    default: GEMLET_CHECK_MSG(false, "KV rows are f32, f16 or q8"); return 0;
+  }
+}
+
 class KvStore {
  public:
   virtual ~KvStore() = default;
@@ -30,6 +41,30 @@ class KvStore {
   // The stored rows of cached layer `layer` still needed by later queries, as at most two
   // segments in increasing position order; returns how many were written to `out`.
   virtual int Past(int64_t layer, ops::KvSegment out[2]) const = 0;
+  // The stored rows of cached layer `layer` for positions [first, size()), for a reader that
+  // sees further back than the model's own next query (the MTP drafter's sliding layers see
+  // W + 1 positions, a query of the model W): at most two segments in position order; the
+  // number written, or −1 if a row at or after `first` is no longer stored. By default
+  // Past's rows cut at `first` (enough for a store whose Past keeps every row).
+  virtual int PastFrom(int64_t layer, int64_t first, ops::KvSegment out[2]) const {
+    ops::KvSegment segs[2];
+    const int n = Past(layer, segs);
+    int k = 0;
+    for (int i = 0; i < n; ++i) {
+      ops::KvSegment s = segs[i];
+      const int64_t skip = first - s.pos0;
+      if (skip >= s.count) continue;
+      if (skip > 0) {
+        s.k = static_cast<const uint8_t*>(s.k) + KvRowBytes(s, skip);
+        s.v = static_cast<const uint8_t*>(s.v) + KvRowBytes(s, skip);
+        s.pos0 += skip;
+        s.count -= skip;
+      }
+      out[k++] = s;
+    }
+    if (k > 0 ? out[0].pos0 > first : first < size()) return -1;
+    return k;
+  }
   // Stores rows [T, Hkv·hd] for positions [size(), size() + T) of cached layer `layer`.
   virtual void Commit(int64_t layer, const float* k, const float* v, int64_t T) = 0;
   // Ends the step: size() += T.

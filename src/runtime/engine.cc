@@ -12,6 +12,13 @@ Result<std::unique_ptr<Engine>> Engine::Open(const std::string& path, const Engi
   ASSIGN_OR_RETURN(e->file_, GemletFile::Open(path));
   ASSIGN_OR_RETURN(e->model_, model::Gemma4Model::Bind(*e->file_));
   RETURN_IF_ERROR(CheckKvType(e->config(), e->kv_type()));  // q8 rows need heads of whole blocks
+  if (!options.drafter_path.empty()) {
+    ASSIGN_OR_RETURN(e->drafter_file_, GemletFile::Open(options.drafter_path));
+    ASSIGN_OR_RETURN(e->drafter_, model::Gemma4Drafter::Bind(*e->drafter_file_));
+  } else if (model::Gemma4Drafter::InFile(*e->file_)) {
+    ASSIGN_OR_RETURN(e->drafter_, model::Gemma4Drafter::Bind(*e->file_));
+  }
+  if (e->drafter_) RETURN_IF_ERROR(e->drafter_->CheckFits(*e->model_));
   if (!e->file_->vocab().empty()) {
     auto tok = Tokenizer::FromGemlet(*e->file_);
     if (!tok.ok()) return tok.status();

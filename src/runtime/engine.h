@@ -14,6 +14,7 @@
 #include "base/thread_pool.h"
 #include "format/gemlet_file.h"
 #include "model/gemma4_config.h"
+#include "model/gemma4_drafter.h"
 #include "model/gemma4_model.h"
 #include "ops/matmul.h"
 #include "text/tokenizer.h"
@@ -33,6 +34,9 @@ struct EngineOptions {
   // at the cost of 8-bit K/V values (Open fails for q8 unless every head size is a multiple
   // of 32). Unset: kF16 in kFast mode, kF32 in kExact mode.
   std::optional<TensorType> kv_type;
+  // An MTP drafter file (gemlet convert ASSISTANT_DIR) to load beside the model; empty: the
+  // drafter embedded in the model's file, if it has one (gemlet convert --assistant).
+  std::string drafter_path;
 };
 
 class Engine {
@@ -58,12 +62,17 @@ class Engine {
   int32_t bos_id() const { return bos_id_; }
   // The tokenizer built from the file's vocabulary, or null if the file has none.
   const Tokenizer* tokenizer() const { return tokenizer_.get(); }
+  // The MTP drafter (EngineOptions::drafter_path or embedded), checked to fit the model at
+  // Open; null if there is none.
+  const model::Gemma4Drafter* drafter() const { return drafter_.get(); }
 
  private:
   Engine() = default;
   EngineOptions options_;
   std::unique_ptr<GemletFile> file_;
   std::unique_ptr<model::Gemma4Model> model_;
+  std::unique_ptr<GemletFile> drafter_file_;  // null: none, or embedded in file_
+  std::unique_ptr<model::Gemma4Drafter> drafter_;
   std::unique_ptr<ThreadPool> pool_;
   std::unique_ptr<ThreadPool> decode_pool_;  // null: decode uses pool_
   std::unique_ptr<Tokenizer> tokenizer_;

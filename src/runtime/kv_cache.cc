@@ -39,13 +39,15 @@ void KvLayer::Grow(int64_t rows, int64_t limit) {
   cap_ = cap;
 }
 
-int KvLayer::Segments(int64_t n, ops::KvSegment out[2]) const {
-  if (n == 0) return 0;
+int KvLayer::SegmentsFrom(int64_t n, int64_t first, ops::KvSegment out[2]) const {
+  first = std::max<int64_t>(first, 0);
+  if (first >= n) return 0;
+  if (first < Oldest(n)) return -1;
   if (ring_ == 0) {
-    out[0] = ops::KvSegment{k_.data(), v_.data(), row_, 0, n, type_};
+    out[0] = ops::KvSegment{k_.data() + first * row_bytes_, v_.data() + first * row_bytes_, row_, first, n - first,
+                            type_};
     return 1;
   }
-  const int64_t first = OldestVisible(n);
   const int64_t count = n - first;
   const int64_t slot = first % ring_;
   const int64_t run = std::min(count, ring_ - slot);
@@ -120,6 +122,11 @@ Status KvCache::Reserve(int64_t end_pos) {
 int KvCache::Past(int64_t layer, ops::KvSegment out[2]) const {
   GEMLET_CHECK(layer >= 0 && layer < static_cast<int64_t>(slot_.size()) && slot_[layer] >= 0);
   return layers_[slot_[layer]].Segments(n_, out);
+}
+
+int KvCache::PastFrom(int64_t layer, int64_t first, ops::KvSegment out[2]) const {
+  GEMLET_CHECK(layer >= 0 && layer < static_cast<int64_t>(slot_.size()) && slot_[layer] >= 0);
+  return layers_[slot_[layer]].SegmentsFrom(n_, first, out);
 }
 
 void KvCache::Commit(int64_t layer, const float* k, const float* v, int64_t T) {

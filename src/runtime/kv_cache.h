@@ -41,7 +41,10 @@ class KvLayer {
   // Contiguous layers: grow to hold `rows` positions (doubling, at most `limit`).
   void Grow(int64_t rows, int64_t limit);
   // The visible rows when `n` positions have been written: ≤ 2 segments in position order.
-  int Segments(int64_t n, ops::KvSegment out[2]) const;
+  int Segments(int64_t n, ops::KvSegment out[2]) const { return SegmentsFrom(n, OldestVisible(n), out); }
+  // The stored rows of positions [first, n) when `n` positions have been written: ≤ 2
+  // segments in position order, or −1 if some of them were overwritten (first < Oldest(n)).
+  int SegmentsFrom(int64_t n, int64_t first, ops::KvSegment out[2]) const;
   // The oldest position still stored when `n` positions have been written.
   int64_t Oldest(int64_t n) const { return ring_ > 0 ? std::max<int64_t>(0, n - ring_) : 0; }
   // The oldest position a query after `n` written positions can see.
@@ -76,6 +79,7 @@ class KvCache : public model::KvStore {
   int64_t size() const override { return n_; }
   Status Reserve(int64_t end_pos) override;
   int Past(int64_t layer, ops::KvSegment out[2]) const override;
+  int PastFrom(int64_t layer, int64_t first, ops::KvSegment out[2]) const override;
   void Commit(int64_t layer, const float* k, const float* v, int64_t T) override;
   void Advance(int64_t T) override { n_ += T; }
   TensorType row_type() const override { return type_; }

@@ -96,6 +96,35 @@ TEST_P(KvLayerTest, RingChunks) {
   }
 }
 
+// SegmentsFrom: the rows from any stored position on (the MTP drafter reads W + 1 of a ring
+// whose queries see W), in order and intact; −1 once the first of them is overwritten.
+TEST_P(KvLayerTest, SegmentsFromReachesBeyondTheWindow) {
+  const int64_t cap = 7, window = 4, row = RowOf(2, GetParam());
+  KvLayer ring(row, cap, GetParam(), window);
+  for (int64_t n = 0; n < 20; ++n) {
+    auto k = Rows(n, 1, row, 1), v = Rows(n, 1, row, -1);
+    ring.Write(n, k.data(), v.data(), 1);
+    const int64_t size = n + 1;
+    for (int64_t first = 0; first <= size; ++first) {
+      ops::KvSegment segs[2];
+      const int count = ring.SegmentsFrom(size, first, segs);
+      if (first < size - cap) {
+        EXPECT_EQ(count, -1) << "size " << size << " first " << first;
+        continue;
+      }
+      int64_t expect = first;
+      for (int i = 0; i < count; ++i) {
+        ASSERT_EQ(segs[i].pos0, expect);
+        for (int64_t u = 0; u < segs[i].count; ++u, ++expect) {
+          ASSERT_EQ(At(segs[i], segs[i].k, u * segs[i].stride), Held(static_cast<float>(expect), GetParam()));
+          ASSERT_EQ(At(segs[i], segs[i].v, u * segs[i].stride), -Held(static_cast<float>(expect), GetParam()));
+        }
+      }
+      EXPECT_EQ(expect, size) << "size " << size << " first " << first;
+    }
+  }
+}
+
 TEST_P(KvLayerTest, ContiguousGrowsByDoublingUpToTheLimit) {
   const int64_t row = RowOf(4, GetParam());
   KvLayer full(row, 0, GetParam());
@@ -316,6 +345,21 @@ TEST(KvCacheTest, TruncateWithinTheRollbackMargin) {
   int64_t rows = 0;
   for (int i = 0; i < count; ++i) rows += segs[i].count;
   EXPECT_EQ(rows, W) << "a query still sees exactly the window";
+  // The drafter's W + 1 rows through the KvStore interface: the ring's, and the default
+  // (Past cut at `first`), which cannot reach beyond the window.
+  count = cache.PastFrom(0, n - W - 1, segs);
+  rows = 0;
+  for (int i = 0; i < count; ++i) rows += segs[i].count;
+  EXPECT_EQ(rows, W + 1);
+  EXPECT_EQ(segs[0].pos0, n - W - 1);
+  EXPECT_EQ(cache.PastFrom(0, n - W - kKvRollback - 1, segs), -1) << "overwritten";
+  EXPECT_EQ(cache.model::KvStore::PastFrom(0, n - W - 1, segs), -1) << "beyond what Past shows";
+  count = cache.model::KvStore::PastFrom(0, n - 3, segs);
+  ASSERT_GE(count, 1);
+  rows = 0;
+  for (int i = 0; i < count; ++i) rows += segs[i].count;
+  EXPECT_EQ(segs[0].pos0, n - 3);
+  EXPECT_EQ(rows, 3);
 }
 
 }  // namespace

@@ -13,13 +13,15 @@ namespace {
 
 constexpr char kUsage[] =
     R"(usage: gemlet convert SRC -o OUT.gemlet [--plan NAME] [--type CLASS=TYPE]... [--threads N]
-                      [--multimodal OUT2.gemlet] [-q]
+                      [--multimodal OUT2.gemlet] [--assistant DRAFTER_DIR] [-q]
 
 Converts a Gemma 4 E2B/E4B checkpoint to a .gemlet model, streaming tensor by tensor (the
 checkpoint is never held in memory). SRC is either
   a Hugging Face folder: config.json, model.safetensors (or model-0000i-of-0000n.safetensors
     shards with model.safetensors.index.json), tokenizer.json (+ tokenizer_config.json,
     chat_template.jinja); vision/audio tensors are skipped (see --multimodal), or
+  a Hugging Face MTP drafter folder (config.json with model_type gemma4_assistant, e.g.
+    gemma-4-E2B-it-assistant): a drafter-only file for `--drafter FILE`, or
   a llama.cpp gemma4 GGUF file (F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K tensors).
 Every tensor is checked against the config (missing, unexpected or misshapen tensors are
 errors). The output records the config, tokenizer, chat template, quantization plan and the
@@ -39,11 +41,16 @@ flags:
                         q4       every linear layer and embedding q4; norm, scalar f32
                                  (q8 and q4 hold llama.cpp's Q8_0 / Q4_0 blocks)
   --type CLASS=TYPE     override one class (repeatable). Classes: token_embd, ple_table,
-                        ple_model_proj, attn, ffn, ple_gate, ple_proj, norm, scalar.
+                        ple_model_proj, attn, ffn, ple_gate, ple_proj, norm, scalar;
+                        a drafter's also drafter_proj (pre/post projection, q4 by default),
+                        centroids (f32) and token_order (f32 only).
                         Types: f32, f16, bf16, q8, q4
   --threads N           quantization threads (default: all cores)
   --multimodal FILE     also write the vision/audio tensors of an HF checkpoint, at their
                         source types, to this second .gemlet file
+  --assistant DIR       also write this MTP drafter checkpoint (HF, gemma4_assistant) into
+                        the output as a second section, after checking that it fits the
+                        target (hidden size, vocabulary, KV heads, head dims)
   -q, --quiet           no progress output
 
 examples:
@@ -51,6 +58,8 @@ examples:
   gemlet convert ~/gemma-4-E2B-it -o e2b.gemlet
   gemlet convert ~/gemma-4-E2B-it -o e2b-q8emb.gemlet --type token_embd=q8 --type ple_table=q8
   gemlet convert gemma-4-E2B-it-Q4_0.gguf -o e2b.gemlet --plan keep
+  gemlet convert ~/gemma-4-E2B-it-assistant -o e2b-drafter.gemlet
+  gemlet convert ~/gemma-4-E2B-it --assistant ~/gemma-4-E2B-it-assistant -o e2b-bundle.gemlet
 )";
 
 int Run(Flags& flags) {
@@ -59,6 +68,7 @@ int Run(Flags& flags) {
   o.plan = flags.Str({"--plan"}, "default");
   o.overrides = flags.StrAll({"--type"});
   o.multimodal_out = flags.Str({"--multimodal"}, "");
+  o.assistant = flags.Str({"--assistant"}, "");
   auto threads = flags.Int({"--threads"}, 0);
   o.progress = !flags.Bool({"-q", "--quiet"});
   if (!threads.ok()) return UsageError("convert", threads.status().message());

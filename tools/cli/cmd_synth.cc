@@ -6,11 +6,13 @@
 
 #include "tools/cli/command.h"
 #include "tools/convert/synth.h"
+#include "tools/convert/synth_assistant.h"
 
 namespace gemlet::cli {
 namespace {
 
 constexpr char kUsage[] = R"(usage: gemlet synth --preset tiny|e2b|e4b -o DIR [--seed N] [--tokenizer PATH]
+       gemlet synth --preset tiny|e2b --assistant -o DIR [--seed N]
 
 Writes a random-weight Gemma 4 checkpoint in the Hugging Face layout: config.json,
 generation_config.json, BF16 safetensors (HF tensor names) and tokenizer files. The values are
@@ -37,11 +39,16 @@ flags:
   --threads N         generator threads (default: all cores)
   --shard-size BYTES  largest shard (default 4000000000); smaller checkpoints are one
                       model.safetensors
+  --assistant         write the preset's MTP drafter ("assistant") instead: config.json
+                      (model_type gemma4_assistant) and model.safetensors with the released
+                      tensor names (the centroid head included; e2b: 4 layers, D 256,
+                      ~158 MB), shaped to fit the target preset of the same name
   -q, --quiet         no progress output
 
 examples:
   gemlet synth --preset tiny -o /tmp/tiny
   gemlet synth --preset e2b -o /data/e2b-random --seed 7
+  gemlet synth --preset e2b --assistant -o /data/e2b-assistant-random
   gemlet synth --preset e4b -o /data/e4b-random --tokenizer ../shared/tokenizer/gemma4
 )";
 
@@ -54,6 +61,7 @@ int Run(Flags& flags) {
   auto threads = flags.Int({"--threads"}, 0);
   auto shard = flags.Int({"--shard-size"}, static_cast<int64_t>(o.max_shard_bytes));
   const bool quiet = flags.Bool({"-q", "--quiet"});
+  const bool assistant = flags.Bool({"--assistant"});
   if (!seed.ok()) return UsageError("synth", seed.status().message());
   if (!threads.ok()) return UsageError("synth", threads.status().message());
   if (!shard.ok()) return UsageError("synth", shard.status().message());
@@ -86,6 +94,16 @@ int Run(Flags& flags) {
         std::fprintf(stderr, "synth: %d%% (%.2f / %.2f GB)\n", pct, done / 1e9, total / 1e9);
       }
     };
+  }
+  if (assistant) {
+    if (!o.tokenizer.empty()) return UsageError("synth", "--assistant writes no tokenizer (the target has it)");
+    auto report = convert::SynthesizeAssistant(o);
+    if (!report.ok()) return ReportError("synth", report.status());
+    std::printf("wrote %s: %s assistant (MTP drafter), seed %llu, %lld tensors, %.3f GB in %.1f s\n",
+                o.out_dir.c_str(), o.preset.c_str(), static_cast<unsigned long long>(o.seed),
+                static_cast<long long>(report->tensors), report->weight_bytes / 1e9, report->seconds);
+    for (const auto& f : report->files) std::printf("  %s\n", f.c_str());
+    return kExitOk;
   }
   auto report = convert::Synthesize(o);
   if (!report.ok()) return ReportError("synth", report.status());

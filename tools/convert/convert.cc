@@ -10,10 +10,12 @@
 #include <filesystem>
 #include <future>
 #include <map>
+#include <optional>
 #include <set>
 
 #include "base/thread_pool.h"
 #include "format/gemlet_writer.h"
+#include "tools/convert/drafter_import.h"
 #include "tools/convert/gguf_import.h"
 #include "tools/convert/hf_import.h"
 #include "tools/convert/progress.h"
@@ -96,6 +98,59 @@ Status WriteMultimodal(const Checkpoint& ck, const std::string& out, const nlohm
   return w->Finish();
 }
 
+nlohmann::json PlanJson(const QuantPlan& plan, const std::map<std::string, std::set<std::string>>& class_types) {
+  nlohmann::json classes = nlohmann::json::object();
+  for (const auto& [cls, types] : class_types) {
+    std::string s;
+    for (const std::string& t : types) s += (s.empty() ? "" : "+") + t;
+    classes[cls] = s;
+  }
+  nlohmann::json overrides = nlohmann::json::object();
+  for (const auto& [cls, type] : plan.overrides) overrides[model::TensorClassName(cls)] = TensorTypeName(type);
+  return {{"name", plan.name}, {"classes", classes}, {"overrides", overrides}};
+}
+
+void AddClassTypes(const ConvertReport& report, size_t from, std::map<std::string, std::set<std::string>>* out,
+                   const std::vector<model::TensorSpec>& specs) {
+  for (size_t i = from; i < report.tensors.size(); ++i) {
+    for (const auto& spec : specs) {
+      if (spec.name == report.tensors[i].name) (*out)[model::TensorClassName(spec.cls)].insert(report.tensors[i].stored_type);
+    }
+  }
+}
+
+// A drafter folder on its own: the drafter's tensors and config, no target.
+Result<ConvertReport> ConvertDrafterOnly(const ConvertOptions& o, const QuantPlan& plan,
+                                         std::chrono::steady_clock::time_point t0) {
+  ASSIGN_OR_RETURN(DrafterCheckpoint ck, LoadHfDrafter(o.src));
+  std::error_code ec;
+  for (const std::string& f : ck.files) {
+    if (fs::equivalent(f, o.out, ec)) return InvalidArgument(o.out + ": the output would overwrite the source");
+  }
+  ThreadPool pool(o.threads > 0 ? o.threads : ThreadPool::HardwareThreads());
+  ASSIGN_OR_RETURN(auto writer, GemletWriter::Create(o.out));
+  ConvertReport report;
+  RETURN_IF_ERROR(WriteDrafterTensors(*writer, ck, plan, pool, &report).WithContext(o.out));
+  ASSIGN_OR_RETURN(nlohmann::json sha, HashFiles(ck.files, nullptr));
+  std::map<std::string, std::set<std::string>> class_types;
+  AddClassTypes(report, 0, &class_types, model::DrafterTensors(ck.config));
+  nlohmann::json meta = nlohmann::json::object();
+  meta["config"] = ck.config.ToJson();  // (the format's required key; the binder reads "drafter")
+  meta[model::kDrafterMetadataKey] = ck.config.ToJson();
+  meta["kind"] = "gemma4-drafter";
+  meta["provenance"] = {{"source", Absolute(ck.source)},
+                        {"source_format", "safetensors"},
+                        {"source_sha256", sha},
+                        {"converter", std::string("gemlet ") + GEMLET_VERSION},
+                        {"created", IsoTimeNow()}};
+  meta["quant_plan"] = PlanJson(plan, class_types);
+  writer->SetMetadata(std::move(meta));
+  RETURN_IF_ERROR(writer->Finish());
+  report.file_bytes = fs::file_size(o.out, ec);
+  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return report;
+}
+
 }  // namespace
 
 Result<ConvertReport> Convert(const ConvertOptions& o) {
@@ -103,7 +158,24 @@ Result<ConvertReport> Convert(const ConvertOptions& o) {
   if (o.src.empty()) return InvalidArgument("no source given");
   if (o.out.empty()) return InvalidArgument("no output file given (-o OUT.gemlet)");
   ASSIGN_OR_RETURN(QuantPlan plan, MakeQuantPlan(o.plan, o.overrides));
+  if (IsHfDrafterFolder(o.src)) {
+    if (!o.assistant.empty()) {
+      return InvalidArgument(o.src + " is a drafter (gemma4_assistant) checkpoint; --assistant goes with a target");
+    }
+    if (!o.multimodal_out.empty()) return InvalidArgument("--multimodal: " + o.src + " is a drafter checkpoint");
+    return ConvertDrafterOnly(o, plan, t0);
+  }
   ASSIGN_OR_RETURN(Checkpoint ck, OpenCheckpoint(o.src));
+  std::optional<DrafterCheckpoint> drafter;
+  if (!o.assistant.empty()) {
+    if (!IsHfDrafterFolder(o.assistant)) {
+      return InvalidArgument("--assistant " + o.assistant +
+                             ": not a Hugging Face drafter folder (config.json with model_type gemma4_assistant)");
+    }
+    ASSIGN_OR_RETURN(DrafterCheckpoint d, LoadHfDrafter(o.assistant));
+    RETURN_IF_ERROR(d.config.CheckFits(ck.config).WithContext("--assistant " + o.assistant));
+    drafter = std::move(d);
+  }
   std::error_code ec;
   for (const std::string& f : ck.files) {
     if (fs::equivalent(f, o.out, ec))
@@ -178,6 +250,11 @@ Result<ConvertReport> Convert(const ConvertOptions& o) {
     class_types[model::TensorClassName(item.spec.cls)].insert(ct.stored_type);
   }
   progress.Finish();
+  if (drafter) {
+    const size_t from = report.tensors.size();
+    RETURN_IF_ERROR(WriteDrafterTensors(*writer, *drafter, plan, pool, &report).WithContext(o.out));
+    AddClassTypes(report, from, &class_types, model::DrafterTensors(drafter->config));
+  }
 
   auto sha = hashes.get();
   if (!sha.ok()) return sha.status();
@@ -186,22 +263,19 @@ Result<ConvertReport> Convert(const ConvertOptions& o) {
                                {"source_sha256", *sha},
                                {"converter", std::string("gemlet ") + GEMLET_VERSION},
                                {"created", IsoTimeNow()}};
-  nlohmann::json classes = nlohmann::json::object();
-  for (const auto& [cls, types] : class_types) {
-    std::string s;
-    for (const std::string& t : types) s += (s.empty() ? "" : "+") + t;
-    classes[cls] = s;
-  }
-  nlohmann::json overrides = nlohmann::json::object();
-  for (const auto& [cls, type] : plan.overrides)
-    overrides[model::TensorClassName(cls)] = TensorTypeName(type);
   nlohmann::json meta = {
       {"config", ck.config.ToJson()},
       {"tokenizer", ck.tokenizer.special},
       {"chat_template", ck.tokenizer.chat_template},
       {"provenance", provenance},
-      {"quant_plan", {{"name", plan.name}, {"classes", classes}, {"overrides", overrides}}},
+      {"quant_plan", PlanJson(plan, class_types)},
   };
+  if (drafter) {
+    ASSIGN_OR_RETURN(nlohmann::json dsha, HashFiles(drafter->files, nullptr));
+    meta[model::kDrafterMetadataKey] = drafter->config.ToJson();
+    meta["provenance"]["drafter_source"] = Absolute(drafter->source);
+    meta["provenance"]["drafter_sha256"] = dsha;
+  }
   try {  // checked above; a safety net, since an exception must not escape
     (void)meta.dump();
   } catch (const nlohmann::json::exception& e) {

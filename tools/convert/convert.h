@@ -23,6 +23,10 @@ struct ConvertOptions {
   // If set, the vision/audio tensors of an HF checkpoint (skipped for the text model) go to this
   // second .gemlet file at their source types.
   std::string multimodal_out;
+  // If set, an MTP drafter checkpoint (HF folder, model_type gemma4_assistant) written into
+  // the output as a second section (model/gemma4_drafter_tensors.h). A `src` that is itself
+  // a drafter folder converts to a drafter-only file.
+  std::string assistant;
 };
 
 struct ConvertedTensor {

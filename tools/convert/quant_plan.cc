@@ -18,7 +18,10 @@ std::map<TensorClass, TensorType> DefaultTypes() {
           {TensorClass::kPleModelProj, TensorType::kQ8}, {TensorClass::kAttention, TensorType::kQ4},
           {TensorClass::kFeedForward, TensorType::kQ4},    {TensorClass::kPleGate, TensorType::kQ4},
           {TensorClass::kPleProj, TensorType::kQ4},      {TensorClass::kNorm, TensorType::kF32},
-          {TensorClass::kScalar, TensorType::kF32}};
+          {TensorClass::kScalar, TensorType::kF32},      {TensorClass::kDrafterProj, TensorType::kQ4},
+          // The drafter's sparse head picks its candidates by the centroid scores: kept exact
+          // (2,048 × 256 f32, 2 MB for E2B). token_order holds ids, never quantized.
+          {TensorClass::kCentroids, TensorType::kF32},   {TensorClass::kTokenOrder, TensorType::kF32}};
 }
 
 }  // namespace
@@ -32,7 +35,8 @@ Result<QuantPlan> MakeQuantPlan(const std::string& name, const std::vector<std::
     p.keep = true;
   } else if (name == "q8" || name == "q4") {
     for (auto& [cls, type] : p.types) {
-      if (cls != TensorClass::kNorm && cls != TensorClass::kScalar) {
+      if (cls != TensorClass::kNorm && cls != TensorClass::kScalar && cls != TensorClass::kCentroids &&
+          cls != TensorClass::kTokenOrder) {
         type = name == "q8" ? TensorType::kQ8 : TensorType::kQ4;
       }
     }
@@ -46,6 +50,9 @@ Result<QuantPlan> MakeQuantPlan(const std::string& name, const std::vector<std::
     }
     ASSIGN_OR_RETURN(TensorClass cls, model::ParseTensorClass(o.substr(0, eq)));
     ASSIGN_OR_RETURN(TensorType type, ParseTensorType(o.substr(eq + 1)));
+    if (cls == TensorClass::kTokenOrder && type != TensorType::kF32) {
+      return InvalidArgument("--type " + o + ": the token_order class holds token ids, stored as f32 only");
+    }
     if (cls == TensorClass::kScalar && IsQuantized(type)) {
       return InvalidArgument("--type " + o +
                              ": the scalar class holds 1-element tensors, which cannot be quantized");

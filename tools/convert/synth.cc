@@ -254,6 +254,9 @@ std::vector<SynthTensor> SynthTensors(const Gemma4Config& cfg) {
       case model::TensorClass::kFeedForward:
       case model::TensorClass::kPleGate:
       case model::TensorClass::kPleProj:
+      case model::TensorClass::kDrafterProj:  // (drafter classes: not in a text model)
+      case model::TensorClass::kCentroids:
+      case model::TensorClass::kTokenOrder:
         t.b = 1.0f / std::sqrt(static_cast<float>(s.shape[1]));  // N(0, 1/fan_in)
         break;
       case model::TensorClass::kNorm: {

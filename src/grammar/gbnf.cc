@@ -165,7 +165,14 @@ class Parser {
 
   Status ParseAlternates(const std::string& rule, std::vector<Element>& out, int depth) {
     RETURN_IF_ERROR(ParseSequence(rule, out, depth));
-    while (pos_ < src_.size() && src_[pos_] == '|') {
+    while (true) {
+      // A line that starts with '|' goes on with the rule above it (as inside a group).
+      if (depth == 0 && pos_ < src_.size() && (src_[pos_] == '\n' || src_[pos_] == '\r')) {
+        const size_t save = pos_;
+        RETURN_IF_ERROR(SkipSpace(true));
+        if (pos_ >= src_.size() || src_[pos_] != '|') pos_ = save;
+      }
+      if (pos_ >= src_.size() || src_[pos_] != '|') break;
       out.push_back({ElementKind::kAlt, 0});
       RETURN_IF_ERROR(Grow(1, pos_));
       ++pos_;

@@ -36,7 +36,7 @@ src/ops         src/kernels
 src/model       src/ops src/format
 src/text        src/format
 src/grammar     src/base
-src/runtime     src/model src/text
+src/runtime     src/model src/text src/grammar
 tools/convert   src/model src/text
 tools/server    src/runtime
 tools/cli       tools/convert tools/server

@@ -1,0 +1,90 @@
+// A grammar (grammar/) as a TokenConstraint over a tokenizer's vocabulary, with the two
+// schedules a chat needs besides "the whole output":
+//  * a free block first: a reasoning channel the output may open with (block_open as its
+//    first token) is left unconstrained until block_close; the grammar starts after it (or at
+//    once when the output does not open one). Nothing is forced: with no block the grammar
+//    starts at the first token.
+//  * lazy: the output is free until one of `triggers` is sampled (a tool call's opening
+//    token); the grammar constrains what follows it until it has matched completely, then the
+//    output is free again until the next trigger.
+// Control tokens are symbols in the grammar's text: token id t is the code point U+100000 + t
+// (GrammarSymbol(t) spells it for GBNF), so a grammar names <|tool_call> by id, and no run of
+// ordinary tokens can spell it (the byte tokens and pieces that could write a code point of
+// that plane are never allowed).
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "base/status.h"
+#include "grammar/token_matcher.h"
+#include "runtime/token_constraint.h"
+#include "text/tokenizer.h"
+
+namespace gemlet::runtime {
+
+// The code point of control token `id` in a grammar, as a GBNF escape ("\U00100030").
+std::string GrammarSymbol(int32_t id);
+
+// The grammar view of `tokenizer`'s vocabulary: text pieces with "▁" as spaces, byte tokens
+// as their byte, end-of-generation tokens as ends (allowed when the grammar may stop), the
+// control tokens as their symbols, everything else (other special tokens, pieces and bytes of
+// the symbol plane) never allowed. Build once per tokenizer and share.
+Result<std::shared_ptr<const grammar::Vocabulary>> GrammarVocabulary(const Tokenizer& tokenizer);
+
+struct GrammarSchedule {
+  int32_t block_open = -1;  // a free block the output may start with (-1: none)
+  int32_t block_close = -1;
+  std::vector<int32_t> triggers;  // non-empty: lazy (see above)
+};
+
+class GrammarConstraint : public TokenConstraint {
+ public:
+  // Compiles `gbnf` (its start rule `root`). Errors name the line and column.
+  static Result<std::unique_ptr<GrammarConstraint>> Create(
+      std::string_view gbnf, std::shared_ptr<const grammar::Vocabulary> vocab,
+      const GrammarSchedule& schedule = {});
+
+  bool Allows(int32_t token) override;
+  void Mask(std::span<uint32_t> mask) override;
+  Status Accept(int32_t token) override;
+  Status Rollback(int64_t n) override;
+  bool Complete() const override;
+  std::unique_ptr<TokenConstraint> Clone() const override;
+
+  // Whether the grammar is in force now (false in a free block or waiting for a trigger).
+  bool constraining() const { return phase_ == Phase::kStart || phase_ == Phase::kGrammar; }
+
+ private:
+  enum class Phase : uint8_t {
+    kStart,    // the first token: block_open or the grammar's first
+    kBlock,    // inside the free block
+    kGrammar,  // the grammar in force
+    kWaiting,  // lazy: free until a trigger
+  };
+  // What Accept changed, for Rollback.
+  struct Undo {
+    Phase phase;           // before the token
+    bool matcher_step;     // the matcher accepted the token
+    std::optional<grammar::TokenMatcher> restarted;  // the matcher before a restart
+  };
+
+  GrammarConstraint(grammar::TokenMatcher start, const GrammarSchedule& schedule);
+  bool IsTrigger(int32_t token) const;
+  bool IsEnd(int32_t token) const;
+  bool FreeAllows(int32_t token) const;
+
+  grammar::TokenMatcher start_;  // the grammar's start state (lazy restarts copy it)
+  grammar::TokenMatcher matcher_;
+  GrammarSchedule schedule_;
+  Phase phase_;
+  std::deque<Undo> undo_;
+};
+
+}  // namespace gemlet::runtime

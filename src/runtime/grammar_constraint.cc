@@ -161,7 +161,7 @@ Status GrammarConstraint::Accept(int32_t t) {
       [[fallthrough]];
     case Phase::kGrammar:
       if (!IsEnd(t)) {
-        if (!matcher_.AcceptToken(t)) return InternalError("grammar refused an allowed token");
+        if (!matcher_.AcceptToken(t)) return Internal("grammar refused an allowed token");
         u.matcher_step = true;
       }
       phase_ = Phase::kGrammar;

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "format/gemma4_tokens.h"
 #include "grammar/gbnf.h"
 #include "grammar/matcher.h"
 
@@ -75,10 +76,19 @@ Result<std::shared_ptr<const grammar::Vocabulary>> GrammarVocabulary(const Token
   return grammar::Vocabulary::Create(pieces, kinds);
 }
 
+GrammarSchedule ChatAnswerSchedule(bool thinking) {
+  GrammarSchedule s;
+  if (thinking) {
+    s.block_open = gemma4::kChannelOpenId;
+    s.block_close = gemma4::kChannelCloseId;
+  }
+  return s;
+}
+
 Result<std::unique_ptr<GrammarConstraint>> GrammarConstraint::Create(
     std::string_view gbnf, std::shared_ptr<const grammar::Vocabulary> vocab,
-    const GrammarSchedule& schedule) {
-  ASSIGN_OR_RETURN(grammar::Grammar g, grammar::ParseGbnf(gbnf));
+    const GrammarSchedule& schedule, std::string_view start) {
+  ASSIGN_OR_RETURN(grammar::Grammar g, grammar::ParseGbnf(gbnf, start));
   auto shared = std::make_shared<const grammar::Grammar>(std::move(g));
   grammar::Matcher m(shared);
   m.set_max_history(kMaxUndo);

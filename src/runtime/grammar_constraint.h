@@ -44,12 +44,16 @@ struct GrammarSchedule {
   std::vector<int32_t> triggers;  // non-empty: lazy (see above)
 };
 
+// The schedule of a Gemma 4 chat answer: with thinking on, the thought channel
+// (<|channel> … <channel|>) may open it, free.
+GrammarSchedule ChatAnswerSchedule(bool thinking);
+
 class GrammarConstraint : public TokenConstraint {
  public:
-  // Compiles `gbnf` (its start rule `root`). Errors name the line and column.
+  // Compiles `gbnf` from its rule `start`. Errors name the line and column.
   static Result<std::unique_ptr<GrammarConstraint>> Create(
       std::string_view gbnf, std::shared_ptr<const grammar::Vocabulary> vocab,
-      const GrammarSchedule& schedule = {});
+      const GrammarSchedule& schedule = {}, std::string_view start = "root");
 
   bool Allows(int32_t token) override;
   void Mask(std::span<uint32_t> mask) override;

@@ -38,6 +38,16 @@ struct ToolSpec {
 
 enum class ToolChoice { kAuto, kNone, kRequired, kFunction };
 
+// What the output must be: response_format (OpenAI) or a GBNF grammar (extension, as
+// llama-server's "grammar" field). Enforced while sampling (grammar-constrained decoding).
+struct OutputFormat {
+  enum class Kind { kText, kJsonObject, kJsonSchema, kGrammar };
+  Kind kind = Kind::kText;
+  nlohmann::json schema;  // kJsonSchema: response_format.json_schema.schema
+  std::string grammar;    // kGrammar: GBNF text
+  std::string param;      // the request field it came from, for errors
+};
+
 // Sampling knobs shared by chat and text completions. Unset fields take the server defaults.
 struct SamplingOptions {
   std::optional<double> temperature;  // [0, 2]; 0 = greedy
@@ -62,6 +72,7 @@ struct ChatRequest {
   SamplingOptions sampling;
   std::optional<int64_t> max_tokens;  // max_completion_tokens or max_tokens
   std::vector<std::string> stop;
+  OutputFormat format;
   bool enable_thinking = false;  // reasoning_effort / chat_template_kwargs.enable_thinking / think
   bool ignore_eos = false;       // extension (llama.cpp, vLLM): generate past end-of-turn tokens
 };
@@ -78,6 +89,7 @@ struct CompletionRequest {
   std::optional<int64_t> max_tokens;  // default 16 as in OpenAI
   std::vector<std::string> stop;
   bool ignore_eos = false;
+  OutputFormat format;
 };
 
 }  // namespace gemlet::server

@@ -18,6 +18,7 @@ const char* FinishReasonName(FinishReason r) {
     case FinishReason::kLength: return "length";
     case FinishReason::kCancelled: return "cancelled";
     case FinishReason::kError: return "error";
+    case FinishReason::kDeadEnd: return "grammar_dead_end";
   }
   return "stop";
 }
@@ -289,6 +290,10 @@ void Scheduler::AfterStep(Slot& slot, std::span<const int32_t> fed, const float*
 
 void Scheduler::HandleToken(Slot& slot, int32_t token) {
   const JobSpec& spec = slot.job->spec;
+  if (token < 0) {  // the constraint allowed nothing
+    Finish(slot, FinishReason::kDeadEnd);
+    return;
+  }
   slot.generated++;
   metrics_.AddCompletionTokens(1);
   if (std::find(spec.stop_tokens.begin(), spec.stop_tokens.end(), token) !=

@@ -10,7 +10,8 @@
 //   item   ::= [a-z] [a-z0-9_-]{0,15}           # classes, ranges; {m} {m,} {m,n} repetition
 //   ws     ::= [ \t\n]*                          # escapes \n \t \r \\ \" \[ \] \xHH \uHHHH \UHHHHHHHH
 //   other  ::= [^"\\] | . | "lit\u00e9ral"?     # negation [^...], any code point ., * + ?
-// A rule ends at the end of its line; inside ( ) and after | it may go on over several lines.
+// A rule ends at the end of its line; inside ( ), after | and on a next line that starts with |
+// it goes on.
 // Rule names are [A-Za-z0-9_-]+. Literals are UTF-8; the grammar matches Unicode code points.
 #pragma once
 

@@ -58,9 +58,10 @@ class Matcher {
 
   // The start rule can end here (and no code point is half read).
   bool IsAccepting() const;
-  // No input can be accepted any more, not even the end (only after the start rule ended, or
-  // for a state set by hand: AcceptBytes never moves into a dead state).
-  bool IsDeadEnd() const { return state_.empty(); }
+  // No more bytes can be accepted: the start rule has ended on every path, so only the end of
+  // the input remains (then IsAccepting() is true: AcceptBytes never moves into a state that
+  // accepts nothing at all).
+  bool IsDeadEnd() const;
 
   // A copy (the grammar is shared; the state and history are copied).
   Matcher Copy() const { return *this; }

@@ -648,21 +648,32 @@ Result<std::string> Converter::Object(const Json& s, const std::string& ptr,
       order.push_back(k);
     }
   }
+  // Other properties: their value's grammar, "" when none is allowed.
+  std::string additional;
+  bool closed = false;
+  if (s.contains("additionalProperties")) {
+    const Json& a = s["additionalProperties"];
+    closed = a.is_boolean() && !a.get<bool>();
+    if (!closed) {
+      ASSIGN_OR_RETURN(additional,
+                       Visit(a, ptr + "/additionalProperties", hint + "-additional"));
+    }
+  }
+  // A required name without a property schema is an additional property.
   if (s.contains("required"))
-    for (const Json& n : s["required"]) {
-      const std::string k = n.get<std::string>();
+    for (size_t i = 0; i < s["required"].size(); ++i) {
+      const std::string k = s["required"][i].get<std::string>();
       if (std::find(order.begin(), order.end(), k) != order.end()) continue;
-      members.push_back({k, Use("value"), true});
+      if (closed)
+        return Error(ptr + "/required/" + std::to_string(i),
+                     "required property \"" + k + "\" is not allowed by \"additionalProperties\": false");
+      members.push_back({k, additional.empty() ? Use("value") : additional, true});
       order.push_back(k);
     }
   std::string extra;  // a whole extra "key": value, or "" when none may be written
-  if (s.contains("additionalProperties")) {
-    const Json& a = s["additionalProperties"];
-    if (!(a.is_boolean() && !a.get<bool>())) {
-      ASSIGN_OR_RETURN(std::string value, Visit(a, ptr + "/additionalProperties", hint + "-additional"));
-      ASSIGN_OR_RETURN(std::string key, ExtraKey(order, hint));
-      extra = AddRule(hint + "-additional-kv", key + " \":\" " + Use("ws") + " " + value);
-    }
+  if (!additional.empty()) {
+    ASSIGN_OR_RETURN(std::string key, ExtraKey(order, hint));
+    extra = AddRule(hint + "-additional-kv", key + " \":\" " + Use("ws") + " " + additional);
   }
   const std::string ws = Use("ws");
   std::vector<std::string> kvs;

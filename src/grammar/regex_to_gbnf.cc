@@ -94,7 +94,13 @@ std::string JsonEncodedSet(const CharSet& set) {
       alts.push_back(lit);
     } else {
       std::string cls = "[";
-      for (auto [lo, hi] : plain) cls += ClassChar(lo) + (lo == hi ? "" : "-" + ClassChar(hi));
+      for (auto [lo, hi] : plain) {
+        cls += ClassChar(lo);
+        if (lo != hi) {
+          cls += '-';
+          cls += ClassChar(hi);
+        }
+      }
       alts.push_back(cls + "]");
     }
   }

@@ -34,7 +34,7 @@ src/format      src/base
 src/kernels     src/base
 src/ops         src/kernels
 src/model       src/ops src/format
-src/text        src/format
+src/text        src/format src/grammar
 src/grammar     src/base
 src/runtime     src/model src/text src/grammar
 tools/convert   src/model src/text

@@ -14,6 +14,8 @@
 //    and the surrogates.
 #pragma once
 
+#include <functional>
+#include <nlohmann/json_fwd.hpp>
 #include <set>
 #include <string>
 #include <string_view>
@@ -21,6 +23,38 @@
 namespace gemlet::grammar {
 
 inline constexpr int kMaxIndent = 8;
+
+// The concrete syntax JSON values are written in: JSON itself (the default), or another
+// spelling of the same values, such as a model's tool-call argument syntax (e.g. objects as
+// {key:value,...} with bare keys, strings between a quote symbol, no whitespace).
+struct JsonSyntax {
+  // The text written before and after every string (JSON: a double quote). It may be a
+  // symbol code point standing for a control token.
+  std::string quote = "\"";
+  // Strings hold raw characters (any code point but those of `raw_exclude`), no escapes; false:
+  // JSON's string characters and escapes.
+  bool raw_strings = false;
+  // With raw_strings: a GBNF class body of the code points a string may not hold (the quote
+  // among them), e.g. "\\U00100000-\\U0010FFFF".
+  std::string raw_exclude;
+  // Object keys are bare names ([A-Za-z_][A-Za-z0-9_]*) instead of strings.
+  bool bare_keys = false;
+  // Whitespace (bounded, as above) between tokens; false: none anywhere.
+  bool whitespace = true;
+  // How a constant value (enum, const) is spelled; empty: its JSON text.
+  std::function<std::string(const nlohmann::ordered_json&)> write;
+
+  bool is_json() const { return quote == "\"" && !raw_strings && !bare_keys && whitespace && !write; }
+};
+
+// The JSON rules of `names` and everything they depend on, written in `syntax`, every rule
+// name (definitions and references) prefixed with `prefix`. A syntax without whitespace has
+// no "ws" rule: refer to rules through JsonRuleRef, which gives "" for it.
+std::string JsonRules(const std::set<std::string>& names, const JsonSyntax& syntax,
+                      const std::string& prefix);
+// How an expression refers to JSON rule `name` in `syntax` with `prefix`: the prefixed name,
+// or "" for "ws" when the syntax has no whitespace.
+std::string JsonRuleRef(std::string_view name, const JsonSyntax& syntax, const std::string& prefix);
 
 // The GBNF definition ("name ::= body") of the JSON rule `name`: "ws", "value", "object",
 // "array", "string", "char" (one JSON-encoded character of a string), "number", "integer",

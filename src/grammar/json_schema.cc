@@ -76,6 +76,11 @@ std::string Literal(std::string_view bytes) {
   return out + "\"";
 }
 
+// A character of a bare object key.
+bool BareKeyChar(uint32_t c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || c == '_';
+}
+
 std::string Join(const std::vector<std::string>& parts, const char* sep) {
   std::string out;
   for (size_t i = 0; i < parts.size(); ++i) out += (i ? sep : "") + parts[i];
@@ -122,14 +127,15 @@ std::string Repeat(const std::string& item, int64_t lo, int64_t hi) {  // hi < 0
 
 class Converter {
  public:
-  explicit Converter(const Json& root) : root_(root) {
-    taken_ = JsonRuleNames();
-    taken_.insert("root");
+  Converter(const Json& root, const JsonSchemaOptions& options)
+      : root_(root), syn_(options.syntax), p_(options.prefix), q_(Literal(options.syntax.quote)) {
+    for (const std::string& n : JsonRuleNames()) taken_.insert(p_ + n);
+    taken_.insert(p_ + "root");
   }
 
   Result<std::string> Run() {
-    rules_.push_back({"root", ""});
-    ref_rules_[""] = "root";
+    rules_.push_back({p_ + "root", ""});
+    ref_rules_[""] = p_ + "root";
     unconsumed_ = {""};
     ASSIGN_OR_RETURN(std::string expr, Visit(root_, "", "root"));
     rules_[0].second = expr;
@@ -142,13 +148,14 @@ class Converter {
       }
     std::string out;
     for (const auto& [name, body] : rules_) out += name + " ::= " + body + "\n";
-    return out + JsonRules(used_);
+    return out + JsonRules(used_, syn_, p_);
   }
 
  private:
+  // A reference to JSON rule `json_rule` ("" for whitespace in a syntax without any).
   std::string Use(const std::string& json_rule) {
     used_.insert(json_rule);
-    return json_rule;
+    return JsonRuleRef(json_rule, syn_, p_);
   }
 
   std::string NewName(const std::string& hint) {
@@ -161,6 +168,7 @@ class Converter {
     while (!base.empty() && base.back() == '-') base.pop_back();
     if (base.empty()) base = "r";
     if (base.size() > 48) base.resize(48);
+    base = p_ + base;
     std::string name = base;
     for (int i = 2; taken_.count(name); ++i) name = base + "-" + std::to_string(i);
     taken_.insert(name);
@@ -280,12 +288,12 @@ class Converter {
       if (!ok) continue;
       std::string text;
       try {
-        text = v.dump();
+        text = syn_.write ? syn_.write(v) : v.dump();
       } catch (const nlohmann::json::exception&) {
         return Error(ptr, "a value that is not valid UTF-8");
       }
-      if (std::find(alts.begin(), alts.end(), Literal(text) + " ws") == alts.end())
-        alts.push_back(Literal(text) + " " + Use("ws"));
+      const std::string alt = Literal(text) + " " + Use("ws");
+      if (std::find(alts.begin(), alts.end(), alt) == alts.end()) alts.push_back(alt);
     }
     const char* kw = s.contains("const") ? "const" : "enum";
     if (alts.empty()) return Error(ptr + "/" + kw, std::string("no value of \"") + kw + "\" has the type");
@@ -324,7 +332,7 @@ class Converter {
       if (name != "date" && name != "time" && name != "date-time" && name != "uuid" &&
           name != "email")
         return Error(ptr + "/format", "unsupported format \"" + name + "\"");
-      return AddRule(hint, "\"\\\"\" " + Use(name) + " \"\\\"\" " + Use("ws"));
+      return AddRule(hint, q_ + " " + Use(name) + " " + q_ + " " + Use("ws"));
     }
     if (s.contains("pattern")) {
       const Json& p = s["pattern"];
@@ -332,9 +340,12 @@ class Converter {
       if (lengths)
         return Error(ptr + "/" + (s.contains("minLength") ? "minLength" : "maxLength"),
                      "a length beside \"pattern\" is not supported");
+      // RegexToGbnf writes JSON's escapes for what it matches.
+      if (syn_.raw_strings)
+        return Error(ptr + "/pattern", "\"pattern\" is not supported in this syntax (raw strings)");
       Result<std::string> re = RegexToGbnf(p.get<std::string>(), Use("char"));
       if (!re.ok()) return Error(ptr + "/pattern", re.status().message());
-      return AddRule(hint, "\"\\\"\" " + *re + " \"\\\"\" " + Use("ws"));
+      return AddRule(hint, q_ + " " + *re + " " + q_ + " " + Use("ws"));
     }
     if (!lengths) return Use("string");
     int64_t lo = 0, hi = -1;
@@ -345,7 +356,7 @@ class Converter {
       ASSIGN_OR_RETURN(hi, Count(s, "maxLength", ptr));
       if (hi < lo) return Error(ptr + "/maxLength", "\"maxLength\" is below \"minLength\"");
     }
-    return AddRule(hint, "\"\\\"\" " + Repeat(Use("char"), lo, hi) + " \"\\\"\" " + Use("ws"));
+    return AddRule(hint, q_ + " " + Repeat(Use("char"), lo, hi) + " " + q_ + " " + Use("ws"));
   }
 
   Result<std::string> Array(const Json& s, const std::string& ptr, const std::string& hint);
@@ -356,6 +367,9 @@ class Converter {
   Result<std::string> ExtraKey(const std::vector<std::string>& declared, const std::string& hint);
 
   const Json& root_;
+  const JsonSyntax& syn_;
+  const std::string p_;   // every rule name's prefix
+  const std::string q_;   // the GBNF literal of the string quote
   std::vector<std::pair<std::string, std::string>> rules_;  // name, body; in creation order
   std::set<std::string> taken_;                             // rule names in use
   std::set<std::string> own_rules_;  // AddRule's rules: each referred to by one place only
@@ -552,7 +566,7 @@ Result<std::string> Converter::Array(const Json& s, const std::string& ptr,
 // A key other than `declared`, written without escapes: "\"" (a trie walk) "\"" ws.
 Result<std::string> Converter::ExtraKey(const std::vector<std::string>& declared,
                                         const std::string& hint) {
-  if (declared.empty()) return Use("string");
+  if (declared.empty()) return Use(syn_.bare_keys ? "key" : "string");
   struct Node {
     std::map<uint32_t, int> next;
     bool end = false;
@@ -569,6 +583,7 @@ Result<std::string> Converter::ExtraKey(const std::vector<std::string>& declared
       for (int j = 1; j < len && i + j < key.size(); ++j) c = (c << 6) | (key[i + j] & 0x3F);
       i += len;
       if (c < 0x20 || c == '"' || c == '\\') plain = false;
+      if (syn_.bare_keys && !BareKeyChar(c)) plain = false;
       cps.push_back(c);
     }
     if (!plain) continue;
@@ -583,7 +598,8 @@ Result<std::string> Converter::ExtraKey(const std::vector<std::string>& declared
     }
     trie[n].end = true;
   }
-  const std::string key_char = AddRule(hint + "-keychar", R"([^"\\\x00-\x1F\uD800-\uDFFF])");
+  const std::string key_char = AddRule(
+      hint + "-keychar", syn_.bare_keys ? "[A-Za-z0-9_]" : R"([^"\\\x00-\x1F\uD800-\uDFFF])");
   // One rule per trie node: the rest of a key that differs from every key below the node.
   std::vector<std::string> names(trie.size());
   for (size_t i = 0; i < trie.size(); ++i) names[i] = NewName(hint + "-key");
@@ -612,12 +628,19 @@ Result<std::string> Converter::ExtraKey(const std::vector<std::string>& declared
       alts.push_back(literal_char(c) + " " + names[child]);
       other += class_char(c);
     }
+    if (syn_.bare_keys) {  // the name characters that no declared key continues with here
+      other = "[";
+      for (uint32_t c = '0'; c <= 'z'; ++c)
+        if (BareKeyChar(c) && !trie[i].next.count(c)) other += static_cast<char>(c);
+      if (other == "[") other = "[\\x00";  // every name character continues a key: none
+    }
     alts.push_back(other + "] " + key_char + "*");
     std::string body = Alternatives(alts);
     if (!trie[i].end) body = (alts.size() == 1 ? "( " + body + " )" : body) + "?";
     rules_.push_back({names[i], body});
   }
-  return AddRule(hint + "-extra", "\"\\\"\" " + names[0] + " \"\\\"\" " + Use("ws"));
+  if (syn_.bare_keys) return AddRule(hint + "-extra", names[0] + " " + Use("ws"));
+  return AddRule(hint + "-extra", q_ + " " + names[0] + " " + q_ + " " + Use("ws"));
 }
 
 Result<std::string> Converter::Object(const Json& s, const std::string& ptr,
@@ -679,10 +702,19 @@ Result<std::string> Converter::Object(const Json& s, const std::string& ptr,
   std::vector<std::string> kvs;
   for (const Member& m : members) {
     std::string key;
-    try {
-      key = Json(m.key).dump();
-    } catch (const nlohmann::json::exception&) {
-      return Error(ptr + "/properties", "a property name that is not valid UTF-8");
+    if (syn_.bare_keys) {
+      bool ok = !m.key.empty() && m.key.size() <= 64 && !(m.key[0] >= '0' && m.key[0] <= '9');
+      for (char c : m.key) ok = ok && BareKeyChar(static_cast<unsigned char>(c));
+      if (!ok)
+        return Error(ptr + "/properties/" + PointerToken(m.key),
+                     "the property name \"" + m.key + "\" cannot be written as a bare key");
+      key = m.key;
+    } else {
+      try {
+        key = Json(m.key).dump();
+      } catch (const nlohmann::json::exception&) {
+        return Error(ptr + "/properties", "a property name that is not valid UTF-8");
+      }
     }
     kvs.push_back(Literal(key) + " " + ws + " \":\" " + ws + " " + m.expr);
   }
@@ -716,13 +748,14 @@ Result<std::string> Converter::Object(const Json& s, const std::string& ptr,
 
 }  // namespace
 
-Result<std::string> JsonSchemaToGbnf(const nlohmann::ordered_json& schema) {
-  Converter c(schema);
+Result<std::string> JsonSchemaToGbnf(const nlohmann::ordered_json& schema,
+                                     const JsonSchemaOptions& options) {
+  Converter c(schema, options);
   return c.Run();
 }
 
-Result<std::string> JsonSchemaToGbnf(const nlohmann::json& schema) {
-  return JsonSchemaToGbnf(nlohmann::ordered_json(schema));
+Result<std::string> JsonSchemaToGbnf(const nlohmann::json& schema, const JsonSchemaOptions& options) {
+  return JsonSchemaToGbnf(nlohmann::ordered_json(schema), options);
 }
 
 Result<std::string> JsonSchemaTextToGbnf(std::string_view text) {

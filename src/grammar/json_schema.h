@@ -41,13 +41,26 @@
 #include <string_view>
 
 #include "base/status.h"
+#include "grammar/json_grammar.h"
 
 namespace gemlet::grammar {
 
+struct JsonSchemaOptions {
+  // The syntax values are written in (json_grammar.h): JSON, or e.g. a model's tool-call
+  // argument syntax. With raw strings "pattern" is refused; with bare keys, property names
+  // must be names ([A-Za-z_][A-Za-z0-9_]*).
+  JsonSyntax syntax;
+  // Put before every rule name (the start rule becomes PREFIX + "root"), so that several
+  // schemas' grammars can share one grammar text.
+  std::string prefix;
+};
+
 // The grammar of `schema`. Properties come in the schema's order.
-Result<std::string> JsonSchemaToGbnf(const nlohmann::ordered_json& schema);
+Result<std::string> JsonSchemaToGbnf(const nlohmann::ordered_json& schema,
+                                     const JsonSchemaOptions& options = {});
 // nlohmann::json keeps object keys sorted: properties come in alphabetical order.
-Result<std::string> JsonSchemaToGbnf(const nlohmann::json& schema);
+Result<std::string> JsonSchemaToGbnf(const nlohmann::json& schema,
+                                     const JsonSchemaOptions& options = {});
 // Parses `text` (keeping the declared property order) and converts it. A JSON syntax error is
 // "json schema: not JSON: ...".
 Result<std::string> JsonSchemaTextToGbnf(std::string_view text);

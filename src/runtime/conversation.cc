@@ -320,7 +320,9 @@ Status Conversation::Load(const std::string& path) {
 }
 
 Result<std::unique_ptr<GrammarConstraint>> Conversation::AnswerConstraint() {
-  if (!grammar_vocab_) ASSIGN_OR_RETURN(grammar_vocab_, GrammarVocabulary(tok_));
+  if (!grammar_vocab_) {
+    ASSIGN_OR_RETURN(grammar_vocab_, GrammarVocabulary(tok_));
+  }
   return GrammarConstraint::Create(options_.grammar, grammar_vocab_, ChatAnswerSchedule(thinking()));
 }
 

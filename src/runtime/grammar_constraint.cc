@@ -6,22 +6,12 @@
 #include "format/gemma4_tokens.h"
 #include "grammar/gbnf.h"
 #include "grammar/matcher.h"
+#include "grammar/token_symbols.h"
 
 namespace gemlet::runtime {
 namespace {
 
-constexpr uint32_t kSymbolBase = 0x100000;  // plane 16 (private use)
-constexpr int32_t kMaxSymbolId = 0xFFFD;    // U+10FFFD, the plane's last character
-constexpr size_t kMaxUndo = 256;            // tokens Rollback can undo
-
-std::string Utf8(uint32_t cp) {
-  std::string s;
-  s += static_cast<char>(0xF0 | (cp >> 18));
-  s += static_cast<char>(0x80 | ((cp >> 12) & 0x3F));
-  s += static_cast<char>(0x80 | ((cp >> 6) & 0x3F));
-  s += static_cast<char>(0x80 | (cp & 0x3F));
-  return s;
-}
+constexpr size_t kMaxUndo = 256;  // tokens Rollback can undo
 
 // Whether `bytes` could contribute to writing a code point of plane 16: it holds the lead
 // byte 0xF4 (U+100000..U+10FFFF are exactly the 4-byte sequences led by F4).
@@ -31,11 +21,7 @@ bool TouchesSymbolPlane(std::string_view bytes) {
 
 }  // namespace
 
-std::string GrammarSymbol(int32_t id) {
-  char buf[16];
-  std::snprintf(buf, sizeof buf, "\\U%08X", kSymbolBase + static_cast<uint32_t>(id));
-  return buf;
-}
+std::string GrammarSymbol(int32_t id) { return grammar::TokenSymbolGbnf(id); }
 
 Result<std::shared_ptr<const grammar::Vocabulary>> GrammarVocabulary(const Tokenizer& tok) {
   const int32_t n = tok.size();
@@ -48,8 +34,8 @@ Result<std::shared_ptr<const grammar::Vocabulary>> GrammarVocabulary(const Token
       continue;
     }
     if (tok.IsSpecial(id)) {
-      if (id <= kMaxSymbolId) {
-        pieces[id] = Utf8(kSymbolBase + static_cast<uint32_t>(id));
+      if (id <= grammar::kMaxSymbolToken) {
+        pieces[id] = grammar::TokenSymbolUtf8(id);
         kinds[id] = grammar::TokenKind::kText;
       }
       continue;

@@ -12,12 +12,12 @@ namespace gemlet::cli {
 
 // The flags' help lines, spliced into the commands' usage texts (a literal, so that it
 // concatenates).
-#define GEMLET_GRAMMAR_FLAGS_HELP \
-  R"(  --grammar FILE          the output must match this GBNF grammar (llama.cpp's format;
-                          start rule `root`); control tokens are written \U00100000 + id
-  --json-schema S         the output must be JSON valid against this JSON Schema (a file,
-                          or the schema itself when S starts with '{'); see docs/structured-output.md
-)"
+#define GEMLET_GRAMMAR_FLAGS_HELP                                                                 \
+  "  --grammar FILE          the output must match this GBNF grammar (llama.cpp's format,\n"    \
+  "                          start rule root); a control token is the code point U+100000 + id\n" \
+  "  --json-schema S         the output must be JSON valid against this JSON Schema (a file,\n"  \
+  "                          or the schema itself when S starts with '{'); see\n"              \
+  "                          docs/structured-output.md\n"
 
 struct GrammarFlags {
   std::optional<std::string> grammar_file;

@@ -67,6 +67,7 @@ struct ChatRequest {
   std::vector<ToolSpec> tools;
   ToolChoice tool_choice = ToolChoice::kAuto;
   std::string tool_choice_name;  // kFunction
+  bool parallel_tool_calls = true;  // several calls in one reply (a forced choice: up to 4)
   bool stream = false;
   bool include_usage = false;  // stream_options.include_usage
   SamplingOptions sampling;

@@ -195,8 +195,8 @@ ApiOr<std::unique_ptr<runtime::TokenConstraint>> GemmaChatModel::ChatConstraint(
   Json decls = Json::array();
   for (const auto& t : req.tools) decls.push_back(Json{{"name", t.name}, {"parameters", t.parameters}});
   ToolCallGrammarOptions o;
-  o.symbol = [](int32_t id) { return runtime::GrammarSymbol(id); };
   if (req.tool_choice == ToolChoice::kFunction) o.only = req.tool_choice_name;
+  o.max_calls = req.parallel_tool_calls && req.tool_choice != ToolChoice::kFunction ? 4 : 1;
   if (req.tool_choice == ToolChoice::kAuto) {
     if (fmt->empty()) {
       // Free until the model opens a call; the call itself is constrained.

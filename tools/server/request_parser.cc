@@ -516,8 +516,9 @@ ApiOr<ChatRequest> ParseChatRequest(const Json& b, const ParseLimits& limits) {
   if (auto e = ReadMessages(b, limits, &req.messages)) return *e;
   if (auto e = ReadTools(b, limits, &req)) return *e;
   if (auto e = ReadOutputFormat(b, &req.format)) return *e;
-  bool parallel = true;
-  if (auto e = ReadBool(b, "parallel_tool_calls", "parallel_tool_calls", &parallel)) return *e;
+  if (auto e = ReadBool(b, "parallel_tool_calls", "parallel_tool_calls", &req.parallel_tool_calls)) {
+    return *e;
+  }
   if (auto e = ReadBool(b, "stream", "stream", &req.stream)) return *e;
   if (auto e = ReadStreamOptions(b, req.stream, &req.include_usage)) return *e;
   if (auto e = ReadSampling(b, &req.sampling)) return *e;

@@ -46,6 +46,14 @@ const std::vector<JsonRule>& Rules() {
       {"email",
        R"([a-zA-Z0-9_+-]{1,32} ( "." [a-zA-Z0-9_+-]{1,32} ){0,4} "@" ( [a-zA-Z0-9] ( [a-zA-Z0-9-]{0,30} [a-zA-Z0-9] )? "." ){1,4} [a-zA-Z] [a-zA-Z0-9]{0,15})",
        {}},
+      {"ipv4", R"(octet "." octet "." octet "." octet)", {"octet"}},
+      {"octet", R"("25" [0-5] | "2" [0-4] [0-9] | "1" [0-9] [0-9] | [1-9]? [0-9])", {}},
+      // At most 5 labels of at most 32 characters: within the 253 characters of a host name.
+      {"hostname", R"(label ( "." label ){0,4})", {"label"}},
+      {"label", R"([a-zA-Z0-9] ( [a-zA-Z0-9-]{0,30} [a-zA-Z0-9] )?)", {}},
+      {"uri",
+       R"([a-zA-Z] [a-zA-Z0-9+.-]{0,15} "://" hostname ( ":" [0-9]{1,5} )? ( "/" [a-zA-Z0-9._~-]{0,32} ){0,8} ( "?" [a-zA-Z0-9._~=&-]{0,64} )?)",
+       {"hostname"}},
       {"ws", R"(( " " | "\n" " "{0,8} )?)", {}},
   };
   return kRules;

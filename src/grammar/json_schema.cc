@@ -266,8 +266,9 @@ Result<std::string> Converter::String(const Json& s, const std::string& ptr, con
       if (s.contains(k))
         return Error(ptr + "/" + k, std::string("\"") + k + "\" beside \"format\" is not supported");
     const std::string name = f.get<std::string>();
-    if (name != "date" && name != "time" && name != "date-time" && name != "uuid" &&
-        name != "email")
+    static const std::set<std::string> kFormats = {"date",  "time", "date-time", "uuid",
+                                                   "email", "ipv4", "hostname",  "uri"};
+    if (!kFormats.count(name))
       return Error(ptr + "/format", "unsupported format \"" + name + "\"");
     return AddRule(hint, "\"\\\"\" " + Use(name) + " \"\\\"\" " + Use("ws"));
   }

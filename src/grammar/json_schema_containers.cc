@@ -176,7 +176,9 @@ Result<std::string> Converter::Object(const Json& s, const std::string& ptr,
   // Other properties: their value's grammar, "" when none is allowed.
   std::string additional;
   bool closed = false;
-  if (s.contains("additionalProperties")) {
+  if (!s.contains("additionalProperties") && !s.contains("properties")) {
+    additional = Use("value");  // {"type": "object"}: any object
+  } else if (s.contains("additionalProperties")) {
     const Json& a = s["additionalProperties"];
     closed = a.is_boolean() && !a.get<bool>();
     if (!closed) {

@@ -9,7 +9,8 @@ The seeds are committed; run this again only to remake them. Each seed is a real
 so that it stays small and valid: the oracle's GGUF and safetensors files keep all of their
 metadata and their smallest tensors (with their real bytes); tokenizer.json
 keeps the first ids, the merges among them and the added tokens; .npy files keep the first rows
-of the golden logits. Other targets' seeds are the texts and request bodies of the tests.
+of the golden logits. Other targets' seeds are the texts and request bodies of the tests, and
+json_schema_fuzz's the test schemas of tests/data/schemas and MALFORMED_SCHEMAS below.
 Crash inputs that a fuzzer found are kept beside the seeds under other names (crash-*, or a
 descriptive name), and this script leaves them alone.
 """
@@ -196,8 +197,24 @@ TEXTS = [
 ]
 
 
+# Schemas the converter refuses (json_schema_fuzz), beside the valid ones of tests/data/schemas.
+MALFORMED_SCHEMAS = {
+    "unsupported-keyword.json": {"type": "array", "uniqueItems": True},
+    "ref-cycle.json": {"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"anyOf": [{"$ref": "#/$defs/a"}]}},
+                       "$ref": "#/$defs/a"},
+    "bad-pattern.json": {"type": "string", "pattern": "(a|b"},
+    "empty-range.json": {"type": "integer", "minimum": 5, "maximum": 4},
+    "allof-conflict.json": {"allOf": [{"type": "string"}, {"type": "integer"}]},
+}
+
+
 def main():
     shared, gemlet = sys.argv[1], sys.argv[2]
+    schemas = os.path.join(HERE, "..", "..", "tests", "data", "schemas")
+    for f in sorted(os.listdir(schemas)):
+        put("json_schema_fuzz", f, open(os.path.join(schemas, f), "rb").read())
+    for name, body in MALFORMED_SCHEMAS.items():
+        put("json_schema_fuzz", name, json.dumps(body))
     for name, body in REQUESTS.items():
         put("request_parser_fuzz", name, json.dumps(body))
     for i, text in enumerate(TEXTS):

@@ -82,6 +82,16 @@ std::vector<JsonRule> Rules(const JsonSyntax& syntax, const std::string& p) {
       {"email",
        R"([a-zA-Z0-9_+-]{1,32} ( "." [a-zA-Z0-9_+-]{1,32} ){0,4} "@" ( [a-zA-Z0-9] ( [a-zA-Z0-9-]{0,30} [a-zA-Z0-9] )? "." ){1,4} [a-zA-Z] [a-zA-Z0-9]{0,15})",
        {}});
+  rules.push_back({"ipv4", p + "octet \".\" " + p + "octet \".\" " + p + "octet \".\" " + p + "octet", {"octet"}});
+  rules.push_back({"octet", R"("25" [0-5] | "2" [0-4] [0-9] | "1" [0-9] [0-9] | [1-9]? [0-9])", {}});
+  // At most 5 labels of at most 32 characters: within the 253 characters of a host name.
+  rules.push_back({"hostname", p + "label ( \".\" " + p + "label ){0,4}", {"label"}});
+  rules.push_back({"label", R"([a-zA-Z0-9] ( [a-zA-Z0-9-]{0,30} [a-zA-Z0-9] )?)", {}});
+  rules.push_back(
+      {"uri",
+       R"([a-zA-Z] [a-zA-Z0-9+.-]{0,15} "://" )" + p +
+           R"(hostname ( ":" [0-9]{1,5} )? ( "/" [a-zA-Z0-9._~-]{0,32} ){0,8} ( "?" [a-zA-Z0-9._~=&-]{0,64} )?)",
+       {"hostname"}});
   if (syntax.whitespace) rules.push_back({"ws", R"(( " " | "\n" " "{0,8} )?)", {}});
   return rules;
 }

@@ -59,8 +59,8 @@ std::string JsonRuleRef(std::string_view name, const JsonSyntax& syntax, const s
 // The GBNF definition ("name ::= body") of the JSON rule `name`: "ws", "value", "object",
 // "array", "string", "char" (one JSON-encoded character of a string), "number", "integer",
 // "boolean", "null", "hex4" (four hex digits, no surrogate), and the string formats
-// "date", "time", "date-time", "uuid", "email" (their contents, without the quotes; see
-// json_schema.h for what each enforces). Empty for an unknown name.
+// "date", "time", "date-time", "uuid", "email", "ipv4", "hostname", "uri" (their contents,
+// without the quotes; see json_schema.h for what each enforces; "octet" and "label" are parts). Empty for an unknown name.
 std::string JsonRuleDefinition(std::string_view name);
 
 // The JSON rules `name` refers to directly (e.g. "object" -> ws, string, value).

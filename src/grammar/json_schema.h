@@ -9,15 +9,19 @@
 //    required (a required name without a property schema: any value), additionalProperties
 //    false / true / a schema (other names: strings written without escapes, never one of the
 //    declared names, after the declared properties). When additionalProperties is absent no
-//    other property is written (valid, since the default allows them: a subset).
+//    other property is written (valid, since the default allows them: a subset), unless
+//    "properties" is absent too: {"type": "object"} is any object.
 //  * array: items (a schema, or false; a list is the draft-7 tuple form, same as prefixItems),
 //    prefixItems, minItems, maxItems. Counts above 10000 are refused.
 //  * string: minLength, maxLength (in code points; at most 10000), pattern (regex_to_gbnf.h
 //    lists the subset; not together with a length), format date (February has 28 days: 29 Feb
 //    is never written), time (hh:mm:ss, optional fraction, and a zone Z or +hh:mm, which
 //    JSON Schema's RFC 3339 "time" requires), date-time, uuid (lowercase hex), email (a subset
-//    of RFC 5321: dot-atoms of letters, digits and _+- and a dotted domain). A format is not
-//    combined with lengths or a pattern.
+//    of RFC 5321: dot-atoms of letters, digits and _+- and a dotted domain), ipv4 (dotted
+//    decimal, no leading zeros), hostname (1 to 5 labels of at most 32 characters), uri (a
+//    subset of RFC 3986: scheme://hostname[:port], path segments of unreserved characters, an
+//    optional query of unreserved characters, = and &; no fragment, no percent escapes). A format
+//    is not combined with lengths or a pattern.
 //  * integer: minimum, maximum, exclusiveMinimum, exclusiveMaximum (numbers), exact by
 //    digit-range construction (number_range.h). Magnitudes are written with at most 16 digits.
 //  * number: the same bounds; number_range.h's BoundedNumberGbnf says what is written (no

@@ -203,10 +203,14 @@ class RegexParser {
 
   Result<int> Number() {
     if (AtEnd() || Peek() < '0' || Peek() > '9') return Error("expected a number in '{}'");
+    const size_t start = pos_;
     int v = 0;
     while (!AtEnd() && Peek() >= '0' && Peek() <= '9') {
       v = v * 10 + (Peek() - '0');
-      if (v > kMaxCount) return Error("a count above " + std::to_string(kMaxCount));
+      if (v > kMaxCount) {
+        pos_ = start;
+        return Error("a count above " + std::to_string(kMaxCount));
+      }
       ++pos_;
     }
     return v;
@@ -357,10 +361,14 @@ class RegexParser {
   }
   // n hex digits (after \x or \u).
   Result<uint32_t> HexDigits(int n) {
+    const size_t escape = pos_ - 2;
     uint32_t v = 0;
     for (int i = 0; i < n; ++i) {
       int d = AtEnd() ? -1 : HexValue(Peek());
-      if (d < 0) return Error("expected " + std::to_string(n) + " hex digits");
+      if (d < 0) {
+        pos_ = escape;
+        return Error("expected " + std::to_string(n) + " hex digits after \\" + p_[escape + 1]);
+      }
       v = v * 16 + d;
       ++pos_;
     }

@@ -97,6 +97,8 @@ class TokenMatcher {
   bool IsAccepting() const { return matcher_.IsAccepting(); }
   bool IsDeadEnd() const { return matcher_.IsDeadEnd(); }
   TokenMatcher Copy() const { return *this; }
+  // How many accepted tokens Rollback can undo (Matcher::set_max_history).
+  void set_max_history(size_t n) { matcher_.set_max_history(n); }
 
   const Matcher& matcher() const { return matcher_; }
   const Vocabulary& vocab() const { return *vocab_; }

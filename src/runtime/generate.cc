@@ -35,6 +35,7 @@ Result<GenerateResult> Generate(Session& session, std::span<const int32_t> promp
   t0 = std::chrono::steady_clock::now();
   for (int64_t i = 0; i < options.max_tokens; ++i) {
     if (i > 0) RETURN_IF_ERROR(session.Decode(res.ids.back(), &logits));
+    if (options.constraint) options.constraint->SetBudget(options.max_tokens - i);
     const int32_t id = session.sampler().Sample(logits, session.history(), options.constraint);
     if (id == kNoToken) {
       res.dead_end = true;

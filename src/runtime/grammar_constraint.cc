@@ -12,6 +12,8 @@ namespace gemlet::runtime {
 namespace {
 
 constexpr size_t kMaxUndo = 256;  // tokens Rollback can undo
+// Closing starts when the budget is within this many tokens of the fewest needed to complete.
+constexpr int64_t kClosingMargin = 4;
 
 // Whether `bytes` could contribute to writing a code point of plane 16: it holds the lead
 // byte 0xF4 (U+100000..U+10FFFF are exactly the 4-byte sequences led by F4).
@@ -78,8 +80,19 @@ Result<std::unique_ptr<GrammarConstraint>> GrammarConstraint::Create(
   auto shared = std::make_shared<const grammar::Grammar>(std::move(g));
   grammar::Matcher m(shared);
   m.set_max_history(kMaxUndo);
-  return std::unique_ptr<GrammarConstraint>(
+  // The one-character tokens (printable ASCII, tab, newline): the closing steps' candidates.
+  auto shorts = std::make_shared<std::vector<int32_t>>();
+  for (size_t t = 0; t < vocab->size(); ++t) {
+    const int32_t id = static_cast<int32_t>(t);
+    if (vocab->kind(id) != grammar::TokenKind::kText) continue;
+    const std::string_view p = vocab->piece(id);
+    if (p.size() == 1 && ((p[0] >= 0x20 && p[0] < 0x7F) || p[0] == '\n' || p[0] == '\t')) shorts->push_back(id);
+  }
+  std::unique_ptr<GrammarConstraint> c(
       new GrammarConstraint(grammar::TokenMatcher(std::move(vocab), std::move(m)), schedule));
+  c->cost_ = std::make_shared<const grammar::CompletionCost>(*shared);
+  c->short_tokens_ = std::move(shorts);
+  return c;
 }
 
 GrammarConstraint::GrammarConstraint(grammar::TokenMatcher start, const GrammarSchedule& schedule)
@@ -105,8 +118,55 @@ bool GrammarConstraint::FreeAllows(int32_t t) const {
   return phase_ == Phase::kWaiting || !IsEnd(t);
 }
 
+void GrammarConstraint::SetBudget(int64_t tokens) {
+  budget_ = tokens;
+  closing_ready_ = false;
+}
+
+const std::vector<int32_t>* GrammarConstraint::Closing() {
+  if (closing_ready_) return closing_on_ ? &closing_ : nullptr;
+  closing_ready_ = true;
+  closing_on_ = false;
+  closing_.clear();
+  if (budget_ < 0 || phase_ == Phase::kWaiting) return nullptr;
+  if (phase_ == Phase::kBlock) {
+    // The block must close in time for the grammar: its close token and the grammar's fewest.
+    const int64_t need = 1 + cost_->Min(start_.matcher().state()) + 1;
+    if (budget_ > need + kClosingMargin) return nullptr;
+    closing_on_ = true;
+    closing_.push_back(schedule_.block_close);
+    return &closing_;
+  }
+  const int64_t now = cost_->Min(matcher_.matcher().state());
+  if (budget_ > now + 1 + kClosingMargin) return nullptr;
+  // Each one-character continuation and how close it leaves the grammar to the end; keep
+  // those that leave room for the rest and the end token (else the closest ones).
+  grammar::TokenMatcher probe = matcher_;
+  probe.set_max_history(1);
+  std::vector<std::pair<int64_t, int32_t>> options;
+  for (int32_t t : *short_tokens_) {
+    if (!probe.IsAllowed(t) || !probe.AcceptToken(t)) continue;
+    options.push_back({cost_->Min(probe.matcher().state()), t});
+    (void)probe.Rollback(1);
+  }
+  if (options.empty()) return nullptr;  // no short way on: the ordinary rules
+  int64_t best = grammar::CompletionCost::kNever;
+  for (const auto& [m, t] : options) best = std::min(best, m);
+  const int64_t limit = std::max(best, budget_ - 2);
+  for (const auto& [m, t] : options) {
+    if (m <= limit) closing_.push_back(t);
+  }
+  if (matcher_.IsAccepting()) {
+    for (int32_t e : matcher_.vocab().end_ids()) closing_.push_back(e);
+  }
+  std::sort(closing_.begin(), closing_.end());
+  closing_on_ = true;
+  return &closing_;
+}
+
 bool GrammarConstraint::Allows(int32_t t) {
   if (t < 0 || static_cast<size_t>(t) >= matcher_.vocab().size()) return false;
+  if (const std::vector<int32_t>* c = Closing()) return std::binary_search(c->begin(), c->end(), t);
   switch (phase_) {
     case Phase::kWaiting:
     case Phase::kBlock:
@@ -121,6 +181,11 @@ bool GrammarConstraint::Allows(int32_t t) {
 
 void GrammarConstraint::Mask(std::span<uint32_t> mask) {
   const size_t V = matcher_.vocab().size();
+  if (const std::vector<int32_t>* c = Closing()) {
+    std::fill(mask.begin(), mask.end(), 0u);
+    for (int32_t t : *c) mask[static_cast<size_t>(t) >> 5] |= 1u << (t & 31);
+    return;
+  }
   if (phase_ == Phase::kWaiting || phase_ == Phase::kBlock) {
     std::fill(mask.begin(), mask.end(), 0u);
     for (size_t t = 0; t < V; ++t) {
@@ -167,6 +232,9 @@ Status GrammarConstraint::Accept(int32_t t) {
   }
   undo_.push_back(std::move(u));
   if (undo_.size() > kMaxUndo) undo_.pop_front();
+  // The next step's budget is one less (until the caller says otherwise).
+  if (budget_ > 0) --budget_;
+  closing_ready_ = false;
   return Status::Ok();
 }
 
@@ -181,7 +249,9 @@ Status GrammarConstraint::Rollback(int64_t n) {
     if (u.restarted) matcher_ = std::move(*u.restarted);
     phase_ = u.phase;
     undo_.pop_back();
+    if (budget_ >= 0) ++budget_;
   }
+  closing_ready_ = false;
   return Status::Ok();
 }
 

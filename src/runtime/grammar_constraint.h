@@ -7,6 +7,10 @@
 //  * lazy: the output is free until one of `triggers` is sampled (a tool call's opening
 //    token); the grammar constrains what follows it until it has matched completely, then the
 //    output is free again until the next trigger.
+// With a budget (SetBudget), the output is steered to end whole: once the tokens left come
+// within a few of the fewest the grammar needs to complete (grammar/completion.h), only
+// one-character tokens that keep a completion within the budget (and then an end token) are
+// allowed; inside the free block, only its closing token.
 // Control tokens are symbols in the grammar's text: token id t is the code point U+100000 + t
 // (GrammarSymbol(t) spells it for GBNF), so a grammar names <|tool_call> by id, and no run of
 // ordinary tokens can spell it (the byte tokens and pieces that could write a code point of
@@ -23,6 +27,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "grammar/completion.h"
 #include "grammar/token_matcher.h"
 #include "runtime/token_constraint.h"
 #include "text/tokenizer.h"
@@ -61,6 +66,7 @@ class GrammarConstraint : public TokenConstraint {
   Status Rollback(int64_t n) override;
   bool Complete() const override;
   std::unique_ptr<TokenConstraint> Clone() const override;
+  void SetBudget(int64_t tokens) override;
 
   // Whether the grammar is in force now (false in a free block or waiting for a trigger).
   bool constraining() const { return phase_ == Phase::kStart || phase_ == Phase::kGrammar; }
@@ -81,6 +87,8 @@ class GrammarConstraint : public TokenConstraint {
 
   GrammarConstraint(grammar::TokenMatcher start, const GrammarSchedule& schedule);
   bool IsTrigger(int32_t token) const;
+  // The closing set when the budget is about to run out (nullptr: no closing now).
+  const std::vector<int32_t>* Closing();
   bool IsEnd(int32_t token) const;
   bool FreeAllows(int32_t token) const;
 
@@ -89,6 +97,14 @@ class GrammarConstraint : public TokenConstraint {
   GrammarSchedule schedule_;
   Phase phase_;
   std::deque<Undo> undo_;
+  // Budget steering (see above): the completion costs of the grammar, its one-character
+  // tokens, and this step's closing set.
+  std::shared_ptr<const grammar::CompletionCost> cost_;
+  std::shared_ptr<const std::vector<int32_t>> short_tokens_;
+  int64_t budget_ = -1;  // -1: none
+  bool closing_ready_ = false;
+  bool closing_on_ = false;
+  std::vector<int32_t> closing_;
 };
 
 }  // namespace gemlet::runtime

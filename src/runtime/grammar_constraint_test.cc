@@ -186,5 +186,44 @@ TEST(GrammarConstraintTest, SampledOutputsAlwaysMatch) {
   }
 }
 
+// Unbounded strings and lists, which random logits almost never close on their own: with a
+// budget, every output is whole within it (and ends with an end token).
+TEST(GrammarConstraintTest, BudgetSteersToAWholeOutput) {
+  const std::string gbnf =
+      "root ::= \"{\\\"a\\\": \\\"\" [^\"\\\\]* \"\\\", \\\"b\\\": [\" ( [0-9]+ ( \",\" [0-9]+ )* )? \"]}\"\n";
+  const std::regex check(R"(\{"a": "[^"\\]*", "b": \[([0-9]+(,[0-9]+)*)?\]\})");
+  const int32_t V = RealTokenizer().size();
+  std::mt19937 pool_rng(9);
+  std::normal_distribution<float> nd(0.0f, 3.0f);
+  std::vector<float> pool(V + 65536);
+  for (float& l : pool) l = nd(pool_rng);
+  for (int64_t budget : {16, 24, 40}) {
+    for (uint64_t seed = 1; seed <= 10; ++seed) {
+      auto c = Make(gbnf);
+      SamplerOptions o;
+      o.seed = seed;
+      Sampler s(o);
+      std::mt19937 rng(static_cast<uint32_t>(seed));
+      std::vector<int32_t> out;
+      bool ended = false;
+      for (int64_t i = 0; i < budget; ++i) {
+        c->SetBudget(budget - i);
+        std::span<const float> logits(pool.data() + rng() % 65536, V);
+        const int32_t t = s.Sample(logits, *c);
+        ASSERT_NE(t, kNoToken);
+        ASSERT_TRUE(c->Accept(t).ok());
+        if (RealTokenizer().IsEog(t)) {
+          ended = true;
+          break;
+        }
+        out.push_back(t);
+      }
+      const std::string text = RealTokenizer().Decode(out).value();
+      EXPECT_TRUE(ended) << "budget " << budget << " seed " << seed << ": " << text;
+      EXPECT_TRUE(std::regex_match(text, check)) << "budget " << budget << " seed " << seed << ": " << text;
+    }
+  }
+}
+
 }  // namespace
 }  // namespace gemlet::runtime

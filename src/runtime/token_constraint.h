@@ -32,6 +32,11 @@ class TokenConstraint {
   virtual bool Complete() const = 0;
   // An independent copy in the same state (the n > 1 choices of one prompt).
   virtual std::unique_ptr<TokenConstraint> Clone() const = 0;
+  // The most tokens the generation may still sample, this step's included (its token limit,
+  // or the context's room). A constraint that has to be complete to be useful (a grammar)
+  // then allows only what can still be completed within it, the end included, so that
+  // the output is whole when the budget allows it. Called before each step's Allows/Mask.
+  virtual void SetBudget(int64_t tokens) { (void)tokens; }
 };
 
 inline bool MaskBit(std::span<const uint32_t> mask, int32_t t) {

@@ -27,6 +27,9 @@ class RuntimeSampler : public TokenSampler {
     if (t != runtime::kNoToken && !constraint_->Accept(t).ok()) return runtime::kNoToken;
     return t;
   }
+  void SetBudget(int64_t tokens) override {
+    if (constraint_) constraint_->SetBudget(tokens);
+  }
 
  private:
   runtime::Sampler sampler_;

@@ -285,6 +285,9 @@ void Scheduler::AfterStep(Slot& slot, std::span<const int32_t> fed, const float*
   }
   GEMLET_CHECK(logits != nullptr);
   std::span<float> lg(const_cast<float*>(logits), static_cast<size_t>(vocab_));
+  // Tokens the job may still sample (this one included): its limit, and the context's room.
+  slot.job->spec.sampler->SetBudget(std::min(slot.job->spec.max_tokens - slot.generated,
+                                             max_context_ - slot.seq->length()));
   HandleToken(slot, slot.job->spec.sampler->Sample(lg));
 }
 

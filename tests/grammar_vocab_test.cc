@@ -54,7 +54,9 @@ TEST(GrammarRealVocab, MaskEqualsTryingEachToken) {
       ASSERT_EQ(bit, t.IsAllowed(id)) << "after '" << prefix << "': token " << id << " " << tok.Piece(id);
     }
     EXPECT_GT(allowed, 0u) << prefix;
-    if (prefix == "{\"name\": \"Zo") EXPECT_GT(allowed, 200000u);  // nearly all text tokens
+    if (prefix == "{\"name\": \"Zo") {
+      EXPECT_GT(allowed, 200000u);  // nearly all text tokens
+    }
     EXPECT_FALSE((mask[tok.eos_id() >> 5] >> (tok.eos_id() & 31)) & 1);
   }
 }

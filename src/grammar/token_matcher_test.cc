@@ -155,7 +155,9 @@ TEST(TokenMatcher, SpecialAndEndTokens) {
   auto m = Mask(tm, true);
   EXPECT_TRUE(Bit(m, sv.end_id));
   for (int32_t id = 0; id < static_cast<int32_t>(sv.vocab->size()); ++id) {
-    if (id != sv.end_id) EXPECT_FALSE(Bit(m, id)) << id;
+    if (id != sv.end_id) {
+      EXPECT_FALSE(Bit(m, id)) << id;
+    }
   }
   EXPECT_TRUE(tm.AcceptToken(sv.end_id));
 }

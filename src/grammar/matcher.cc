@@ -96,6 +96,10 @@ void ExpandInto(const Grammar& g, std::vector<uint32_t>& st, MatchState& out);
 // yet expanded are dropped (Matcher's header says so).
 constexpr int64_t kExpandBudget = int64_t{1} << 15;
 thread_local int64_t t_budget = kExpandBudget;
+// The deepest recursion of one expansion (a chain of rules or elements that match the empty
+// string), so that the C++ stack holds.
+constexpr int kMaxExpandDepth = 2048;
+thread_local int t_depth = 0;
 
 // Pushes each alternative of rule `rule` (with `next`, the position to return to, below it
 // unless it ends the sequence) onto st and expands it. st is restored.
@@ -118,7 +122,7 @@ void ExpandRule(const Grammar& g, uint32_t rule, bool has_next, uint32_t next, s
 
 // llama_grammar_advance_stack: expands the top of st until it is a character set.
 void ExpandInto(const Grammar& g, std::vector<uint32_t>& st, MatchState& out) {
-  if (--t_budget < 0) return;
+  if (--t_budget < 0 || t_depth >= kMaxExpandDepth) return;
   if (st.empty()) {
     AddStack(out, st);
     return;
@@ -127,7 +131,9 @@ void ExpandInto(const Grammar& g, std::vector<uint32_t>& st, MatchState& out) {
   const uint32_t pos = st.back();
   if (el[pos].kind == ElementKind::kRuleRef) {
     st.pop_back();
+    ++t_depth;
     ExpandRule(g, el[pos].value, !IsEndOfSequence(el[pos + 1]), pos + 1, st, out);
+    --t_depth;
     st.push_back(pos);
     return;
   }

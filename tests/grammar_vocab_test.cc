@@ -41,7 +41,8 @@ TEST(GrammarRealVocab, MaskEqualsTryingEachToken) {
   TokenMatcher tm(vocab, grammar::Matcher(Json()));
   const Tokenizer& tok = testing_util::RealTokenizer();
   // The start, inside a string (most tokens allowed), after a number, half-way through 日.
-  for (const std::string prefix : {"", "{\"name\": \"Zo", "[1, 2.5", "[\"\xE6\x97"}) {
+  const std::vector<std::string> prefixes = {"", "{\"name\": \"Zo", "[1, 2.5", "[\"\xE6\x97"};
+  for (const std::string& prefix : prefixes) {
     grammar::Matcher m(Json());
     ASSERT_TRUE(m.AcceptBytes(prefix));
     TokenMatcher t(vocab, m, tm.cache());

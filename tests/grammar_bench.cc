@@ -19,7 +19,7 @@
 #include "grammar/gbnf.h"
 #include "grammar/grammar_test_util.h"
 #include "grammar/token_matcher.h"
-#include "tests/grammar_vocab_util.h"
+#include "runtime/grammar_constraint.h"
 #include "text/tokenizer.h"
 
 namespace gemlet {
@@ -28,7 +28,6 @@ namespace {
 struct Real {
   TokenizerInfo info;
   std::unique_ptr<Tokenizer> tok;
-  testing_util::GrammarPieces pieces;
   std::shared_ptr<const grammar::Vocabulary> vocab;
   std::shared_ptr<const grammar::Grammar> json;
 };
@@ -45,8 +44,7 @@ const Real& Get() {
     auto tok = Tokenizer::Create(x->info.vocab, x->info.special);
     if (!tok.ok()) std::exit(1);
     x->tok = std::make_unique<Tokenizer>(std::move(tok).value());
-    x->pieces = testing_util::GrammarPiecesOf(*x->tok, x->info.vocab);
-    x->vocab = *grammar::Vocabulary::Create(x->pieces.pieces, x->pieces.kinds);
+    x->vocab = *runtime::GrammarVocabulary(*x->tok);
     x->json = std::make_shared<const grammar::Grammar>(*grammar::ParseGbnf(grammar::testing::kJsonGbnf));
     return x;
   }();
@@ -63,7 +61,7 @@ void Percentiles(benchmark::State& state, std::vector<double>& us) {
 void BM_VocabularyCreate(benchmark::State& state) {
   const Real& r = Get();
   for (auto _ : state) {
-    auto v = grammar::Vocabulary::Create(r.pieces.pieces, r.pieces.kinds);
+    auto v = runtime::GrammarVocabulary(*r.tok);
     benchmark::DoNotOptimize(v);
   }
 }

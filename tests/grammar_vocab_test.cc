@@ -10,7 +10,7 @@
 #include "grammar/grammar_test_util.h"
 #include "grammar/matcher.h"
 #include "grammar/token_matcher.h"
-#include "tests/grammar_vocab_util.h"
+#include "runtime/grammar_constraint.h"
 #include "text/tokenizer_test_util.h"
 
 namespace gemlet {
@@ -20,9 +20,7 @@ using grammar::TokenMatcher;
 
 std::shared_ptr<const grammar::Vocabulary> RealGrammarVocab() {
   static const auto* v = [] {
-    const auto p = testing_util::GrammarPiecesOf(testing_util::RealTokenizer(),
-                                                 testing_util::RealTokenizerInfo().vocab);
-    auto r = grammar::Vocabulary::Create(p.pieces, p.kinds);
+    auto r = runtime::GrammarVocabulary(testing_util::RealTokenizer());
     EXPECT_TRUE(r.ok()) << r.status().message();
     return new std::shared_ptr<const grammar::Vocabulary>(*r);
   }();

@@ -35,6 +35,8 @@ Result<std::shared_ptr<const grammar::Vocabulary>> GrammarVocabulary(const Token
       kinds[id] = grammar::TokenKind::kEnd;
       continue;
     }
+    const TokenType type = tok.Type(id);
+    if (type == TokenType::kUnknown || type == TokenType::kUnused) continue;  // never allowed
     if (tok.IsSpecial(id)) {
       if (id <= grammar::kMaxSymbolToken) {
         pieces[id] = grammar::TokenSymbolUtf8(id);

@@ -39,8 +39,9 @@ std::string GrammarSymbol(int32_t id);
 
 // The grammar view of `tokenizer`'s vocabulary: text pieces with "▁" as spaces, byte tokens
 // as their byte, end-of-generation tokens as ends (allowed when the grammar may stop), the
-// control tokens as their symbols, everything else (other special tokens, pieces and bytes of
-// the symbol plane) never allowed. Build once per tokenizer and share.
+// special tokens (control and user-defined) as their symbols, everything else (unknown and
+// unused tokens, pieces and bytes of the symbol plane) never allowed. Build once per
+// tokenizer and share.
 Result<std::shared_ptr<const grammar::Vocabulary>> GrammarVocabulary(const Tokenizer& tokenizer);
 
 struct GrammarSchedule {

@@ -323,7 +323,13 @@ Result<std::unique_ptr<GrammarConstraint>> Conversation::AnswerConstraint() {
   if (!grammar_vocab_) {
     ASSIGN_OR_RETURN(grammar_vocab_, GrammarVocabulary(tok_));
   }
-  return GrammarConstraint::Create(options_.grammar, grammar_vocab_, ChatAnswerSchedule(thinking()));
+  std::unique_ptr<GrammarConstraint>& proto = grammar_[thinking() ? 1 : 0];
+  if (!proto) {
+    ASSIGN_OR_RETURN(proto, GrammarConstraint::Create(options_.grammar, grammar_vocab_,
+                                                      ChatAnswerSchedule(thinking())));
+  }
+  std::unique_ptr<TokenConstraint> copy = proto->Clone();
+  return std::unique_ptr<GrammarConstraint>(static_cast<GrammarConstraint*>(copy.release()));
 }
 
 }  // namespace gemlet::runtime

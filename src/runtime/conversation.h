@@ -169,6 +169,8 @@ class Conversation {
   std::vector<int32_t> tail_;
   bool stale_ = false;  // the cache no longer matches messages_: re-prefill everything
   std::shared_ptr<const grammar::Vocabulary> grammar_vocab_;
+  // options_.grammar compiled, per thinking mode (answers clone it: they share its mask cache).
+  std::unique_ptr<GrammarConstraint> grammar_[2];
 };
 
 }  // namespace gemlet::runtime

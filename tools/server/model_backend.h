@@ -3,6 +3,7 @@
 // all model work happens on the scheduler thread.
 #pragma once
 
+#include <list>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -51,6 +52,14 @@ class GemmaChatModel : public ChatModel {
   Gemma4OutputVocab vocab_;
   std::mutex grammar_mu_;
   std::shared_ptr<const grammar::Vocabulary> grammar_vocab_;
+  // Compiled grammars by (start rule, schedule, text), most recent first: a request clones
+  // one, so that requests with the same schema share its token-mask cache (a grammar's first
+  // masks are its costly part).
+  struct CompiledGrammar {
+    std::string key;
+    std::unique_ptr<runtime::GrammarConstraint> prototype;
+  };
+  std::list<CompiledGrammar> compiled_;
 };
 
 }  // namespace gemlet::server

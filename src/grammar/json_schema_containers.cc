@@ -44,6 +44,8 @@ Result<std::string> Converter::Array(const Json& s, const std::string& ptr,
   } else if (tuple == &s["items"] && !s.contains("additionalItems")) {
     // draft 7: items after the tuple are free; keep them free
   }
+  if (s.contains("uniqueItems") && !(s["uniqueItems"].is_boolean() && !s["uniqueItems"].get<bool>()))
+    return Error(ptr + "/uniqueItems", "\"uniqueItems\" other than false is not supported");
   int64_t lo = 0, hi = -1;  // -1: unbounded
   if (s.contains("minItems")) {
     ASSIGN_OR_RETURN(lo, Count(s, "minItems", ptr));

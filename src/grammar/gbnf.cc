@@ -97,6 +97,15 @@ class Parser {
     return Status::Ok();
   }
 
+  // Whether a rule definition ("name ::=") starts at pos_.
+  bool AtRuleStart() const {
+    size_t i = pos_;
+    while (i < src_.size() && IsWordChar(src_[i])) ++i;
+    if (i == pos_) return false;
+    while (i < src_.size() && (src_[i] == ' ' || src_[i] == '\t')) ++i;
+    return src_.substr(i, 3) == "::=";
+  }
+
   std::string ParseName() {
     const size_t b = pos_;
     while (pos_ < src_.size() && IsWordChar(src_[pos_])) ++pos_;
@@ -176,7 +185,13 @@ class Parser {
       out.push_back({ElementKind::kAlt, 0});
       RETURN_IF_ERROR(Grow(1, pos_));
       ++pos_;
+      const size_t save = pos_;
       RETURN_IF_ERROR(SkipSpace(true));
+      if (AtRuleStart()) {  // "a ::= x |" then the next rule: the last alternative is empty
+        pos_ = save;
+        RETURN_IF_ERROR(SkipSpace(false));
+        break;
+      }
       RETURN_IF_ERROR(ParseSequence(rule, out, depth));
     }
     return Status::Ok();

@@ -52,6 +52,16 @@ TEST(Gbnf, GroupsCommentsEscapesAndLines) {
             "root_1 ::= \"x\" | \"A\\xE9\\U0001F600\\t\\\"\"\n");
 }
 
+TEST(Gbnf, AnEmptyLastAlternativeBeforeTheNextRule) {
+  // Found by gbnf_fuzz: ToString writes "x ::= a |", and the next line is a rule, not an item.
+  auto g = ParseGbnf("root ::= item |\nitem ::= \"a\" |  # empty\n\nother ::= item\n");
+  ASSERT_TRUE(g.ok()) << g.status().message();
+  EXPECT_EQ(g->ToString(), "root ::= item |\nitem ::= \"a\" |\nother ::= item\n");
+  auto again = ParseGbnf(g->ToString());
+  ASSERT_TRUE(again.ok()) << again.status().message();
+  EXPECT_EQ(again->elements, g->elements);
+}
+
 TEST(Gbnf, StartRuleCanBeChosen) {
   auto g = ParseGbnf("a ::= \"x\"\nb ::= a a\n", "b");
   ASSERT_TRUE(g.ok());

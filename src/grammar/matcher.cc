@@ -71,9 +71,13 @@ bool MatchRange(const Element* el, uint32_t pos, uint32_t lo, uint32_t hi) {
   return covered_to <= hi;
 }
 
+// The most stacks a state keeps (see kExpandBudget below).
+constexpr size_t kMaxStacks = 1024;
+
 // Appends `stack` to `out` unless it is there already.
 void AddStack(MatchState& out, const std::vector<uint32_t>& stack) {
   const size_t n = stack.size();
+  if (out.offsets.size() > kMaxStacks) return;
   for (size_t i = 0; i + 1 < out.offsets.size(); ++i) {
     const uint32_t b = out.offsets[i], e = out.offsets[i + 1];
     if (e - b == n && (n == 0 || (out.stacks[e - 1] == stack[n - 1] &&
@@ -86,6 +90,12 @@ void AddStack(MatchState& out, const std::vector<uint32_t>& stack) {
 }
 
 void ExpandInto(const Grammar& g, std::vector<uint32_t>& st, MatchState& out);
+
+// The work one step may do: a grammar whose expansions branch exponentially (nested rules that
+// all match the empty string) would otherwise stall the caller. Beyond it, the alternatives not
+// yet expanded are dropped (Matcher's header says so).
+constexpr int64_t kExpandBudget = int64_t{1} << 15;
+thread_local int64_t t_budget = kExpandBudget;
 
 // Pushes each alternative of rule `rule` (with `next`, the position to return to, below it
 // unless it ends the sequence) onto st and expands it. st is restored.
@@ -108,6 +118,7 @@ void ExpandRule(const Grammar& g, uint32_t rule, bool has_next, uint32_t next, s
 
 // llama_grammar_advance_stack: expands the top of st until it is a character set.
 void ExpandInto(const Grammar& g, std::vector<uint32_t>& st, MatchState& out) {
+  if (--t_budget < 0) return;
   if (st.empty()) {
     AddStack(out, st);
     return;
@@ -135,6 +146,7 @@ void ClearState(MatchState& s) {
 void StepCodePoint(const Grammar& g, const MatchState& in, uint32_t cp, MatchState& out) {
   thread_local std::vector<uint32_t> st;
   ClearState(out);
+  t_budget = kExpandBudget;
   const Element* el = g.elements.data();
   for (size_t i = 0; i < in.num_stacks(); ++i) {
     const auto s = in.stack(i);
@@ -175,12 +187,14 @@ bool PartialRange(uint32_t value, int missing, int length, uint32_t& lo, uint32_
 Matcher::Matcher(std::shared_ptr<const Grammar> grammar) : grammar_(std::move(grammar)) {
   std::vector<uint32_t> st;
   ClearState(state_);
+  t_budget = kExpandBudget;
   ExpandRule(*grammar_, grammar_->root, false, 0, st, state_);
 }
 
 MatchState Matcher::Expand(const Grammar& g, std::span<const uint32_t> stack) {
   MatchState out;
   std::vector<uint32_t> st(stack.begin(), stack.end());
+  t_budget = kExpandBudget;
   ExpandInto(g, st, out);
   return out;
 }

@@ -6,6 +6,11 @@
 // ends inside a multi-byte UTF-8 sequence) is carried as a partial code point, and the stacks
 // are pruned to those that some completion of it could still match.
 //
+// Limits: one step expands at most 2^15 rule alternatives, and a state keeps at most 1024
+// stacks. Only grammars whose expansions branch exponentially (rules nested many deep that
+// each can match the empty string) or that are wildly ambiguous reach them; what is beyond
+// is dropped, so such a grammar may reject text it describes (never accept text it does not).
+//
 // Matcher keeps a history of its past states, one per successful AcceptBytes call (one token),
 // so Rollback(n) undoes the last n calls (speculative decoding, retries).
 #pragma once

@@ -189,3 +189,29 @@ TEST(Matcher, DuplicateStacksAreMerged) {
 
 }  // namespace
 }  // namespace gemlet::grammar
+
+namespace gemlet::grammar {
+namespace {
+
+std::string NestedNullable(int depth) {
+  // a_k ::= a_{k-1} a_{k-1}, a_1 ::= "x" | "": 2^depth ways to match nothing.
+  std::string g = "root ::= a" + std::to_string(depth) + " \"z\"\n";
+  for (int k = depth; k > 1; --k) {
+    g += "a" + std::to_string(k) + " ::= a" + std::to_string(k - 1) + " a" + std::to_string(k - 1) + "\n";
+  }
+  return g + "a1 ::= \"x\" | \"\"\n";
+}
+
+TEST(Matcher, ExponentialExpansionsAreBounded) {
+  auto small = Compile(NestedNullable(6).c_str());
+  EXPECT_TRUE(FullMatch(small, "z"));
+  EXPECT_TRUE(FullMatch(small, "xxxz"));
+  EXPECT_FALSE(FullMatch(small, std::string(65, 'x') + "z"));
+  // 2^40 paths: the step stops at its budget instead of running for hours.
+  auto big = Compile(NestedNullable(40).c_str());
+  Matcher m(big);
+  EXPECT_TRUE(m.CanAcceptBytes("x"));
+}
+
+}  // namespace
+}  // namespace gemlet::grammar

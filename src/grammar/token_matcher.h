@@ -34,7 +34,7 @@ class Vocabulary {
  public:
   // pieces[i]: the bytes token i stands for (a byte-fallback token: its one byte; a
   // SentencePiece "▁" already turned into a space). kinds: one per piece. Fails
-  // (kInvalidArgument) if the sizes differ or a text token is empty.
+  // (kInvalidArgument) if the sizes differ, a text token is empty or longer than 65535 bytes.
   static Result<std::shared_ptr<const Vocabulary>> Create(std::span<const std::string> pieces,
                                                           std::span<const TokenKind> kinds);
 
@@ -48,14 +48,15 @@ class Vocabulary {
     uint32_t subtree_end;  // one past the last node of this node's subtree
     uint32_t token_begin;  // tokens ending here: token_ids[token_begin .. token_end)
     uint32_t token_end;
+    uint16_t depth;  // bytes from the root
     uint8_t byte;
-    uint8_t depth;  // bytes from the root (a longer piece is split, see Create)
   };
   const std::vector<Node>& nodes() const { return nodes_; }
   const std::vector<int32_t>& token_ids() const { return token_ids_; }
   const std::vector<int32_t>& end_ids() const { return end_ids_; }
   // The trie node of text token `id` (0 if it is not a text token).
   uint32_t node_of(int32_t id) const { return node_of_[id]; }
+  size_t max_depth() const { return max_depth_; }  // the longest text piece, in bytes
 
  private:
   Vocabulary() = default;
@@ -66,13 +67,21 @@ class Vocabulary {
   std::vector<int32_t> token_ids_;
   std::vector<uint32_t> node_of_;
   std::vector<int32_t> end_ids_;
+  size_t max_depth_ = 0;
 };
 
-class TokenMaskCache;  // per (grammar, vocabulary), shared by copies; thread-safe
+// The per-position results of one (grammar, vocabulary) pair; thread-safe. Copies of a
+// TokenMatcher share theirs; matchers for one grammar (requests with the same schema) may share
+// one too.
+class TokenMaskCache;
+std::shared_ptr<TokenMaskCache> NewTokenMaskCache();
 
 class TokenMatcher {
  public:
-  TokenMatcher(std::shared_ptr<const Vocabulary> vocab, Matcher matcher);
+  // `cache`: one made by NewTokenMaskCache() for this grammar and vocabulary, or null (a new
+  // one).
+  TokenMatcher(std::shared_ptr<const Vocabulary> vocab, Matcher matcher,
+               std::shared_ptr<TokenMaskCache> cache = nullptr);
 
   // Sets bit (id % 32) of mask[id / 32] for every allowed token and clears the others.
   // mask.size() must be vocab().mask_words().
@@ -90,8 +99,11 @@ class TokenMatcher {
   TokenMatcher Copy() const { return *this; }
 
   const Matcher& matcher() const { return matcher_; }
-  Matcher& matcher() { return matcher_; }
   const Vocabulary& vocab() const { return *vocab_; }
+  const std::shared_ptr<TokenMaskCache>& cache() const { return cache_; }
+
+  // FillMask without the cache: the full trie walk (for tests and benchmarks).
+  void FillMaskUncached(std::span<uint32_t> mask) const;
 
  private:
   std::shared_ptr<const Vocabulary> vocab_;

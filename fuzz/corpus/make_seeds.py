@@ -249,15 +249,12 @@ MALFORMED_SCHEMAS = {
 
 def main():
     shared, gemlet = sys.argv[1], sys.argv[2]
-<<<<<<< HEAD
+    gbnf_seeds()
     schemas = os.path.join(HERE, "..", "..", "tests", "data", "schemas")
     for f in sorted(os.listdir(schemas)):
         put("json_schema_fuzz", f, open(os.path.join(schemas, f), "rb").read())
     for name, body in MALFORMED_SCHEMAS.items():
         put("json_schema_fuzz", name, json.dumps(body))
-=======
-    gbnf_seeds()
->>>>>>> grammar
     for name, body in REQUESTS.items():
         put("request_parser_fuzz", name, json.dumps(body))
     for i, text in enumerate(TEXTS):

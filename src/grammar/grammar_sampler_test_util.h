@@ -140,11 +140,18 @@ inline std::optional<std::string> SampleText(const std::shared_ptr<const Grammar
       if (!closers.empty()) {
         c = closers[rng() % closers.size()];
       } else {
+        // Not a lone '\\' (an escape starts a longer way to the end) unless it is all.
+        auto escape = [](const CodePointRanges& s) {
+          return s.size() == 1 && s[0].first == '\\' && s[0].second == '\\';
+        };
+        bool others = false;
+        for (const auto& s : tops) others = others || !escape(s);
         uint64_t least = UINT64_MAX;
-        for (const auto& s : tops) least = std::min(least, Size(s));
+        for (const auto& s : tops)
+          if (!others || !escape(s)) least = std::min(least, Size(s));
         std::vector<const CodePointRanges*> smallest;  // ties: any of them
         for (const auto& s : tops)
-          if (Size(s) == least) smallest.push_back(&s);
+          if (Size(s) == least && (!others || !escape(s))) smallest.push_back(&s);
         c = PickCodePoint(*smallest[rng() % smallest.size()], rng);
       }
     } else {

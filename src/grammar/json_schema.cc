@@ -19,7 +19,8 @@ const std::set<std::string> kAnnotations = {"title",      "description", "exampl
                                             "deprecated", "readOnly",    "writeOnly", "$schema",
                                             "$id",        "$comment"};
 const std::set<std::string> kObjectKeywords = {"properties", "required", "additionalProperties"};
-const std::set<std::string> kArrayKeywords = {"items", "prefixItems", "minItems", "maxItems"};
+const std::set<std::string> kArrayKeywords = {"items", "prefixItems", "minItems", "maxItems",
+                                              "uniqueItems"};
 const std::set<std::string> kStringKeywords = {"minLength", "maxLength", "pattern", "format"};
 const std::set<std::string> kNumberKeywords = {"minimum", "maximum", "exclusiveMinimum",
                                                "exclusiveMaximum"};
@@ -104,11 +105,15 @@ std::string Alternatives(const std::vector<std::string>& alts) {
 Result<int64_t> Count(const Json& s, const std::string& key, const std::string& ptr) {
   const Json& v = s[key];
   const std::string where = ptr + "/" + key;
-  if (!v.is_number_integer() || v.get<int64_t>() < 0)
+  const bool maximum = key.rfind("max", 0) == 0;
+  double d = v.is_number() ? v.get<double>() : -1;
+  if (!v.is_number() || d < 0 || d != std::floor(d))
     return Error(where, "\"" + key + "\" must be a non-negative integer");
-  if (v.get<int64_t>() > kMaxCount)
+  if (d > static_cast<double>(kMaxCount)) {
+    if (maximum) return kMaxCount;  // at most kMaxCount: a subset of what is allowed
     return Error(where, "\"" + key + "\" above " + std::to_string(kMaxCount) + " is not supported");
-  return v.get<int64_t>();
+  }
+  return static_cast<int64_t>(d);
 }
 
 std::string Repeat(const std::string& item, int64_t lo, int64_t hi) {  // hi < 0: unbounded

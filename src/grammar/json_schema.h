@@ -12,8 +12,9 @@
 //    other property is written (valid, since the default allows them: a subset), unless
 //    "properties" is absent too: {"type": "object"} is any object.
 //  * array: items (a schema, or false; a list is the draft-7 tuple form, same as prefixItems),
-//    prefixItems, minItems, maxItems. Counts above 10000 are refused.
-//  * string: minLength, maxLength (in code points; at most 10000), pattern (regex_to_gbnf.h
+//    prefixItems, minItems, maxItems; uniqueItems false (true is refused). A maximum above
+//    10000 is taken as 10000, a minimum above it is refused.
+//  * string: minLength, maxLength (in code points; as for items, at most 10000), pattern (regex_to_gbnf.h
 //    lists the subset; not together with a length), format date (February has 28 days: 29 Feb
 //    is never written), time (hh:mm:ss, optional fraction, and a zone Z or +hh:mm, which
 //    JSON Schema's RFC 3339 "time" requires), date-time, uuid (lowercase hex), email (a subset

@@ -41,9 +41,9 @@ Result<std::string> Converter::Array(const Json& s, const std::string& ptr,
     } else {
       ASSIGN_OR_RETURN(rest, Visit(it, ptr + "/items", hint + "-item"));
     }
-  } else if (tuple == &s["items"] && !s.contains("additionalItems")) {
-    // draft 7: items after the tuple are free; keep them free
-  }
+  }  // else (no items, or the draft-7 tuple form): the items after the prefix are free
+  if (s.contains("uniqueItems") && !(s["uniqueItems"].is_boolean() && !s["uniqueItems"].get<bool>()))
+    return Error(ptr + "/uniqueItems", "\"uniqueItems\" other than false is not supported");
   int64_t lo = 0, hi = -1;  // -1: unbounded
   if (s.contains("minItems")) {
     ASSIGN_OR_RETURN(lo, Count(s, "minItems", ptr));

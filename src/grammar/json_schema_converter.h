@@ -36,7 +36,8 @@ inline bool BareKeyChar(uint32_t c) {
 }
 // One alternative as is, several in a group.
 std::string Alternatives(const std::vector<std::string>& alts);
-// s[key] as a count in [0, kMaxCount].
+// s[key] as a count in [0, kMaxCount]: a larger maxLength / maxItems is taken as kMaxCount (a
+// subset), a larger minimum is an error.
 Result<int64_t> Count(const Json& s, const std::string& key, const std::string& ptr);
 // `item` repeated lo..hi times (hi < 0: unbounded), in GBNF.
 std::string Repeat(const std::string& item, int64_t lo, int64_t hi);

@@ -34,8 +34,9 @@ src/format      src/base
 src/kernels     src/base
 src/ops         src/kernels
 src/model       src/ops src/format
-src/text        src/format
-src/runtime     src/model src/text
+src/text        src/format src/grammar
+src/grammar     src/base
+src/runtime     src/model src/text src/grammar
 tools/convert   src/model src/text
 tools/server    src/runtime
 tools/cli       tools/convert tools/server
@@ -50,7 +51,7 @@ tools/server    model/          the server reaches the model only through runtim
 
 # Layers that know no model family: no "gemma" (any case) and no control string, comments
 # included. ("GemmAcc"-style GEMM names are not "gemma": a capital A after "Gemm" is allowed.)
-MODEL_AGNOSTIC='src/kernels src/ops'
+MODEL_AGNOSTIC='src/kernels src/ops src/grammar'
 
 # Folders whose non-test code spells no Gemma 4 control string (the chat format owns them),
 # and the files or folders (ending in /) there that are exempt: the web page, test helpers.

@@ -23,6 +23,8 @@ GEMLET_APT_PACKAGES=(
   # Not nodejs/npm: the e2e tests need Node >= 20 (playwright-core's minimum) and Debian 12
   # ships 18; CI machines have NodeSource's nodejs 20, which bundles npm and conflicts with
   # Debian's npm package. tests/server/run.sh checks the Node version and runs `npm ci`.
+  # The npm packages of the tests (openai, playwright-core, and ajv + ajv-formats, the JSON
+  # Schema validator of tests/grammar/run_ajv.sh) are pinned in tests/server/package-lock.json.
   chromium
 )
 

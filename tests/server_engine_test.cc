@@ -79,7 +79,7 @@ TEST(ServerEngine, ConcurrentStreamsEqualSessionsAlone) {
     spec.max_tokens = n;
     server::SamplingOptions greedy;
     greedy.temperature = 0;
-    spec.sampler = (*model)->NewSampler(greedy, 0);
+    spec.sampler = (*model)->NewSampler(greedy, 0, nullptr);
     spec.sink = std::move(sink);
     ASSERT_TRUE(sched.Submit(std::move(spec)).ok());
   };

@@ -9,7 +9,8 @@ The seeds are committed; run this again only to remake them. Each seed is a real
 so that it stays small and valid: the oracle's GGUF and safetensors files keep all of their
 metadata and their smallest tensors (with their real bytes); tokenizer.json
 keeps the first ids, the merges among them and the added tokens; .npy files keep the first rows
-of the golden logits. Other targets' seeds are the texts and request bodies of the tests.
+of the golden logits. Other targets' seeds are the texts and request bodies of the tests, and
+json_schema_fuzz's the test schemas of tests/data/schemas and MALFORMED_SCHEMAS below.
 Crash inputs that a fuzzer found are kept beside the seeds under other names (crash-*, or a
 descriptive name), and this script leaves them alone.
 """
@@ -195,9 +196,65 @@ TEXTS = [
     b"\xff\xfe invalid utf-8: \xc3\x28 \xed\xa0\x80 \xf4\x90\x80\x80 \xe2\x96",
 ]
 
+# gbnf_fuzz: a grammar NUL a chunk-size byte and input (the grammars of src/grammar's tests).
+GRAMMARS = {
+    "arithmetic": ('root   ::= expr\nexpr   ::= term (("+" | "-") term)*\n'
+                   'term   ::= factor (("*" | "/") factor)*\nfactor ::= number | "(" expr ")" | "-" factor\n'
+                   'number ::= [0-9]+\n', "(1+2)*-3/4"),
+    "json": ('root   ::= ws value ws\n'
+             'value  ::= object | array | string | number | "true" | "false" | "null"\n'
+             'object ::= "{" ws ( member ("," ws member)* )? "}"\n'
+             'member ::= string ws ":" ws value ws\n'
+             'array  ::= "[" ws ( value ws ("," ws value ws)* )? "]"\n'
+             'string ::= "\\"" ( [^"\\\\\\x00-\\x1F] | "\\\\" ( ["\\\\/bfnrt] | "u" [0-9a-fA-F]{4} ) )* "\\""\n'
+             'number ::= "-"? ("0" | [1-9] [0-9]*) ("." [0-9]+)? ([eE] [-+]? [0-9]+)?\n'
+             'ws     ::= [ \\t\\n]*\n', '{"a": [1, -2.5e3, "\u00e9\\n", {"b": null}], "c": true}'),
+    "list": ('root ::= item ("," " "? item)*\nitem ::= [a-z]+\n', "ab, cd,ef"),
+    "language": ('root  ::= ws stmt+\n'
+                 'stmt  ::= ident ws "=" ws expr ws ";" ws\n'
+                 '        | "print" ws "(" ws expr ws ")" ws ";" ws\n'
+                 '        | "while" ws "(" ws expr ws ")" ws "{" ws stmt* "}" ws\n'
+                 'expr  ::= atom (ws [-+*<] ws atom)*\natom  ::= ident | [0-9]+ | "(" ws expr ws ")"\n'
+                 'ident ::= [a-z] [a-z0-9_]*\nws    ::= [ \\n]*\n', "while (i < 10) { i = i + 1; print(i); }"),
+    "csv": ('root ::= row ("\\n" row)* "\\n"?\nrow ::= field ("," field)*\n'
+            'field ::= [^,\\n"]* | "\\"" ([^"] | "\\"\\"")* "\\""\n', 'a,"b,""c""",d\ne,f\n'),
+    "bounds": ('root ::= "a"{2,4} "b"{3} "c"{1,} "d"{0,2} "e"{0}\n', "aaabbbccd"),
+    "negated": ('root ::= [^abc]+ "!" [^\\x00-\\x7F] [^a-zA-Z0-9]\n', "xyz!\u00e9."),
+    "utf8": ('root ::= "h\u00e9llo " [\u03b1-\u03c9]+ " " [\\U0001F600-\\U0001F64F] "\u65e5\u672c"?\n',
+             "h\u00e9llo \u03b1\u03b2 \U0001F600\u65e5\u672c"),
+    "any": ('root ::= "<" . . ">"\n', "<\u00e9\U0001F600>"),
+    "balanced": ('root ::= ("(" root ")")*\n', "(()())()"),
+    "comments": ('# leading comment\nroot ::= x # trailing\n  | y\n\nx ::= (\n  "1"\n  | "2" )\ny ::= "z"\n', "2"),
+    "left-recursive": ('root ::= expr\nexpr ::= expr "+" term | term\nterm ::= [0-9]\n', "1+2"),
+    "bad-escape": ('root ::= "\\q"\n', "q"),
+}
+
+
+def gbnf_seeds():
+    for name, (gbnf, text) in GRAMMARS.items():
+        for chunk in (1, 3):
+            put("gbnf_fuzz", "%s-%d" % (name, chunk), gbnf.encode() + b"\0" + bytes([chunk - 1]) + text.encode())
+
+
+# Schemas the converter refuses (json_schema_fuzz), beside the valid ones of tests/data/schemas.
+MALFORMED_SCHEMAS = {
+    "unsupported-keyword.json": {"type": "array", "uniqueItems": True},
+    "ref-cycle.json": {"$defs": {"a": {"$ref": "#/$defs/b"}, "b": {"anyOf": [{"$ref": "#/$defs/a"}]}},
+                       "$ref": "#/$defs/a"},
+    "bad-pattern.json": {"type": "string", "pattern": "(a|b"},
+    "empty-range.json": {"type": "integer", "minimum": 5, "maximum": 4},
+    "allof-conflict.json": {"allOf": [{"type": "string"}, {"type": "integer"}]},
+}
+
 
 def main():
     shared, gemlet = sys.argv[1], sys.argv[2]
+    gbnf_seeds()
+    schemas = os.path.join(HERE, "..", "..", "tests", "data", "schemas")
+    for f in sorted(os.listdir(schemas)):
+        put("json_schema_fuzz", f, open(os.path.join(schemas, f), "rb").read())
+    for name, body in MALFORMED_SCHEMAS.items():
+        put("json_schema_fuzz", name, json.dumps(body))
     for name, body in REQUESTS.items():
         put("request_parser_fuzz", name, json.dumps(body))
     for i, text in enumerate(TEXTS):

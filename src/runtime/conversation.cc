@@ -5,6 +5,7 @@
 
 #include "format/gemma4_tokens.h"
 #include "runtime/generate.h"
+#include "runtime/grammar_constraint.h"
 #include "runtime/prefix_cache.h"
 #include "runtime/session_file.h"
 
@@ -212,6 +213,11 @@ Result<TurnStats> Conversation::Send(std::string_view user_text, const TurnCallb
   GenerateOptions go;
   go.max_tokens = std::min(options_.max_tokens, limit - session_.position() - 1);
   go.stop_at_eog = options_.stop_at_eog;
+  std::unique_ptr<GrammarConstraint> constraint;
+  if (!options_.grammar.empty()) {
+    ASSIGN_OR_RETURN(constraint, AnswerConstraint());
+    go.constraint = constraint.get();
+  }
   bool first = true;
   auto on_token = [&](int32_t id) {
     if (cb.should_stop && cb.should_stop()) {
@@ -311,6 +317,19 @@ Status Conversation::Load(const std::string& path) {
   tail_ = j["tail"].get<std::vector<int32_t>>();
   turns_.clear();
   return Status::Ok();
+}
+
+Result<std::unique_ptr<GrammarConstraint>> Conversation::AnswerConstraint() {
+  if (!grammar_vocab_) {
+    ASSIGN_OR_RETURN(grammar_vocab_, GrammarVocabulary(tok_));
+  }
+  std::unique_ptr<GrammarConstraint>& proto = grammar_[thinking() ? 1 : 0];
+  if (!proto) {
+    ASSIGN_OR_RETURN(proto, GrammarConstraint::Create(options_.grammar, grammar_vocab_,
+                                                      ChatAnswerSchedule(thinking())));
+  }
+  std::unique_ptr<TokenConstraint> copy = proto->Clone();
+  return std::unique_ptr<GrammarConstraint>(static_cast<GrammarConstraint*>(copy.release()));
 }
 
 }  // namespace gemlet::runtime

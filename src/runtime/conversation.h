@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -26,6 +27,7 @@
 #include "text/chat_format.h"
 #include "text/chat_parser.h"
 #include "runtime/engine.h"
+#include "runtime/grammar_constraint.h"
 #include "runtime/sampler.h"
 #include "runtime/session.h"
 #include "text/tokenizer.h"
@@ -48,6 +50,9 @@ struct ConversationOptions {
   ContextPolicy policy = ContextPolicy::kStop;
   std::string system;         // system prompt ("" = none)
   bool thinking = false;      // <|think|> in the system turn
+  // GBNF every answer must match (grammar/; "" = free). With thinking on, the thought block
+  // that may open an answer is free and the grammar starts after it.
+  std::string grammar;
 };
 
 // How one turn went.
@@ -150,6 +155,8 @@ class Conversation {
   // `*full`, the whole conversation (after a reset of the session).
   Result<std::vector<int32_t>> TurnTokens(const ChatMessage& user, bool* full) const;
   nlohmann::json ToJson() const;
+  // options_.grammar as the constraint of one answer (the vocabulary is built once).
+  Result<std::unique_ptr<GrammarConstraint>> AnswerConstraint();
 
   const Engine& engine_;
   const Tokenizer& tok_;
@@ -161,6 +168,9 @@ class Conversation {
   // feed it, so it starts the next turn's tokens.
   std::vector<int32_t> tail_;
   bool stale_ = false;  // the cache no longer matches messages_: re-prefill everything
+  std::shared_ptr<const grammar::Vocabulary> grammar_vocab_;
+  // options_.grammar compiled, per thinking mode (answers clone it: they share its mask cache).
+  std::unique_ptr<GrammarConstraint> grammar_[2];
 };
 
 }  // namespace gemlet::runtime

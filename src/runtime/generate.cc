@@ -35,7 +35,13 @@ Result<GenerateResult> Generate(Session& session, std::span<const int32_t> promp
   t0 = std::chrono::steady_clock::now();
   for (int64_t i = 0; i < options.max_tokens; ++i) {
     if (i > 0) RETURN_IF_ERROR(session.Decode(res.ids.back(), &logits));
-    const int32_t id = session.sampler().Sample(logits, session.history());
+    if (options.constraint) options.constraint->SetBudget(options.max_tokens - i);
+    const int32_t id = session.sampler().Sample(logits, session.history(), options.constraint);
+    if (id == kNoToken) {
+      res.dead_end = true;
+      break;
+    }
+    if (options.constraint) RETURN_IF_ERROR(options.constraint->Accept(id));
     res.ids.push_back(id);
     const bool stop = options.stop_at_eog && engine.IsEog(id);
     if (on_token && !on_token(id)) break;

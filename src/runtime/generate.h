@@ -10,12 +10,16 @@
 #include "base/status.h"
 #include "runtime/sampler.h"
 #include "runtime/session.h"
+#include "runtime/token_constraint.h"
 
 namespace gemlet::runtime {
 
 struct GenerateOptions {
   int64_t max_tokens = 256;  // generated tokens at most (the -n flag)
   bool stop_at_eog = true;   // stop after an end-of-generation token (engine.eog_ids())
+  // What may be sampled (a grammar; runtime/grammar_constraint.h), advanced by each token;
+  // null: anything. Not owned.
+  TokenConstraint* constraint = nullptr;
 };
 
 struct GenerateTimings {
@@ -33,6 +37,8 @@ struct GenerateTimings {
 struct GenerateResult {
   std::vector<int32_t> ids;  // generated ids, including the end-of-generation token if one ended it
   bool stopped_at_eog = false;
+  // The constraint allowed no token at all (a grammar's dead end): the generation stopped.
+  bool dead_end = false;
   GenerateTimings timings;
 };
 

@@ -77,24 +77,24 @@ void Sampler::Penalize(const Counts& counts) {
   }
 }
 
-int32_t Sampler::Sample(std::span<const float> logits, std::span<const int32_t> history) {
+void Sampler::Score(std::span<const float> logits, const std::span<const int32_t>* history) {
   Prepare(logits);
-  if (Penalizes()) {  // over the recent history
-    const size_t n = history.size();
-    const size_t from = opt_.penalty_last_n > 0 && n > static_cast<size_t>(opt_.penalty_last_n)
-                            ? n - static_cast<size_t>(opt_.penalty_last_n)
-                            : 0;
-    counts_.clear();
-    for (size_t i = from; i < n; ++i) counts_[history[i]]++;
-    Penalize(counts_);
+  if (!Penalizes()) return;
+  if (history == nullptr) {  // over what Sample(logits) picked
+    Penalize(picked_counts_);
+    return;
   }
-  return Pick();
+  // Over the recent history.
+  const size_t n = history->size();
+  const size_t from = opt_.penalty_last_n > 0 && n > static_cast<size_t>(opt_.penalty_last_n)
+                          ? n - static_cast<size_t>(opt_.penalty_last_n)
+                          : 0;
+  counts_.clear();
+  for (size_t i = from; i < n; ++i) counts_[(*history)[i]]++;
+  Penalize(counts_);
 }
 
-int32_t Sampler::Sample(std::span<const float> logits) {
-  Prepare(logits);
-  if (Penalizes()) Penalize(picked_counts_);
-  const int32_t t = Pick();
+void Sampler::Remember(int32_t t) {
   picked_.push_back(t);
   picked_counts_[t]++;
   // Keep the counts to the window: the token that left it is seen once less.
@@ -102,6 +102,52 @@ int32_t Sampler::Sample(std::span<const float> logits) {
     auto it = picked_counts_.find(picked_[picked_.size() - 1 - static_cast<size_t>(opt_.penalty_last_n)]);
     if (--it->second == 0) picked_counts_.erase(it);
   }
+}
+
+int32_t Sampler::PickAllowed(std::span<const float> logits, const std::span<const int32_t>* history,
+                             TokenConstraint* constraint) {
+  Score(logits, history);
+  const int32_t t = Pick();
+  if (constraint == nullptr || constraint->Allows(t)) return t;
+  // Refused: the mask, then the same pick over the allowed tokens only. (Pick rewrote work_
+  // for its own needs, so the scores are made again.)
+  const size_t V = logits.size();
+  mask_.assign((V + 31) / 32, 0);
+  constraint->Mask(mask_);
+  Score(logits, history);
+  constexpr float kOut = -std::numeric_limits<float>::infinity();
+  int32_t first_allowed = kNoToken;
+  for (size_t i = 0; i < V; ++i) {
+    if (!MaskBit(mask_, static_cast<int32_t>(i))) {
+      work_[i] = kOut;
+    } else if (first_allowed == kNoToken) {
+      first_allowed = static_cast<int32_t>(i);
+    }
+  }
+  if (first_allowed == kNoToken) return kNoToken;
+  const int32_t u = Pick();
+  // Every allowed token −inf too (NaN logits): the pick fell on an arbitrary token.
+  return MaskBit(mask_, u) ? u : first_allowed;
+}
+
+int32_t Sampler::Sample(std::span<const float> logits, std::span<const int32_t> history) {
+  return PickAllowed(logits, &history, nullptr);
+}
+
+int32_t Sampler::Sample(std::span<const float> logits, std::span<const int32_t> history,
+                        TokenConstraint* constraint) {
+  return PickAllowed(logits, &history, constraint);
+}
+
+int32_t Sampler::Sample(std::span<const float> logits) {
+  const int32_t t = PickAllowed(logits, nullptr, nullptr);
+  Remember(t);
+  return t;
+}
+
+int32_t Sampler::Sample(std::span<const float> logits, TokenConstraint& constraint) {
+  const int32_t t = PickAllowed(logits, nullptr, &constraint);
+  if (t != kNoToken) Remember(t);
   return t;
 }
 

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "runtime/token_constraint.h"
 
 namespace gemlet::runtime {
 
@@ -41,6 +42,9 @@ struct SamplerOptions {
   Status Validate() const;
 };
 
+// What Sample returns when a constraint allows no token at all (a grammar's dead end).
+inline constexpr int32_t kNoToken = -1;
+
 // Index of the largest value; ties go to the lowest index.
 int32_t ArgMax(std::span<const float> logits);
 
@@ -58,6 +62,16 @@ class Sampler {
   // Picks the next token with the penalties over the tokens this overload picked before
   // (since construction or Reseed), and remembers the pick.
   int32_t Sample(std::span<const float> logits);
+
+  // The same two, picking only tokens that `constraint` allows (null: no constraint): the
+  // unconstrained pick is checked first; if refused, the pick is drawn again over the allowed
+  // tokens (the mask applied after the logit bias and penalties, before temperature and the
+  // filters). With temperature and no filters that is exactly sampling from the masked
+  // distribution; greedy gives the best allowed token. The constraint is not advanced (the
+  // caller Accepts the token). kNoToken when no token is allowed (then nothing is remembered).
+  int32_t Sample(std::span<const float> logits, std::span<const int32_t> history,
+                 TokenConstraint* constraint);
+  int32_t Sample(std::span<const float> logits, TokenConstraint& constraint);
 
  private:
   // Moves the smallest set of most likely candidates (by `less`) whose weights reach
@@ -78,6 +92,12 @@ class Sampler {
   void Penalize(const Counts& counts);
   // Everything after the penalties, over work_.
   int32_t Pick();
+  // Prepare + the penalties (of `history`, or of picked_ when history is null).
+  void Score(std::span<const float> logits, const std::span<const int32_t>* history);
+  // Pick, then the constraint's check and, on refusal, the masked draw.
+  int32_t PickAllowed(std::span<const float> logits, const std::span<const int32_t>* history,
+                      TokenConstraint* constraint);
+  void Remember(int32_t t);  // a pick of Sample(logits), for the penalty window
 
   SamplerOptions opt_;
   std::vector<int32_t> picked_;  // what Sample(logits) picked, in order
@@ -88,6 +108,7 @@ class Sampler {
   std::vector<float> weight_;  // e^((l − max) / T), in id order
   std::vector<float> kept_;    // the weights of the kept candidates, in idx_ order
   std::vector<int32_t> idx_;
+  std::vector<uint32_t> mask_;  // the constraint's mask, when a pick was refused
 };
 
 }  // namespace gemlet::runtime

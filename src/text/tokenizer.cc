@@ -129,6 +129,7 @@ Result<Tokenizer> Tokenizer::Create(const Vocab& vocab, const nlohmann::json& sp
   d->blob.resize(total);
   d->offs.resize(n + 1);
   d->special.resize(n);
+  d->types.resize(n);
   d->byte_value.resize(n);
   d->ascii_ids.fill(-1);
   d->bmp_ids.assign(0x10000, -1);
@@ -147,6 +148,7 @@ Result<Tokenizer> Tokenizer::Create(const Vocab& vocab, const nlohmann::json& sp
     hashes[i] = {HashBytes(p.data(), p.size()), i};
     const TokenType t = vocab.types[i];
     d->special[i] = (t == TokenType::kControl || t == TokenType::kUserDefined) ? 1 : 0;
+    d->types[i] = t;
     d->byte_value[i] = static_cast<int16_t>(ParseBytePiece(p));
     // Characters: validity, and the code points next to "▁" and "\n" (boundary sets; from
     // every piece, a superset of the merge results, which keeps the splitting safe).
@@ -292,6 +294,10 @@ int32_t Tokenizer::PieceToId(std::string_view piece) const { return d_->Find(pie
 
 bool Tokenizer::IsSpecial(int32_t id) const {
   return id >= 0 && id < d_->n && d_->special[id] != 0;
+}
+
+TokenType Tokenizer::Type(int32_t id) const {
+  return id >= 0 && id < d_->n ? d_->types[id] : TokenType::kNormal;
 }
 
 int Tokenizer::ByteValue(int32_t id) const {

@@ -57,6 +57,8 @@ class Tokenizer {
   int32_t PieceToId(std::string_view piece) const;
   // Added/special tokens (kControl, kUserDefined): matched in text, dropped by skip_special.
   bool IsSpecial(int32_t id) const;
+  // The token's type in the vocabulary (kNormal for an id outside it).
+  TokenType Type(int32_t id) const;
   // The byte value of a `<0xNN>` byte token, or -1.
   int ByteValue(int32_t id) const;
   bool IsEog(int32_t id) const;

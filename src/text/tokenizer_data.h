@@ -83,6 +83,7 @@ struct Tokenizer::Data {
   std::string blob;                 // every piece, concatenated
   std::vector<uint32_t> offs;       // [n + 1] piece i is blob[offs[i], offs[i+1])
   std::vector<uint8_t> special;     // [n] 1 for kControl / kUserDefined
+  std::vector<TokenType> types;     // [n]
   std::vector<int16_t> byte_value;  // [n] the byte of a <0xNN> piece, or -1
 
   // piece -> id: open addressing; slot = (hash tag << 32) | (id + 1), 0 = empty.

@@ -38,6 +38,12 @@ fi
 "$gemlet" synth --preset tiny -o "$work/tiny" -q
 "$gemlet" convert "$work/tiny" -o "$work/tiny.gemlet" -q
 
+# The same tiny shapes with the real Gemma 4 vocabulary (262,144 tokens), for structured output:
+# grammars are matched over the real token pieces.
+shared="${GEMLET_SHARED_DIR:-$here/../../../shared}"
+"$gemlet" synth --preset tiny --tokenizer "$shared/tokenizer/gemma4" -o "$work/tinyv" -q
+"$gemlet" convert "$work/tinyv" -o "$work/tinyv.gemlet" -q
+
 # Port 0: the server picks a free port and prints it ("... on http://127.0.0.1:PORT ...").
 # One compute thread: the tiny model gains nothing from more, and a second pool thread on a
 # loaded 2-core machine turns every op into a wait for a descheduled worker (100x slower).
@@ -46,12 +52,18 @@ log="$work/serve.log"
 "$gemlet" serve -m "$work/tiny.gemlet" --host 127.0.0.1 --port 0 --api-key "$key" \
   --slots 8 --ctx 100000 --threads 1 >"$log" 2>&1 &
 pid=$!
+vlog="$work/serve-vocab.log"
+"$gemlet" serve -m "$work/tinyv.gemlet" --host 127.0.0.1 --port 0 --api-key "$key" \
+  --slots 8 --ctx 4096 --threads 1 >"$vlog" 2>&1 &
+vpid=$!
 cleanup() {
-  if kill -0 "$pid" 2>/dev/null; then
-    kill -TERM "$pid"
-    for _ in $(seq 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$pid" 2>/dev/null || true
-  fi
+  for p in "$pid" "$vpid"; do
+    if kill -0 "$p" 2>/dev/null; then
+      kill -TERM "$p"
+      for _ in $(seq 300); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+      kill -KILL "$p" 2>/dev/null || true
+    fi
+  done
 }
 trap cleanup EXIT
 
@@ -71,19 +83,36 @@ for _ in $(seq 600); do  # up to 60 s (ASan builds load slowly)
   sleep 0.1
 done
 [[ -n "$port" ]] || { cat "$log" >&2; fail "the server did not become healthy within 60 s"; }
+vport=""
+for _ in $(seq 600); do
+  kill -0 "$vpid" 2>/dev/null || { cat "$vlog" >&2; fail "the real-vocabulary server exited at start"; }
+  vport="$(sed -n 's|.* on http://127\.0\.0\.1:\([0-9]*\) .*|\1|p' "$vlog" | head -1)"
+  [[ -n "$vport" ]] && health "$vport" && break
+  vport=""
+  sleep 0.1
+done
+[[ -n "$vport" ]] || { cat "$vlog" >&2; fail "the real-vocabulary server did not become healthy within 60 s"; }
 
 export GEMLET_BASE_URL="http://127.0.0.1:$port/v1" GEMLET_API_KEY="$key"
+export GEMLET_STRUCTURED_URL="http://127.0.0.1:$vport/v1"
 status=0
 start=$SECONDS
-(cd "$here" && node --test --test-concurrency=1 openai_client.test.mjs chat_page.test.mjs hostile.test.mjs) || status=$?
+(cd "$here" && node --test --test-concurrency=1 openai_client.test.mjs chat_page.test.mjs hostile.test.mjs \
+  structured_output.test.mjs) || status=$?
 echo "run.sh: node tests took $((SECONDS - start)) s"
 
 # The server must still be up after everything, and stop cleanly on SIGTERM (under ASan a leak
 # or error makes the exit status non-zero).
 health "$port" || { echo "run.sh: the server died during the tests" >&2; status=1; }
-kill -TERM "$pid"
-for _ in $(seq 300); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-if kill -0 "$pid" 2>/dev/null; then echo "run.sh: the server ignored SIGTERM for 30 s" >&2; status=1; fi
-wait "$pid" || { echo "run.sh: the server exited with an error" >&2; status=1; }
-if (( status != 0 )); then echo "---- server log ($log):" >&2; tail -50 "$log" >&2; fi
+health "$vport" || { echo "run.sh: the real-vocabulary server died during the tests" >&2; status=1; }
+for p in "$pid" "$vpid"; do
+  kill -TERM "$p"
+  for _ in $(seq 300); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
+  if kill -0 "$p" 2>/dev/null; then echo "run.sh: a server ignored SIGTERM for 30 s" >&2; status=1; fi
+  wait "$p" || { echo "run.sh: a server exited with an error" >&2; status=1; }
+done
+if (( status != 0 )); then
+  echo "---- server log ($log):" >&2; tail -50 "$log" >&2
+  echo "---- server log ($vlog):" >&2; tail -50 "$vlog" >&2
+fi
 exit "$status"

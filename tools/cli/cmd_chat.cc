@@ -10,6 +10,7 @@
 #include "tools/cli/chat_input.h"
 #include "tools/cli/chat_options.h"
 #include "tools/cli/command.h"
+#include "tools/cli/grammar_flags.h"
 #include "tools/cli/kv_type_flag.h"
 #include "tools/cli/demo_model.h"
 
@@ -55,7 +56,7 @@ flags:
   --exact                 f32 reference matmuls instead of the int8 kernels (KV f32 unless
                           --kv-type says otherwise)
   --no-history            do not read or write the history file
-)";
+)" GEMLET_GRAMMAR_FLAGS_HELP;
 
 constexpr char kUsageTail[] = R"(
 examples:
@@ -231,11 +232,15 @@ int Run(Flags& flags) {
   const bool no_history = flags.Bool({"--no-history"});
   const bool exact = flags.Bool({"--exact"});
   auto sampling = ReadSamplingFlags(flags);
+  const GrammarFlags grammar_flags = ReadGrammarFlags(flags);
   for (const Status* st : {&ctx.status(), &n_predict.status(), &threads.status(), &chunk.status()}) {
     if (!st->ok()) return UsageError("chat", st->message());
   }
   if (!sampling.ok()) return UsageError("chat", sampling.status().message());
   if (Status st = flags.Finish(); !st.ok()) return UsageError("chat", st.message());
+  auto gbnf = GrammarFlagsToGbnf(grammar_flags);
+  if (!gbnf.ok()) return UsageError("chat", gbnf.status().message());
+  co.grammar = std::move(gbnf).value();
   if (!flags.Positional().empty()) {
     return UsageError("chat", "unexpected argument '" + flags.Positional()[0] + "' (the model goes after -m)");
   }

@@ -7,10 +7,12 @@
 
 #include "runtime/engine.h"
 #include "runtime/generate.h"
+#include "runtime/grammar_constraint.h"
 #include "runtime/session.h"
 #include "text/tokenizer.h"
 #include "tools/cli/chat_options.h"
 #include "tools/cli/command.h"
+#include "tools/cli/grammar_flags.h"
 #include "tools/cli/kv_type_flag.h"
 #include "tools/cli/verify.h"
 
@@ -37,7 +39,7 @@ flags:
   -n, --n-predict N       generate at most N tokens (default, or -1: until the context is
                           full, as chat does)
   --ctx N                 context limit of the session: prompt + N must fit (default 4096)
-  --json                  print {"ids": [...], "text": ..., "stop": "eog"|"length",
+  --json                  print {"ids": [...], "text": ..., "stop": "eog"|"length"|"grammar_dead_end",
                           "seed": ..., "timings": {...}} instead of streaming; "ids" includes
                           the end-of-generation token when one ended the run, "text" does not
   --ignore-eos            keep generating after end-of-generation tokens
@@ -52,7 +54,7 @@ flags:
   --system TEXT           with --chat: a system turn first
   --think                 with --chat: thinking on (<|think|> in the system turn); the
                           thoughts come out between <|channel> and <channel|>
-  (no -p, no --tokens)    the prompt is read from stdin: echo Hello | gemlet run --chat
+)" GEMLET_GRAMMAR_FLAGS_HELP R"(  (no -p, no --tokens)    the prompt is read from stdin: echo Hello | gemlet run --chat
   (no -m)                 the tiny demo model: random weights, made once in ~/.cache/gemlet
   --verify                check this build on this CPU, no model needed: every kernel tier
                           against its scalar twin on random data, and a tiny synthetic model's
@@ -106,7 +108,10 @@ int Run(Flags& flags) {
     if (!st->ok()) return UsageError("run", st->message());
   }
   const RunChatFlags chat_flags = ReadRunChatFlags(flags);
+  const GrammarFlags grammar_flags = ReadGrammarFlags(flags);
   if (Status st = flags.Finish(); !st.ok()) return UsageError("run", st.message());
+  auto gbnf = GrammarFlagsToGbnf(grammar_flags);
+  if (!gbnf.ok()) return UsageError("run", gbnf.status().message());
   std::optional<TensorType> kv;
   if (!ParseKvType(kv_type, &kv)) return UsageError("run", KvTypeError(kv_type));
   if (!flags.Positional().empty())
@@ -190,6 +195,17 @@ int Run(Flags& flags) {
   runtime::GenerateOptions go;
   go.max_tokens = max_new;
   go.stop_at_eog = !ignore_eos;
+  std::unique_ptr<runtime::GrammarConstraint> constraint;
+  if (!gbnf->empty()) {
+    if (!tok) return UsageError("run", "--grammar and --json-schema need a model with a vocabulary");
+    auto vocab = runtime::GrammarVocabulary(*tok);
+    if (!vocab.ok()) return ReportError("run", vocab.status());
+    auto c = runtime::GrammarConstraint::Create(
+        *gbnf, *vocab, runtime::ChatAnswerSchedule(chat_flags.chat && chat_flags.think));
+    if (!c.ok()) return UsageError("run", "the grammar: " + c.status().message());
+    constraint = std::move(c).value();
+    go.constraint = constraint.get();
+  }
 
   std::string stream_error;
   std::unique_ptr<StreamDecoder> stream;
@@ -227,7 +243,7 @@ int Run(Flags& flags) {
     nlohmann::json j;
     j["ids"] = result->ids;
     j["text"] = text;
-    j["stop"] = result->stopped_at_eog ? "eog" : "length";
+    j["stop"] = result->stopped_at_eog ? "eog" : result->dead_end ? "grammar_dead_end" : "length";
     j["seed"] = so.seed;
     j["prompt_tokens"] = n_prompt;
     j["timings"] = {{"prompt_tokens", t.prompt_tokens},   {"generated_tokens", t.generated_tokens},
@@ -250,6 +266,7 @@ int Run(Flags& flags) {
                static_cast<long long>(t.prompt_tokens), t.prefill_ms, t.prefill_tok_s(),
                static_cast<long long>(t.generated_tokens), t.decode_ms, t.decode_tok_s(),
                result->stopped_at_eog ? "end-of-generation token"
+               : result->dead_end     ? "the grammar allows no next token"
                : *n_predict < 0       ? "the context is full"
                                       : "token limit (-n)",
                engine.threads(), engine.threads() == 1 ? "" : "s");

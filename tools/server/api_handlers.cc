@@ -92,6 +92,7 @@ ApiOr<std::shared_ptr<JobHandle>> ApiHandlers::Start(std::vector<int32_t> prompt
                                                      const SamplingOptions& sampling,
                                                      std::optional<int64_t> max_tokens,
                                                      bool ignore_eos,
+                                                     std::unique_ptr<runtime::TokenConstraint> constraint,
                                                      std::shared_ptr<JobSink> sink) {
   const int64_t n = static_cast<int64_t>(prompt.size());
   if (options_.max_prompt_tokens > 0 && n > options_.max_prompt_tokens) {
@@ -114,7 +115,7 @@ ApiOr<std::shared_ptr<JobHandle>> ApiHandlers::Start(std::vector<int32_t> prompt
                         "logit_bias", "invalid_value");
     }
   }
-  spec.sampler = model_.NewSampler(s, seed);
+  spec.sampler = model_.NewSampler(s, seed, std::move(constraint));
   spec.sink = std::move(sink);
   spec.cache_prefix = shared_prefix;
   return scheduler_.Submit(std::move(spec));
@@ -125,10 +126,12 @@ HttpReply ApiHandlers::ChatCompletions(std::string_view body) {
   if (!req.ok()) return ErrorReply(req.error());
   auto rendered = model_.RenderChat(*req);
   if (!rendered.ok()) return ErrorReply(rendered.error());
+  auto constraint = model_.ChatConstraint(*req);
+  if (!constraint.ok()) return ErrorReply(constraint.error());
   auto gen = std::make_shared<Generation>(model_, req->stop, /*chat=*/true,
                                           rendered->reply_prefix);
   auto handle = Start(std::move(rendered->tokens), rendered->shared_prefix, req->sampling,
-                      req->max_tokens, req->ignore_eos, gen);
+                      req->max_tokens, req->ignore_eos, std::move(constraint).value(), gen);
   if (!handle.ok()) return ErrorReply(handle.error());
 
   ResponseMeta meta{NewId("chatcmpl-"), UnixNow(), model_.id()};
@@ -232,9 +235,12 @@ HttpReply ApiHandlers::Completions(std::string_view body) {
   } else if (req->echo) {
     echo = req->prompt;
   }
+  auto constraint = model_.TextConstraint(req->format);
+  if (!constraint.ok()) return ErrorReply(constraint.error());
   auto gen = std::make_shared<Generation>(model_, req->stop, /*chat=*/false,
                                           std::vector<int32_t>{});
-  auto handle = Start(std::move(prompt), 0, req->sampling, req->max_tokens, req->ignore_eos, gen);
+  auto handle = Start(std::move(prompt), 0, req->sampling, req->max_tokens, req->ignore_eos,
+                      std::move(constraint).value(), gen);
   if (!handle.ok()) return ErrorReply(handle.error());
 
   ResponseMeta meta{NewId("cmpl-"), UnixNow(), model_.id()};

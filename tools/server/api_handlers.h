@@ -71,6 +71,7 @@ class ApiHandlers {
   ApiOr<std::shared_ptr<JobHandle>> Start(std::vector<int32_t> prompt, int64_t shared_prefix,
                                           const SamplingOptions& sampling,
                                           std::optional<int64_t> max_tokens, bool ignore_eos,
+                                          std::unique_ptr<runtime::TokenConstraint> constraint,
                                           std::shared_ptr<JobSink> sink);
 
   ChatModel& model_;

@@ -38,6 +38,16 @@ struct ToolSpec {
 
 enum class ToolChoice { kAuto, kNone, kRequired, kFunction };
 
+// What the output must be: response_format (OpenAI) or a GBNF grammar (extension, as
+// llama-server's "grammar" field). Enforced while sampling (grammar-constrained decoding).
+struct OutputFormat {
+  enum class Kind { kText, kJsonObject, kJsonSchema, kGrammar };
+  Kind kind = Kind::kText;
+  nlohmann::json schema;  // kJsonSchema: response_format.json_schema.schema
+  std::string grammar;    // kGrammar: GBNF text
+  std::string param;      // the request field it came from, for errors
+};
+
 // Sampling knobs shared by chat and text completions. Unset fields take the server defaults.
 struct SamplingOptions {
   std::optional<double> temperature;  // [0, 2]; 0 = greedy
@@ -57,11 +67,13 @@ struct ChatRequest {
   std::vector<ToolSpec> tools;
   ToolChoice tool_choice = ToolChoice::kAuto;
   std::string tool_choice_name;  // kFunction
+  bool parallel_tool_calls = true;  // several calls in one reply (a forced choice: up to 4)
   bool stream = false;
   bool include_usage = false;  // stream_options.include_usage
   SamplingOptions sampling;
   std::optional<int64_t> max_tokens;  // max_completion_tokens or max_tokens
   std::vector<std::string> stop;
+  OutputFormat format;
   bool enable_thinking = false;  // reasoning_effort / chat_template_kwargs.enable_thinking / think
   bool ignore_eos = false;       // extension (llama.cpp, vLLM): generate past end-of-turn tokens
 };
@@ -78,6 +90,7 @@ struct CompletionRequest {
   std::optional<int64_t> max_tokens;  // default 16 as in OpenAI
   std::vector<std::string> stop;
   bool ignore_eos = false;
+  OutputFormat format;
 };
 
 }  // namespace gemlet::server

@@ -13,8 +13,13 @@ namespace gemlet::server {
 class TokenSampler {
  public:
   virtual ~TokenSampler() = default;
-  // `logits` may be modified in place.
+  // `logits` may be modified in place. A request's output constraint (a grammar) is the
+  // sampler's too: it returns only allowed tokens, and -1 (runtime::kNoToken) when the
+  // constraint allows none.
   virtual int32_t Sample(std::span<float> logits) = 0;
+  // The tokens the job may still sample, this one included (runtime::TokenConstraint::
+  // SetBudget: a constrained output is steered to end whole within it). Called before Sample.
+  virtual void SetBudget(int64_t tokens) { (void)tokens; }
 };
 
 }  // namespace gemlet::server

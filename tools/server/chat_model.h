@@ -13,6 +13,7 @@
 #include "tools/server/api_error.h"
 #include "tools/server/api_types.h"
 #include "runtime/sequence_model.h"
+#include "runtime/token_constraint.h"
 #include "tools/server/backend.h"
 
 namespace gemlet::server {
@@ -39,8 +40,17 @@ class ChatModel {
   // Which generated tokens are markers, and the text of the others.
   virtual const OutputVocab& output_vocab() const = 0;
   virtual std::vector<int32_t> StopTokens() const = 0;
-  virtual std::unique_ptr<TokenSampler> NewSampler(const SamplingOptions& options,
-                                                   uint64_t seed) = 0;
+  // What a request's output must be, enforced while sampling: response_format / grammar, and
+  // for chats the tool calls (tool_choice "required" or a named function: a call to a declared
+  // function with arguments valid against its parameters; "auto": a call, once opened).
+  // Null when the output is free. A bad schema or grammar is a 400 naming where it is wrong.
+  virtual ApiOr<std::unique_ptr<runtime::TokenConstraint>> ChatConstraint(const ChatRequest& req) = 0;
+  virtual ApiOr<std::unique_ptr<runtime::TokenConstraint>> TextConstraint(
+      const OutputFormat& format) = 0;
+  // `constraint` (may be null) then belongs to the sampler, which advances it.
+  virtual std::unique_ptr<TokenSampler> NewSampler(
+      const SamplingOptions& options, uint64_t seed,
+      std::unique_ptr<runtime::TokenConstraint> constraint) = 0;
 };
 
 }  // namespace gemlet::server

@@ -81,6 +81,7 @@ bool Generation::Wait(std::chrono::milliseconds timeout, std::vector<GenerationE
 
 std::string Generation::FinishReasonText(const JobOutcome& outcome) const {
   std::lock_guard<std::mutex> lock(mu_);
+  if (outcome.reason == FinishReason::kDeadEnd) return FinishReasonName(outcome.reason);
   if (tool_calls_ > 0) return outcome.reason == FinishReason::kLength ? "length" : "tool_calls";
   if (outcome.reason == FinishReason::kLength && !stop_matched_) return "length";
   return "stop";

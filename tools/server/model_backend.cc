@@ -2,7 +2,11 @@
 
 #include <algorithm>
 
+#include "format/gemma4_tokens.h"
+#include "grammar/json_grammar.h"
+#include "grammar/json_schema.h"
 #include "text/chat_format.h"
+#include "text/tool_call_grammar.h"
 #include "runtime/sampler.h"
 #include "tools/server/json_util.h"
 
@@ -10,14 +14,26 @@ namespace gemlet::server {
 namespace {
 
 // The scheduler's sampler interface over the runtime sampler, whose penalties then look at the
-// tokens it generated (OpenAI's presence and frequency semantics).
+// tokens it generated (OpenAI's presence and frequency semantics), and the request's output
+// constraint, advanced by every pick.
 class RuntimeSampler : public TokenSampler {
  public:
-  explicit RuntimeSampler(const runtime::SamplerOptions& o) : sampler_(o) {}
-  int32_t Sample(std::span<float> logits) override { return sampler_.Sample(logits); }
+  RuntimeSampler(const runtime::SamplerOptions& o, std::unique_ptr<runtime::TokenConstraint> c)
+      : sampler_(o), constraint_(std::move(c)) {}
+  int32_t Sample(std::span<float> logits) override {
+    if (!constraint_) return sampler_.Sample(logits);
+    const int32_t t = sampler_.Sample(logits, *constraint_);
+    // Accept cannot refuse what Allows allowed; if it did, end as a dead end.
+    if (t != runtime::kNoToken && !constraint_->Accept(t).ok()) return runtime::kNoToken;
+    return t;
+  }
+  void SetBudget(int64_t tokens) override {
+    if (constraint_) constraint_->SetBudget(tokens);
+  }
 
  private:
   runtime::Sampler sampler_;
+  std::unique_ptr<runtime::TokenConstraint> constraint_;
 };
 
 }  // namespace
@@ -69,11 +85,8 @@ ApiOr<RenderedPrompt> GemmaChatModel::RenderChat(const ChatRequest& req) {
       opt.tools.push_back(Json{{"type", "function"}, {"function", std::move(fn)}});
     }
   }
-  if (req.tool_choice == ToolChoice::kRequired) opt.forced_tool_call = ForcedToolCall::kAnyFunction;
-  if (req.tool_choice == ToolChoice::kFunction) {
-    opt.forced_tool_call = ForcedToolCall::kFunction;
-    opt.forced_function = req.tool_choice_name;
-  }
+  // tool_choice "required" and a named function are enforced by ChatConstraint's grammar,
+  // which leaves a thought block free first (a forced opening in the prompt would not).
   auto rendered = RenderChatPrompt(msgs, opt);
   if (!rendered.ok()) return FromStatus(rendered.status(), "messages");
   const std::string& text = rendered->text;
@@ -105,7 +118,8 @@ ApiOr<std::vector<int32_t>> GemmaChatModel::Tokenize(const std::string& text) {
   return std::move(ids).value();
 }
 
-std::unique_ptr<TokenSampler> GemmaChatModel::NewSampler(const SamplingOptions& o, uint64_t seed) {
+std::unique_ptr<TokenSampler> GemmaChatModel::NewSampler(
+    const SamplingOptions& o, uint64_t seed, std::unique_ptr<runtime::TokenConstraint> constraint) {
   runtime::SamplerOptions so;
   so.temperature = o.temperature.value_or(1.0);
   so.top_k = o.top_k.value_or(0);
@@ -117,7 +131,114 @@ std::unique_ptr<TokenSampler> GemmaChatModel::NewSampler(const SamplingOptions& 
   so.frequency_penalty = o.frequency_penalty;
   so.penalty_last_n = 0;  // every generated token
   so.logit_bias = o.logit_bias;
-  return std::make_unique<RuntimeSampler>(so);
+  return std::make_unique<RuntimeSampler>(so, std::move(constraint));
+}
+
+ApiOr<std::shared_ptr<const grammar::Vocabulary>> GemmaChatModel::GrammarVocab() {
+  std::lock_guard<std::mutex> lock(grammar_mu_);  // the first request builds it (~0.1 s)
+  if (!grammar_vocab_) {
+    auto v = runtime::GrammarVocabulary(tok_);
+    if (!v.ok()) return FromStatus(v.status());
+    grammar_vocab_ = std::move(v).value();
+  }
+  return grammar_vocab_;
+}
+
+ApiOr<std::unique_ptr<runtime::TokenConstraint>> GemmaChatModel::Compile(
+    const std::string& gbnf, const std::string& start, const runtime::GrammarSchedule& schedule,
+    const std::string& param) {
+  std::string key = start + '\n' + std::to_string(schedule.block_open) + ',' +
+                    std::to_string(schedule.block_close) + ',';
+  for (int32_t t : schedule.triggers) key += std::to_string(t) + ' ';
+  key += '\n' + gbnf;
+  {
+    std::lock_guard<std::mutex> lock(grammar_mu_);
+    for (auto it = compiled_.begin(); it != compiled_.end(); ++it) {
+      if (it->key != key) continue;
+      compiled_.splice(compiled_.begin(), compiled_, it);
+      return it->prototype->Clone();
+    }
+  }
+  auto vocab = GrammarVocab();
+  if (!vocab.ok()) return vocab.error();
+  auto c = runtime::GrammarConstraint::Create(gbnf, *vocab, schedule, start);
+  if (!c.ok()) return BadRequest(c.status().message(), param, "invalid_value");
+  std::unique_ptr<runtime::TokenConstraint> copy = (*c)->Clone();
+  constexpr size_t kMaxCompiled = 16;
+  std::lock_guard<std::mutex> lock(grammar_mu_);
+  compiled_.push_front({std::move(key), std::move(c).value()});
+  if (compiled_.size() > kMaxCompiled) compiled_.pop_back();
+  return copy;
+}
+
+namespace {
+
+// The GBNF of a response format (start rule `root`), or "" for free text.
+ApiOr<std::string> FormatGrammar(const OutputFormat& f) {
+  switch (f.kind) {
+    case OutputFormat::Kind::kText:
+      return std::string();
+    case OutputFormat::Kind::kJsonObject:
+      return grammar::JsonObjectGrammar();
+    case OutputFormat::Kind::kJsonSchema: {
+      auto g = grammar::JsonSchemaToGbnf(f.schema);
+      if (!g.ok()) return BadRequest(g.status().message(), f.param, "invalid_value");
+      return std::move(g).value();
+    }
+    case OutputFormat::Kind::kGrammar:
+      if (f.grammar.empty()) return BadRequest("'grammar' is empty", f.param, "invalid_value");
+      return f.grammar;
+  }
+  return std::string();
+}
+
+}  // namespace
+
+ApiOr<std::unique_ptr<runtime::TokenConstraint>> GemmaChatModel::TextConstraint(
+    const OutputFormat& format) {
+  auto g = FormatGrammar(format);
+  if (!g.ok()) return g.error();
+  if (g->empty()) return std::unique_ptr<runtime::TokenConstraint>();
+  return Compile(*g, "root", {}, format.param);
+}
+
+ApiOr<std::unique_ptr<runtime::TokenConstraint>> GemmaChatModel::ChatConstraint(const ChatRequest& req) {
+  auto fmt = FormatGrammar(req.format);
+  if (!fmt.ok()) return fmt.error();
+  // With thinking on, a thought block may come first, free; nothing forces one.
+  const runtime::GrammarSchedule schedule = runtime::ChatAnswerSchedule(req.enable_thinking);
+  const bool tools = !req.tools.empty() && req.tool_choice != ToolChoice::kNone;
+  if (!tools) {
+    if (fmt->empty()) return std::unique_ptr<runtime::TokenConstraint>();
+    return Compile(*fmt, "root", schedule, req.format.param);
+  }
+  Json decls = Json::array();
+  for (const auto& t : req.tools) decls.push_back(Json{{"name", t.name}, {"parameters", t.parameters}});
+  ToolCallGrammarOptions o;
+  if (req.tool_choice == ToolChoice::kFunction) o.only = req.tool_choice_name;
+  o.max_calls = req.parallel_tool_calls && req.tool_choice != ToolChoice::kFunction ? 4 : 1;
+  if (req.tool_choice == ToolChoice::kAuto) {
+    if (fmt->empty()) {
+      // Free until the model opens a call; the call itself is constrained.
+      o.form = ToolCallGrammarOptions::Form::kAfterOpen;
+      auto g = ToolCallGrammar(decls, o);
+      if (!g.ok()) return FromStatus(g.status(), "tools");
+      runtime::GrammarSchedule lazy;
+      lazy.triggers = {gemma4::kToolCallOpenId};
+      return Compile(*g, o.start, lazy, "tools");
+    }
+    // A response format beside tools: calls, or the formatted answer.
+    o.form = ToolCallGrammarOptions::Form::kCalls;
+    auto g = ToolCallGrammar(decls, o);
+    if (!g.ok()) return FromStatus(g.status(), "tools");
+    const std::string start = o.start + "-or-answer";
+    return Compile(*fmt + "\n" + *g + "\n" + start + " ::= " + o.start + " | root\n", start,
+                   schedule, "tools");
+  }
+  o.form = ToolCallGrammarOptions::Form::kCalls;  // required or named: calls only
+  auto g = ToolCallGrammar(decls, o);
+  if (!g.ok()) return FromStatus(g.status(), "tools");
+  return Compile(*g, o.start, schedule, "tools");
 }
 
 }  // namespace gemlet::server

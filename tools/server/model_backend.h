@@ -3,12 +3,15 @@
 // all model work happens on the scheduler thread.
 #pragma once
 
+#include <list>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
 #include "runtime/engine.h"
 #include "runtime/engine_model.h"
+#include "runtime/grammar_constraint.h"
 #include "text/output_vocab.h"
 #include "text/tokenizer.h"
 #include "tools/server/chat_model.h"
@@ -27,16 +30,36 @@ class GemmaChatModel : public ChatModel {
   ApiOr<std::vector<int32_t>> Tokenize(const std::string& text) override;
   const OutputVocab& output_vocab() const override { return vocab_; }
   std::vector<int32_t> StopTokens() const override { return engine_.eog_ids(); }
-  std::unique_ptr<TokenSampler> NewSampler(const SamplingOptions& options, uint64_t seed) override;
+  ApiOr<std::unique_ptr<runtime::TokenConstraint>> ChatConstraint(const ChatRequest& req) override;
+  ApiOr<std::unique_ptr<runtime::TokenConstraint>> TextConstraint(const OutputFormat& format) override;
+  std::unique_ptr<TokenSampler> NewSampler(const SamplingOptions& options, uint64_t seed,
+                                           std::unique_ptr<runtime::TokenConstraint> constraint) override;
 
  private:
   GemmaChatModel(const runtime::Engine& engine, std::string id, int64_t context);
+  // The tokenizer's grammar vocabulary, built on first use (any thread).
+  ApiOr<std::shared_ptr<const grammar::Vocabulary>> GrammarVocab();
+  // `gbnf` (start rule `start`) as a constraint; a grammar error is a 400 on `param`.
+  ApiOr<std::unique_ptr<runtime::TokenConstraint>> Compile(const std::string& gbnf,
+                                                          const std::string& start,
+                                                          const runtime::GrammarSchedule& schedule,
+                                                          const std::string& param);
 
   const runtime::Engine& engine_;
   const Tokenizer& tok_;
   std::string id_;
   runtime::EngineModel backend_;
   Gemma4OutputVocab vocab_;
+  std::mutex grammar_mu_;
+  std::shared_ptr<const grammar::Vocabulary> grammar_vocab_;
+  // Compiled grammars by (start rule, schedule, text), most recent first: a request clones
+  // one, so that requests with the same schema share its token-mask cache (a grammar's first
+  // masks are its costly part).
+  struct CompiledGrammar {
+    std::string key;
+    std::unique_ptr<runtime::GrammarConstraint> prototype;
+  };
+  std::list<CompiledGrammar> compiled_;
 };
 
 }  // namespace gemlet::server

@@ -410,6 +410,55 @@ std::optional<ApiError> ReadTools(const Json& b, const ParseLimits& limits, Chat
   return std::nullopt;
 }
 
+// response_format {"type": "text" | "json_object" | "json_schema", "json_schema": {"name",
+// "schema", "strict"}} and the "grammar" extension (GBNF text); at most one of the two.
+std::optional<ApiError> ReadOutputFormat(const Json& b, OutputFormat* out) {
+  auto rf = b.find("response_format");
+  if (rf != b.end() && !rf->is_null()) {
+    if (!rf->is_object()) return WrongType("response_format", "an object", *rf);
+    std::string type;
+    if (auto e = ReadString(*rf, "type", "response_format.type", &type)) return e;
+    if (type == "text") {
+      out->kind = OutputFormat::Kind::kText;
+    } else if (type == "json_object") {
+      out->kind = OutputFormat::Kind::kJsonObject;
+      out->param = "response_format";
+    } else if (type == "json_schema") {
+      auto js = rf->find("json_schema");
+      if (js == rf->end() || !js->is_object()) {
+        return BadRequest("'response_format.json_schema' must be an object with a 'schema'",
+                          "response_format.json_schema", "invalid_type");
+      }
+      std::string name;
+      if (auto e = ReadString(*js, "name", "response_format.json_schema.name", &name)) return e;
+      bool strict = false;
+      if (auto e = ReadBool(*js, "strict", "response_format.json_schema.strict", &strict)) return e;
+      auto schema = js->find("schema");
+      if (schema == js->end() || !(schema->is_object() || schema->is_boolean())) {
+        return BadRequest("'response_format.json_schema.schema' must be a JSON Schema object",
+                          "response_format.json_schema.schema", "invalid_type");
+      }
+      out->kind = OutputFormat::Kind::kJsonSchema;
+      out->schema = *schema;
+      out->param = "response_format.json_schema.schema";
+    } else {
+      return BadRequest("'response_format.type' must be 'text', 'json_object' or 'json_schema'",
+                        "response_format.type", "invalid_value");
+    }
+  }
+  auto g = b.find("grammar");
+  if (g != b.end() && !g->is_null()) {
+    if (!g->is_string()) return WrongType("grammar", "a string (GBNF)", *g);
+    if (out->kind != OutputFormat::Kind::kText) {
+      return BadRequest("give 'grammar' or 'response_format', not both", "grammar", "invalid_value");
+    }
+    out->kind = OutputFormat::Kind::kGrammar;
+    out->grammar = g->get<std::string>();
+    out->param = "grammar";
+  }
+  return std::nullopt;
+}
+
 // Thinking on/off: "reasoning_effort" (OpenAI), "chat_template_kwargs.enable_thinking"
 // (vLLM, llama.cpp), "think" (Ollama) or "enable_thinking".
 std::optional<ApiError> ReadThinking(const Json& b, bool* on) {
@@ -466,8 +515,10 @@ ApiOr<ChatRequest> ParseChatRequest(const Json& b, const ParseLimits& limits) {
   if (auto e = ReadString(b, "model", "model", &req.model)) return *e;
   if (auto e = ReadMessages(b, limits, &req.messages)) return *e;
   if (auto e = ReadTools(b, limits, &req)) return *e;
-  bool parallel = true;
-  if (auto e = ReadBool(b, "parallel_tool_calls", "parallel_tool_calls", &parallel)) return *e;
+  if (auto e = ReadOutputFormat(b, &req.format)) return *e;
+  if (auto e = ReadBool(b, "parallel_tool_calls", "parallel_tool_calls", &req.parallel_tool_calls)) {
+    return *e;
+  }
   if (auto e = ReadBool(b, "stream", "stream", &req.stream)) return *e;
   if (auto e = ReadStreamOptions(b, req.stream, &req.include_usage)) return *e;
   if (auto e = ReadSampling(b, &req.sampling)) return *e;
@@ -526,6 +577,7 @@ ApiOr<CompletionRequest> ParseCompletionRequest(const Json& b, const ParseLimits
     return WrongType("prompt", "a string or an array", *p);
   }
   if (auto e = ReadBool(b, "echo", "echo", &req.echo)) return *e;
+  if (auto e = ReadOutputFormat(b, &req.format)) return *e;
   if (auto e = ReadBool(b, "stream", "stream", &req.stream)) return *e;
   if (auto e = ReadStreamOptions(b, req.stream, &req.include_usage)) return *e;
   if (auto e = ReadSampling(b, &req.sampling)) return *e;

@@ -18,6 +18,7 @@ const char* FinishReasonName(FinishReason r) {
     case FinishReason::kLength: return "length";
     case FinishReason::kCancelled: return "cancelled";
     case FinishReason::kError: return "error";
+    case FinishReason::kDeadEnd: return "grammar_dead_end";
   }
   return "stop";
 }
@@ -298,11 +299,18 @@ void Scheduler::AfterStep(Slot& slot, std::span<const int32_t> fed, const float*
   }
   GEMLET_CHECK(logits != nullptr);
   std::span<float> lg(const_cast<float*>(logits), static_cast<size_t>(vocab_));
+  // Tokens the job may still sample (this one included): its limit, and the context's room.
+  slot.job->spec.sampler->SetBudget(std::min(slot.job->spec.max_tokens - slot.generated,
+                                             max_context_ - slot.seq->length()));
   HandleToken(slot, slot.job->spec.sampler->Sample(lg));
 }
 
 void Scheduler::HandleToken(Slot& slot, int32_t token) {
   const JobSpec& spec = slot.job->spec;
+  if (token < 0) {  // the constraint allowed nothing
+    Finish(slot, FinishReason::kDeadEnd);
+    return;
+  }
   slot.generated++;
   metrics_.AddCompletionTokens(1);
   if (std::find(spec.stop_tokens.begin(), spec.stop_tokens.end(), token) !=

@@ -29,8 +29,11 @@
 
 namespace gemlet::server {
 
-enum class FinishReason { kStop, kLength, kCancelled, kError };
-const char* FinishReasonName(FinishReason r);  // "stop", "length", "cancelled", "error"
+// kDeadEnd: the request's grammar allowed no next token (the sampler returned
+// runtime::kNoToken) before it was complete.
+enum class FinishReason { kStop, kLength, kCancelled, kError, kDeadEnd };
+// "stop", "length", "cancelled", "error", "grammar_dead_end"
+const char* FinishReasonName(FinishReason r);
 
 struct JobOutcome {
   FinishReason reason = FinishReason::kStop;

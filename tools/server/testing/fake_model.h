@@ -210,7 +210,19 @@ class FakeChatModel : public ChatModel {
   ApiOr<std::vector<int32_t>> Tokenize(const std::string& text) override { return Bytes(text); }
   const OutputVocab& output_vocab() const override { return vocab_; }
   std::vector<int32_t> StopTokens() const override { return {kEos}; }
-  std::unique_ptr<TokenSampler> NewSampler(const SamplingOptions& o, uint64_t seed) override {
+  // Output constraints are the real model's (tests/server_engine_test.cc, the e2e test):
+  // the fake refuses them rather than ignoring them.
+  ApiOr<std::unique_ptr<runtime::TokenConstraint>> ChatConstraint(const ChatRequest& req) override {
+    return TextConstraint(req.format);
+  }
+  ApiOr<std::unique_ptr<runtime::TokenConstraint>> TextConstraint(const OutputFormat& f) override {
+    if (f.kind != OutputFormat::Kind::kText) {
+      return BadRequest("the fake model has no output constraints", f.param, "invalid_value");
+    }
+    return std::unique_ptr<runtime::TokenConstraint>();
+  }
+  std::unique_ptr<TokenSampler> NewSampler(const SamplingOptions& o, uint64_t seed,
+                                           std::unique_ptr<runtime::TokenConstraint>) override {
     return std::make_unique<FakeSampler>(o.temperature.value_or(1.0), seed, o.logit_bias);
   }
 

@@ -1,0 +1,54 @@
+#include "grammar/completion.h"
+
+#include <gtest/gtest.h>
+
+#include "grammar/gbnf.h"
+#include "grammar/matcher.h"
+
+namespace gemlet::grammar {
+namespace {
+
+std::shared_ptr<const Grammar> Compile(const std::string& text) {
+  auto g = ParseGbnf(text);
+  EXPECT_TRUE(g.ok()) << g.status().ToString();
+  return std::make_shared<const Grammar>(std::move(g).value());
+}
+
+int64_t MinAfter(const std::string& text, const std::string& input) {
+  auto g = Compile(text);
+  CompletionCost cost(*g);
+  Matcher m(g);
+  EXPECT_TRUE(m.AcceptBytes(input)) << input;
+  return cost.Min(m.state());
+}
+
+TEST(CompletionCostTest, ShortestWayToTheEnd) {
+  const std::string g = "root ::= \"ab\" x\nx ::= \"c\" | \"de\"\n";
+  EXPECT_EQ(MinAfter(g, ""), 3);
+  EXPECT_EQ(MinAfter(g, "a"), 2);
+  EXPECT_EQ(MinAfter(g, "ab"), 1);
+  EXPECT_EQ(MinAfter(g, "abd"), 1);  // the longer alternative, once taken
+  EXPECT_EQ(MinAfter(g, "abc"), 0);
+}
+
+TEST(CompletionCostTest, RecursionAndRepetition) {
+  const std::string nest = "root ::= \"(\" root \")\" | \"x\"\n";
+  EXPECT_EQ(MinAfter(nest, ""), 1);
+  EXPECT_EQ(MinAfter(nest, "(("), 3);  // x ) )
+  EXPECT_EQ(MinAfter(nest, "((x)"), 1);
+  const std::string rep = "root ::= \"{\" [a-z]{3,5} (\",\" [0-9])* \"}\"\n";
+  EXPECT_EQ(MinAfter(rep, "{"), 4);
+  EXPECT_EQ(MinAfter(rep, "{abcd"), 1);
+  EXPECT_EQ(MinAfter(rep, "{abc,"), 2);
+}
+
+TEST(CompletionCostTest, JsonObjectFromInsideAString) {
+  const std::string json =
+      "root ::= \"{\" ws \"\\\"k\\\"\" ws \":\" ws str ws \"}\"\n"
+      "str ::= \"\\\"\" [a-z]* \"\\\"\"\nws ::= \" \"?\n";
+  EXPECT_EQ(MinAfter(json, "{\"k\": \"abc"), 2);  // " }
+  EXPECT_EQ(MinAfter(json, "{ \"k\""), 4);        // : " " }
+}
+
+}  // namespace
+}  // namespace gemlet::grammar

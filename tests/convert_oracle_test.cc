@@ -301,6 +301,11 @@ TEST(ConvertOracle, DefaultPlanQ4MatchesReference) {
           ASSERT_EQ(d->type, TensorType::kF32);
           EXPECT_EQ(ToF32(d->type, d->data, d->numel()), x);
           break;
+        case model::TensorClass::kVisionMatrix:  // text tensors only (ExpectedTensors)
+        case model::TensorClass::kVisionPosTable:
+        case model::TensorClass::kVisionProj:
+          ADD_FAILURE() << "a vision class in the text tensor table";
+          break;
       }
     }
     EXPECT_GT(q4, 10);

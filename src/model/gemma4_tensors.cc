@@ -16,7 +16,8 @@ constexpr ClassName kClassNames[] = {
     {TensorClass::kPleModelProj, "ple_model_proj"}, {TensorClass::kAttention, "attn"},
     {TensorClass::kFeedForward, "ffn"}, {TensorClass::kPleGate, "ple_gate"},
     {TensorClass::kPleProj, "ple_proj"}, {TensorClass::kNorm, "norm"},
-    {TensorClass::kScalar, "scalar"},
+    {TensorClass::kScalar, "scalar"}, {TensorClass::kVisionMatrix, "vision"},
+    {TensorClass::kVisionPosTable, "vision_pos"}, {TensorClass::kVisionProj, "vision_proj"},
 };
 
 // Parses "layers.N." / "blk.N." after `prefix`; returns N or -1.
@@ -43,7 +44,7 @@ Result<TensorClass> ParseTensorClass(const std::string& name) {
   }
   return InvalidArgument("unknown tensor class '" + name +
                          "' (expected token_embd, ple_table, ple_model_proj, attn, ffn, "
-                         "ple_gate, ple_proj, norm or scalar)");
+                         "ple_gate, ple_proj, norm, scalar, vision, vision_pos or vision_proj)");
 }
 
 std::vector<TensorSpec> ExpectedTensors(const Gemma4Config& c) {

@@ -141,7 +141,11 @@ Result<ConvertReport> Convert(const ConvertOptions& o) {
   };
   std::vector<Job> jobs;
   uint64_t total = 0;
-  for (const auto& item : ck.tensors) {
+  std::vector<const Checkpoint::Item*> items;
+  for (const auto& item : ck.tensors) items.push_back(&item);
+  for (const auto& item : ck.vision_tensors) items.push_back(&item);
+  for (const Checkpoint::Item* item_ptr : items) {
+    const auto& item = *item_ptr;
     const TensorType type = PlanType(plan, item.spec.cls, LosslessType(item.src.type));
     if (!StoredBytes(type, item.spec.shape).ok()) {
       return InvalidArgument(ck.source + ": tensor " + item.spec.name + " " + ShapeString(item.spec.shape) +
@@ -165,7 +169,8 @@ Result<ConvertReport> Convert(const ConvertOptions& o) {
         StreamTensor(
             *writer, item.spec.name, item.spec.shape, item.src, job.type, pool,
             [&](uint64_t b) { progress.Add(b, item.spec.name); },
-            /*interleave=*/item.spec.cls != model::TensorClass::kPleTable)  // gathered only
+            /*interleave=*/item.spec.cls != model::TensorClass::kPleTable &&  // gathered only
+                item.spec.cls != model::TensorClass::kVisionPosTable)
             .WithContext(o.out));
     const auto lossless = LosslessType(item.src.type);
     ConvertedTensor ct;
@@ -202,6 +207,7 @@ Result<ConvertReport> Convert(const ConvertOptions& o) {
       {"provenance", provenance},
       {"quant_plan", {{"name", plan.name}, {"classes", classes}, {"overrides", overrides}}},
   };
+  if (ck.vision.is_object()) meta["vision"] = ck.vision;
   try {  // checked above; a safety net, since an exception must not escape
     (void)meta.dump();
   } catch (const nlohmann::json::exception& e) {

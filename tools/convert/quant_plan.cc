@@ -18,7 +18,12 @@ std::map<TensorClass, TensorType> DefaultTypes() {
           {TensorClass::kPleModelProj, TensorType::kQ8}, {TensorClass::kAttention, TensorType::kQ4},
           {TensorClass::kFeedForward, TensorType::kQ4},    {TensorClass::kPleGate, TensorType::kQ4},
           {TensorClass::kPleProj, TensorType::kQ4},      {TensorClass::kNorm, TensorType::kF32},
-          {TensorClass::kScalar, TensorType::kF32}};
+          {TensorClass::kScalar, TensorType::kF32},
+          // The vision tower (read once per image, compute-bound): q8, which keeps the oracle's
+          // soft tokens within the fast tier (tests/oracle_vision_test.cc); the position table,
+          // gathered by row, in f16 (exact for the bf16 source's values).
+          {TensorClass::kVisionMatrix, TensorType::kQ8}, {TensorClass::kVisionPosTable, TensorType::kF16},
+          {TensorClass::kVisionProj, TensorType::kQ8}};
 }
 
 }  // namespace

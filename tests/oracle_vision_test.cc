@@ -264,36 +264,44 @@ TEST(OracleVision, PromptLogitsAndGreedyExactTier) {
   }
 }
 
-// The fast path: the q8 plan (tower and decoder in q8) with the int8 kernels. Reduced tier
-// (issue #21's bounds): soft tokens max |Δ| ≤ 0.1, mean ≤ 0.02; the prompts' logits with those
-// soft tokens as the text int8 tier: max 2.0, mean 0.2.
+// The fast path. The tower in q8 with int8 activations (`--type vision=q8 --type
+// vision_proj=q8`, here the q8 plan): soft tokens within issue #21's reduced tier, max |Δ| ≤ 0.1,
+// mean ≤ 0.02 (measured: 0.087 / 0.015). The prompts' logits on the fast decoder (q8, int8
+// kernels) with the default plan's soft tokens (its f16 tower, fast path) stay in the text
+// int8 tier, max 2.0, mean 0.2; with the q8 tower's soft tokens they reach max 2.6, which is why
+// the default plan keeps the tower in f16 (tools/convert/quant_plan.cc).
 TEST(OracleVision, FastPathWithinReducedTier) {
-  Tower t = OpenTower("q8", ops::MatMulMode::kFast);
-  ASSERT_TRUE(t.vision);
+  Tower q8 = OpenTower("q8", ops::MatMulMode::kFast);
+  Tower def = OpenTower("default", ops::MatMulMode::kFast);
+  ASSERT_TRUE(q8.vision && def.vision);
   std::vector<std::vector<float>> soft_by_case;
   for (const auto& vc : Cases()["vision_cases"]) {
     const std::string what = "case " + std::to_string(vc["id"].get<int>());
     const auto& im = Cases()["images"][vc["image"].get<std::string>()];
-    soft_by_case.push_back(
-        Encode(t, Decode(vc["format"] == "png" ? im["png"] : im["jpg"]), vc["budget"].get<int64_t>(), true));
+    const RgbImage img = Decode(vc["format"] == "png" ? im["png"] : im["jpg"]);
+    const int64_t budget = vc["budget"].get<int64_t>();
     auto gold = ReadNpy(Dir() + vc["soft_tokens"].get<std::string>());
     ASSERT_TRUE(gold.ok());
-    const Diff d = Compare(soft_by_case.back(), *gold);
-    std::printf("[oracle] soft tokens %-6s q8 + int8 kernels:   max |d| %.2e, mean |d| %.2e\n", what.c_str(),
+    const Diff d = Compare(Encode(q8, img, budget, true), *gold);
+    std::printf("[oracle] soft tokens %-6s q8 tower, int8 kernels: max |d| %.2e, mean |d| %.2e\n", what.c_str(),
                 d.max_abs, d.mean_abs);
     EXPECT_LE(d.max_abs, 0.1) << what;
     EXPECT_LE(d.mean_abs, 0.02) << what;
+    soft_by_case.push_back(Encode(def, img, budget, true));
+    const Diff dd = Compare(soft_by_case.back(), *gold);
+    EXPECT_LE(dd.max_abs, 1e-3) << what << " (default plan, f16 tower)";
+    EXPECT_LE(dd.mean_abs, 1e-4) << what << " (default plan, f16 tower)";
   }
   const NpyArray& gold = oracle::Golden("tiny-e2b-vision", "ref");
-  const int64_t V = t.engine->config().vocab_size;
+  const int64_t V = q8.engine->config().vocab_size;
   for (const auto& p : Cases()["prompts"]) {
     std::vector<std::vector<float>> softs;
     for (const auto& vc : p["vision_cases"]) softs.push_back(soft_by_case[vc.get<int>()]);
-    const std::vector<float> logits = PromptLogits(*t.engine, p, softs);
+    const std::vector<float> logits = PromptLogits(*q8.engine, p, softs);
     const int64_t T = p["length"].get<int64_t>();
     const oracle::Stats s =
         oracle::Compare(logits.data(), gold.data.data() + p["row_offset"].get<int64_t>() * V, T, V);
-    oracle::Report("prompt " + p["name"].get<std::string>() + " logits, q8 + int8 kernels", s);
+    oracle::Report("prompt " + p["name"].get<std::string>() + " logits, q8 decoder, int8 kernels", s);
     EXPECT_LE(s.max_abs, 2.0);
     EXPECT_LE(s.mean_abs(), 0.2);
   }

@@ -21,6 +21,12 @@ namespace gemlet {
 
 namespace {
 
+uint32_t ReadU(const uint8_t* p, int n, bool le) {
+  uint32_t v = 0;
+  for (int i = 0; i < n; ++i) v |= static_cast<uint32_t>(p[le ? i : n - 1 - i]) << (8 * i);
+  return v;
+}
+
 std::string Dims(int64_t w, int64_t h) { return std::to_string(w) + "×" + std::to_string(h); }
 
 // The size checks every decoder makes from the header, before decoding.
@@ -129,6 +135,11 @@ void PngWarnFn(png_structp, png_const_charp) {}
 
 Status DecodePng(const uint8_t* data, size_t size, const std::string& name, const ImageDecodeOptions& o,
                  RgbImage* img, std::vector<png_bytep>* rows) {
+  // The size from IHDR (the first chunk) before libpng reads on: a header with no data behind
+  // it still gets the size error, and a huge size is refused before anything else is read.
+  if (size >= 24 && std::memcmp(data + 12, "IHDR", 4) == 0) {
+    RETURN_IF_ERROR(CheckSize(name, "PNG", ReadU(data + 16, 4, false), ReadU(data + 20, 4, false), o));
+  }
   PngReader reader{data, size, 0, {0}};
   png_structp png = png_create_read_struct(PNG_LIBPNG_VER_STRING, &reader, PngErrorFn, PngWarnFn);
   if (!png) return Internal(name + ": libpng could not start");
@@ -187,12 +198,6 @@ Status DecodeWebp(const uint8_t* data, size_t size, const std::string& name, con
   return Status::Ok();
 }
 #endif  // GEMLET_HAVE_WEBP
-
-uint32_t ReadU(const uint8_t* p, int n, bool le) {
-  uint32_t v = 0;
-  for (int i = 0; i < n; ++i) v |= static_cast<uint32_t>(p[le ? i : n - 1 - i]) << (8 * i);
-  return v;
-}
 
 }  // namespace
 

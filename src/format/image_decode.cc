@@ -264,7 +264,7 @@ Result<RgbImage> DecodeImage(const uint8_t* data, size_t size, const std::string
   const std::string fmt = SniffImageFormat(data, size);
   RgbImage img;
   if (fmt.empty()) {
-    return InvalidArgument(name + ": not a JPEG, PNG or WebP image (unknown signature, " + std::to_string(size) +
+    return Unsupported(name + ": not a JPEG, PNG or WebP image (unknown signature, " + std::to_string(size) +
                            " bytes)");
   }
   if (fmt == "jpeg") {

@@ -73,6 +73,7 @@ Result<std::unique_ptr<Gemma4Vision>> Gemma4Vision::Bind(const GemletFile& file)
   m->layers_.resize(cfg->num_layers);
   for (const TensorSpec& spec : ExpectedVisionTensors(*cfg)) {
     const TensorView* t = file.Find(spec.name);
+    if (!t && spec.cls == TensorClass::kScalar) continue;  // an absent clip bound: unbounded
     if (!t) return NotFound(file.path() + ": vision tensor '" + spec.name + "' is missing");
     if (t->shape != spec.shape) {
       return InvalidArgument(file.path() + ": vision tensor '" + spec.name + "' has shape " + ShapeString(t->shape) +

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <limits>
 #include <memory>
 #include <vector>
 
@@ -21,10 +22,12 @@
 
 namespace gemlet::model {
 
-// Gemma4ClippableLinear: y = clamp(clamp(x, in_min, in_max) · Wᵀ, out_min, out_max).
+// Gemma4ClippableLinear: y = clamp(clamp(x, in_min, in_max) · Wᵀ, out_min, out_max). A bound
+// the file lacks is ±infinity (HF's buffer defaults).
 struct ClippedLinear {
   ops::Weight w;  // [out, in]
-  float in_min = 0, in_max = 0, out_min = 0, out_max = 0;
+  float in_min = -std::numeric_limits<float>::infinity(), in_max = std::numeric_limits<float>::infinity();
+  float out_min = -std::numeric_limits<float>::infinity(), out_max = std::numeric_limits<float>::infinity();
 };
 
 struct Gemma4VisionLayer {

@@ -52,7 +52,7 @@ struct Gemma4VisionConfig {
 bool HasVisionConfig(const nlohmann::json& config_json);
 
 // Every tensor of the tower and embed_vision, in file order. The four clip bounds of each
-// linear (HF 0-d tensors) are stored as [1].
+// linear (HF 0-d tensors) are stored as [1]; a checkpoint may lack some (then unbounded).
 std::vector<TensorSpec> ExpectedVisionTensors(const Gemma4VisionConfig& cfg);
 
 // The HF prefixes of the tower's tensors ("model.vision_tower.", "model.embed_vision.").

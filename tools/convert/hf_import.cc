@@ -62,6 +62,8 @@ Result<Checkpoint> LoadHfCheckpoint(const std::string& folder) {
     ck.vision = vcfg->ToJson();
     for (const model::TensorSpec& spec : model::ExpectedVisionTensors(*vcfg)) {
       const SafetensorsFolder::Entry* e = ck.safetensors->Find(spec.hf_name);
+      // A clip bound the checkpoint lacks stays unbounded, as HF's ±inf buffer defaults do.
+      if (!e && spec.cls == model::TensorClass::kScalar) continue;
       if (!e) return NotFound(folder + ": vision tensor " + spec.hf_name + " is missing from the checkpoint");
       // Clip bounds are 0-d in HF; stored as [1].
       const bool scalar_ok = spec.shape == std::vector<int64_t>{1} && e->tensor->shape.empty();

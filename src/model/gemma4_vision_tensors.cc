@@ -38,7 +38,7 @@ Status Check(const Gemma4VisionConfig& c) {
     return InvalidArgument("vision config: a size is implausibly large");
   }
   if (c.head_dim % 4 != 0) return Unsupported("vision config: head_dim must be a multiple of 4 (2-D RoPE halves)");
-  if (c.bidirectional != "" && c.bidirectional != "vision") {
+  if (c.bidirectional != "") {  // "vision" (12B and up): bidirectional image blocks, not implemented
     return Unsupported("config: use_bidirectional_attention '" + c.bidirectional + "' is not supported");
   }
   return Status::Ok();

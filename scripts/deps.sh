@@ -11,6 +11,8 @@ GEMLET_APT_PACKAGES=(
   # that the aarch64 cross build compiles), Google Benchmark, JSON, HTTP server, line editing
   googletest libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev libcpp-httplib-dev
   libedit-dev
+  # image decoding (src/format/image_decode.cc): JPEG (libjpeg-turbo), PNG, WebP
+  libjpeg62-turbo-dev libpng-dev libwebp-dev
   # clang + libFuzzer runtime (fuzz targets)
   clang libclang-rt-14-dev
   # Arm64 cross build, run under qemu-user

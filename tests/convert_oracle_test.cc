@@ -20,6 +20,7 @@
 #include "kernels/repack.h"
 #include "model/gemma4_config.h"
 #include "model/gemma4_tensors.h"
+#include "model/gemma4_vision_tensors.h"
 #include "tools/convert/convert.h"
 #include "tools/convert/quant_plan.h"
 
@@ -86,7 +87,14 @@ TEST_P(ConvertKeep, BitExact) {
   ASSERT_NE(g, nullptr);
   auto cfg = model::Gemma4Config::FromJson(g->metadata()["config"]);
   ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
-  const auto specs = model::ExpectedTensors(*cfg);
+  auto specs = model::ExpectedTensors(*cfg);
+  if (g->metadata().contains("vision")) {  // the stub vision tower converted beside the text model
+    auto vcfg = model::Gemma4VisionConfig::FromJson(g->metadata()["vision"]);
+    ASSERT_TRUE(vcfg.ok()) << vcfg.status().ToString();
+    for (const auto& v : model::ExpectedVisionTensors(*vcfg)) {
+      if (g->Find(v.name)) specs.push_back(v);  // absent clip bounds are not written
+    }
+  }
   ASSERT_EQ(g->tensors().size(), specs.size());
   ASSERT_EQ(report.tensors.size(), specs.size());
 
@@ -203,6 +211,7 @@ TEST(ConvertOracle, SafetensorsAndGgufAgree) {
     EXPECT_EQ(gg->metadata()["tokenizer"]["eog_ids"], nlohmann::json::array({1, 106, 50}));
     // Values: the BF16 GGUF stores norms as F32 upcasts of the same bf16 values.
     for (const TensorView& t : st->tensors()) {
+      if (t.name.rfind("v.", 0) == 0 || t.name.rfind("mm.", 0) == 0) continue;  // the vision tower: HF only
       const TensorView* u = gg->Find(t.name);
       ASSERT_NE(u, nullptr) << t.name;
       ASSERT_EQ(t.numel(), u->numel());
@@ -215,6 +224,7 @@ TEST(ConvertOracle, SafetensorsAndGgufAgree) {
   ASSERT_NE(st, nullptr);
   ASSERT_NE(f32, nullptr);
   for (const TensorView& t : st->tensors()) {
+    if (t.name.rfind("v.", 0) == 0 || t.name.rfind("mm.", 0) == 0) continue;  // the vision tower: HF only
     const TensorView* u = f32->Find(t.name);
     ASSERT_NE(u, nullptr);
     EXPECT_EQ(u->type, TensorType::kF32);
@@ -301,10 +311,13 @@ TEST(ConvertOracle, DefaultPlanQ4MatchesReference) {
           ASSERT_EQ(d->type, TensorType::kF32);
           EXPECT_EQ(ToF32(d->type, d->data, d->numel()), x);
           break;
-        case model::TensorClass::kDrafterProj:  // drafter classes: not in a text model
+        case model::TensorClass::kDrafterProj:  // drafter and vision classes: not in ExpectedTensors
         case model::TensorClass::kCentroids:
         case model::TensorClass::kTokenOrder:
-          ADD_FAILURE() << "a drafter tensor class in the text model's table";
+        case model::TensorClass::kVisionMatrix:
+        case model::TensorClass::kVisionPosTable:
+        case model::TensorClass::kVisionProj:
+          ADD_FAILURE() << "a drafter or vision class in the text tensor table";
           break;
       }
     }

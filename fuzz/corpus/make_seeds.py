@@ -247,6 +247,42 @@ MALFORMED_SCHEMAS = {
 }
 
 
+def png_chunk(kind, body):
+    import zlib
+    return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body) & 0xFFFFFFFF)
+
+
+def tiny_png(w, h, color_type, depth=8, palette=None):
+    """A small valid PNG: samples are a gradient; every row uses filter type (row % 5)."""
+    import zlib
+    channels = {0: 1, 2: 3, 3: 1, 4: 2, 6: 4}[color_type]
+    row_bytes = (w * channels * depth + 7) // 8
+    raw = b"".join(bytes([y % 5]) + bytes((x * 7 + y * 13) & 0xFF for x in range(row_bytes)) for y in range(h))
+    out = b"\x89PNG\r\n\x1a\n" + png_chunk(b"IHDR", struct.pack(">IIBBBBB", w, h, depth, color_type, 0, 0, 0))
+    if palette:
+        out += png_chunk(b"PLTE", palette)
+    return out + png_chunk(b"IDAT", zlib.compress(raw)) + png_chunk(b"IEND", b"")
+
+
+def image_seeds(oracle):
+    """Seeds of image_decode_fuzz: the oracle's smallest real images and tiny PNG variants."""
+    vision = os.path.join(oracle, "tiny-e2b-vision")
+    jpg = open(os.path.join(vision, "image-B.jpg"), "rb").read()
+    put("image_decode_fuzz", "image-B.jpg", jpg)
+    put("image_decode_fuzz", "image-B-cut.jpg", jpg[: len(jpg) // 2])
+    put("image_decode_fuzz", "image-C.png", open(os.path.join(vision, "image-C.png"), "rb").read())
+    put("image_decode_fuzz", "rgb-8x6.png", tiny_png(8, 6, 2))
+    put("image_decode_fuzz", "rgba-5x3.png", tiny_png(5, 3, 6))
+    put("image_decode_fuzz", "gray4-9x2.png", tiny_png(9, 2, 0, depth=4))
+    put("image_decode_fuzz", "graya16-3x3.png", tiny_png(3, 3, 4, depth=16))
+    put("image_decode_fuzz", "palette-4x4.png", tiny_png(4, 4, 3, depth=2, palette=bytes(range(12))))
+    put("image_decode_fuzz", "ihdr-only.png", tiny_png(1, 1, 2)[:33])  # header only
+    # A WebP container with a VP8L header (no encoder here: the fuzzer grows the bitstream).
+    vp8l = b"\x2f" + struct.pack("<I", (7) | (3 << 14))  + bytes(12)
+    put("image_decode_fuzz", "vp8l-header.webp",
+        b"RIFF" + struct.pack("<I", 4 + 8 + len(vp8l)) + b"WEBP" + b"VP8L" + struct.pack("<I", len(vp8l)) + vp8l)
+
+
 def main():
     shared, gemlet = sys.argv[1], sys.argv[2]
     gbnf_seeds()
@@ -276,6 +312,7 @@ def main():
     put("npy_fuzz", "tokens-e2b-32k.npy", npy_rows(os.path.join(oracle, "long", "tokens-e2b-32k.npy"), 16))
     put("npy_fuzz", "scalar-f8.npy", npy("<f8", (), struct.pack("<d", 1.5)))
     put("npy_fuzz", "empty-f4.npy", npy("<f4", (0, 512), b""))
+    image_seeds(oracle)
     # tokenizer.json (cut down) NUL tokenizer_config.json NUL generation_config.json
     e2b = os.path.join(oracle, "tiny-e2b")
     for keep in (300, 512):

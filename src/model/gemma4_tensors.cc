@@ -18,6 +18,8 @@ constexpr ClassName kClassNames[] = {
     {TensorClass::kPleProj, "ple_proj"}, {TensorClass::kNorm, "norm"},
     {TensorClass::kScalar, "scalar"}, {TensorClass::kDrafterProj, "drafter_proj"},
     {TensorClass::kCentroids, "centroids"}, {TensorClass::kTokenOrder, "token_order"},
+    {TensorClass::kVisionMatrix, "vision"}, {TensorClass::kVisionPosTable, "vision_pos"},
+    {TensorClass::kVisionProj, "vision_proj"},
 };
 
 // Parses "layers.N." / "blk.N." after `prefix`; returns N or -1.
@@ -44,7 +46,8 @@ Result<TensorClass> ParseTensorClass(const std::string& name) {
   }
   return InvalidArgument("unknown tensor class '" + name +
                          "' (expected token_embd, ple_table, ple_model_proj, attn, ffn, "
-                         "ple_gate, ple_proj, norm, scalar, drafter_proj, centroids or token_order)");
+                         "ple_gate, ple_proj, norm, scalar, drafter_proj, centroids, token_order, "
+                         "vision, vision_pos or vision_proj)");
 }
 
 std::vector<TensorSpec> ExpectedTensors(const Gemma4Config& c) {

@@ -20,10 +20,13 @@ enum class TensorClass {
   kPleGate,          // inp_gate [P, D]
   kPleProj,          // proj [D, P]
   kNorm,             // every RMSNorm weight
-  kScalar,           // layer_output_scale [1]
+  kScalar,           // layer_output_scale [1]; the vision tower's clip bounds [1]
   kDrafterProj,      // the MTP drafter's pre_projection / post_projection
   kCentroids,        // the drafter's sparse-head centroids [C, D]
   kTokenOrder,       // the drafter's token_ordering [V] (token ids, stored as f32: exact below 2^24)
+  kVisionMatrix,     // the vision tower's linears (patch embedding, attention, GeGLU)
+  kVisionPosTable,   // v.position_embd [2, P, Dv] (rows gathered by patch position)
+  kVisionProj,       // mm.input_projection [D, Dv] (embed_vision)
 };
 const char* TensorClassName(TensorClass c);  // "token_embd", "ple_table", "attn", ...
 // Parses the names TensorClassName returns.

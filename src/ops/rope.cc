@@ -41,3 +41,26 @@ void ApplyRope(float* x, int64_t T, int64_t n_heads, int64_t head_dim, const flo
 }
 
 }  // namespace gemlet::ops
+
+namespace gemlet::ops {
+
+void ApplyRopeSections(float* x, int64_t T, int64_t n_heads, int64_t head_dim, int n_sections,
+                       const float* const* cos, const float* const* sin) {
+  const int64_t sec = head_dim / n_sections, half = sec / 2;
+  for (int64_t t = 0; t < T; ++t) {
+    for (int64_t h = 0; h < n_heads; ++h) {
+      for (int s = 0; s < n_sections; ++s) {
+        float* p = x + (t * n_heads + h) * head_dim + s * sec;
+        const float* c = cos[s] + t * half;
+        const float* n = sin[s] + t * half;
+        for (int64_t i = 0; i < half; ++i) {
+          const float a = p[i], b = p[i + half];
+          p[i] = a * c[i] - b * n[i];
+          p[i + half] = b * c[i] + a * n[i];
+        }
+      }
+    }
+  }
+}
+
+}  // namespace gemlet::ops

@@ -23,3 +23,13 @@ void RopeAngles(const std::vector<double>& inv_freq, const int64_t* pos, int64_t
 void ApplyRope(float* x, int64_t T, int64_t n_heads, int64_t head_dim, const float* cos, const float* sin);
 
 }  // namespace gemlet::ops
+
+namespace gemlet::ops {
+
+// Multi-axis RoPE (e.g. a 2-D RoPE over image patches): each head of x [T, n_heads, head_dim]
+// is cut into n_sections equal sections, and section s is rotated as ApplyRope does (pairs
+// (i, i + section/2) within the section) with its own cos[s], sin[s] [T, section/2].
+void ApplyRopeSections(float* x, int64_t T, int64_t n_heads, int64_t head_dim, int n_sections,
+                       const float* const* cos, const float* const* sin);
+
+}  // namespace gemlet::ops

@@ -26,8 +26,13 @@ Session::Session(const Engine& engine, const SessionOptions& options)
       kv_(engine.config(), EffectiveLimit(engine, options.context_limit), engine.kv_type()) {}
 
 Status Session::Prefill(std::span<const int32_t> tokens, std::vector<float>* logits, bool all_rows) {
+  return Prefill(tokens, {}, nullptr, logits, all_rows);
+}
+
+Status Session::Prefill(std::span<const int32_t> tokens, std::span<const int64_t> embed_rows, const float* embeddings,
+                        std::vector<float>* logits, bool all_rows) {
   const int64_t n = static_cast<int64_t>(tokens.size());
-  const int64_t V = engine_.config().vocab_size;
+  const int64_t V = engine_.config().vocab_size, D = engine_.config().hidden_size;
   if (n == 0) return InvalidArgument("no tokens to feed");
   RETURN_IF_ERROR(CheckRoom(n));
   for (int64_t i = 0; i < n; ++i) {  // checked up front so that a bad id changes nothing
@@ -36,9 +41,19 @@ Status Session::Prefill(std::span<const int32_t> tokens, std::vector<float>* log
                              " is outside the vocabulary [0, " + std::to_string(V) + ")");
     }
   }
+  for (size_t i = 0; i < embed_rows.size(); ++i) {
+    if (embed_rows[i] < 0 || embed_rows[i] >= n || (i > 0 && embed_rows[i] <= embed_rows[i - 1])) {
+      return InvalidArgument("embedding rows must be increasing positions within the " + std::to_string(n) +
+                             " tokens fed");
+    }
+  }
+  if (!embed_rows.empty() && embeddings == nullptr) return InvalidArgument("embedding rows without embeddings");
   if (logits) logits->resize((all_rows ? n : 1) * V);
   model::ForwardOptions fopt{engine_.mode(), n == 1 ? engine_.decode_pool() : engine_.pool()};
   fopt.skip_shared_rows = skip_shared_rows_;
+  size_t e = 0;  // next embedding row
+  std::vector<int32_t> ids;
+  std::vector<int64_t> chunk_rows;
   for (int64_t b = 0; b < n; b += chunk_) {
     const int64_t T = std::min(chunk_, n - b);
     rows_.clear();
@@ -50,7 +65,24 @@ Status Session::Prefill(std::span<const int32_t> tokens, std::vector<float>* log
       rows_.push_back(T - 1);
       out = logits->data();
     }
-    RETURN_IF_ERROR(model::Forward(engine_.model(), tokens.subspan(b, T), rows_, &kv_, &scratch_, fopt, out));
+    const size_t e0 = e;
+    chunk_rows.clear();
+    while (e < embed_rows.size() && embed_rows[e] < b + T) chunk_rows.push_back(embed_rows[e++] - b);
+    if (chunk_rows.empty()) {
+      RETURN_IF_ERROR(model::Forward(engine_.model(), tokens.subspan(b, T), rows_, &kv_, &scratch_, fopt, out));
+    } else {
+      ids.assign(tokens.begin() + b, tokens.begin() + b + T);
+      for (int64_t r : chunk_rows) ids[r] = static_cast<int32_t>(engine_.config().pad_token_id);
+      model::BatchSequence seq{&kv_, T};
+      model::Batch batch;
+      batch.tokens = ids;
+      batch.embed_rows = chunk_rows;
+      batch.embeddings = embeddings + e0 * D;
+      batch.seqs = std::span<const model::BatchSequence>(&seq, 1);
+      batch.out_rows = rows_;
+      batch.logits = out;
+      RETURN_IF_ERROR(model::Forward(engine_.model(), batch, &scratch_, fopt));
+    }
     history_.insert(history_.end(), tokens.begin() + b, tokens.begin() + b + T);
   }
   return Status::Ok();

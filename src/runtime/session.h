@@ -36,6 +36,12 @@ class Session : public Sequence {
   // every fed token [n, V]. The context limit and the token ids are checked before any
   // work: on error the session is unchanged.
   Status Prefill(std::span<const int32_t> tokens, std::vector<float>* logits, bool all_rows = false);
+  // The same with given input embeddings (image soft tokens): the rows `embed_rows` of
+  // `tokens` (increasing indices into tokens) take the rows of embeddings [embed_rows.size(), D]
+  // as they are, and use the pad id for their per-layer token embedding (Gemma4Model.forward);
+  // the history keeps the ids given (e.g. <|image|>).
+  Status Prefill(std::span<const int32_t> tokens, std::span<const int64_t> embed_rows, const float* embeddings,
+                 std::vector<float>* logits, bool all_rows = false);
   // One token: logits [V] of the position after it.
   Status Decode(int32_t token, std::vector<float>* logits);
 

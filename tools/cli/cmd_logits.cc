@@ -5,6 +5,8 @@
 #include <vector>
 
 #include "format/npy.h"
+#include "model/gemma4_image.h"
+#include "tools/cli/image_input.h"
 #include "runtime/engine.h"
 #include "runtime/session.h"
 #include "tools/cli/command.h"
@@ -16,6 +18,7 @@ namespace {
 constexpr char kUsage[] =
     R"(usage: gemlet logits -m MODEL.gemlet --tokens IDS -o OUT.npy [--mode MODE] [--threads N]
                      [--exact] [--last] [--no-skip] [--kv-type f32|f16|q8]
+                     [--image FILE]... [--image-tokens N] [--no-resize]
 
 Runs the model over the token ids (fed as given: no BOS is added; positions 0 … n−1) and
 writes the softcapped logits after every token as float32, shape [n_tokens, vocab], to a
@@ -37,6 +40,11 @@ flags:
                       (then the KV-shared layers run only for that token: the prefill skip)
   --no-skip           with --last: run every token through every layer anyway (the same
                       logits; for testing the prefill skip)
+  --image FILE        an image whose soft tokens fill the next run of image-token ids
+                      (<|image|>) in --tokens, which must already hold the expanded spans
+                      (<|image>, n × <|image|>, <image|>); repeatable, in order
+  --image-tokens N    soft-token budget of the images: 70, 140, 280 (default), 560, 1120
+  --no-resize         take the images at their own size (sides multiples of 48)
   --kv-type T         KV cache rows: f32 (default here, as logits are for comparisons),
                       f16 (the default of run, chat, bench and serve in the fast path) or
                       q8 (8-bit blocks, a quarter of f32's memory)
@@ -58,6 +66,12 @@ int Run(Flags& flags) {
   const bool last = flags.Bool({"--last"});
   const bool no_skip = flags.Bool({"--no-skip"});
   const std::string kv_type = flags.Str({"--kv-type"}, "f32");
+  const std::vector<std::string> images = flags.StrAll({"--image"});
+  auto budget = flags.Int({"--image-tokens"}, 280);
+  const bool no_resize = flags.Bool({"--no-resize"});
+  if (!budget.ok()) return UsageError("logits", budget.status().message());
+  if (!model::IsSupportedImageTokenBudget(*budget))
+    return UsageError("logits", "--image-tokens must be 70, 140, 280, 560 or 1120");
   if (!tokens.ok()) return UsageError("logits", tokens.status().message());
   if (!threads.ok()) return UsageError("logits", threads.status().message());
   std::optional<TensorType> kv;
@@ -110,6 +124,40 @@ int Run(Flags& flags) {
                                     std::to_string(cfg.max_position_embeddings) + " positions");
   }
 
+  // Images: each fills the next run of image-token ids, row by row.
+  std::vector<int64_t> embed_rows;
+  std::vector<float> embeddings;
+  if (!images.empty()) {
+    auto vision = model::Gemma4Vision::Bind((*engine)->file());
+    if (!vision.ok()) return ReportError("logits", vision.status());
+    const int64_t image_id = (*vision)->config().image_token_id;
+    std::vector<std::pair<int64_t, int64_t>> spans;  // [first, length] of each run
+    for (int64_t i = 0; i < n; ++i) {
+      if (ids[i] != image_id) continue;
+      if (i > 0 && ids[i - 1] == image_id) {
+        ++spans.back().second;
+      } else {
+        spans.push_back({i, 1});
+      }
+    }
+    if (spans.size() != images.size()) {
+      return UsageError("logits", "--tokens holds " + std::to_string(spans.size()) + " run(s) of the image token " +
+                                      std::to_string(image_id) + " but " + std::to_string(images.size()) +
+                                      " --image file(s) were given");
+    }
+    for (size_t k = 0; k < images.size(); ++k) {
+      auto enc = EncodeImageFile(**engine, **vision, images[k], ImageFlags{*budget, !no_resize});
+      if (!enc.ok()) return ReportError("logits", enc.status());
+      if (enc->n_soft != spans[k].second) {
+        return ReportError("logits", InvalidArgument(images[k] + " gives " + std::to_string(enc->n_soft) +
+                                                     " soft tokens but image span " + std::to_string(k + 1) +
+                                                     " in --tokens has " + std::to_string(spans[k].second)));
+      }
+      for (int64_t r = 0; r < spans[k].second; ++r) embed_rows.push_back(spans[k].first + r);
+      embeddings.insert(embeddings.end(), enc->soft.begin(), enc->soft.end());
+    }
+  }
+
   runtime::SessionOptions so;
   so.context_limit = n;
   so.prefill_chunk = chunk == 0 ? n : chunk;
@@ -117,7 +165,7 @@ int Run(Flags& flags) {
   runtime::Session session(**engine, so);
   std::vector<float> logits;
   const auto t0 = std::chrono::steady_clock::now();
-  if (Status st = session.Prefill(ids, &logits, /*all_rows=*/!last); !st.ok())
+  if (Status st = session.Prefill(ids, embed_rows, embeddings.data(), &logits, /*all_rows=*/!last); !st.ok())
     return ReportError("logits", st);
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 

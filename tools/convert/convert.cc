@@ -213,8 +213,16 @@ Result<ConvertReport> Convert(const ConvertOptions& o) {
   };
   std::vector<Job> jobs;
   uint64_t total = 0;
-  for (const auto& item : ck.tensors) {
-    const TensorType type = PlanType(plan, item.spec.cls, LosslessType(item.src.type));
+  std::vector<const Checkpoint::Item*> items;
+  for (const auto& item : ck.tensors) items.push_back(&item);
+  for (const auto& item : ck.vision_tensors) items.push_back(&item);
+  for (const Checkpoint::Item* item_ptr : items) {
+    const auto& item = *item_ptr;
+    TensorType type = PlanType(plan, item.spec.cls, LosslessType(item.src.type));
+    const bool vision = item_ptr >= ck.vision_tensors.data() && item_ptr < ck.vision_tensors.data() + ck.vision_tensors.size();
+    if (vision && !StoredBytes(type, item.spec.shape).ok()) {
+      type = TensorType::kF16;  // a tower matrix whose rows do not fill blocks (tiny stubs): f16
+    }
     if (!StoredBytes(type, item.spec.shape).ok()) {
       return InvalidArgument(ck.source + ": tensor " + item.spec.name + " " + ShapeString(item.spec.shape) +
                              " cannot be stored as " + TensorTypeName(type) + " (rows of " +
@@ -237,7 +245,8 @@ Result<ConvertReport> Convert(const ConvertOptions& o) {
         StreamTensor(
             *writer, item.spec.name, item.spec.shape, item.src, job.type, pool,
             [&](uint64_t b) { progress.Add(b, item.spec.name); },
-            /*interleave=*/item.spec.cls != model::TensorClass::kPleTable)  // gathered only
+            /*interleave=*/item.spec.cls != model::TensorClass::kPleTable &&  // gathered only
+                item.spec.cls != model::TensorClass::kVisionPosTable)
             .WithContext(o.out));
     const auto lossless = LosslessType(item.src.type);
     ConvertedTensor ct;
@@ -276,6 +285,7 @@ Result<ConvertReport> Convert(const ConvertOptions& o) {
     meta["provenance"]["drafter_source"] = Absolute(drafter->source);
     meta["provenance"]["drafter_sha256"] = dsha;
   }
+  if (ck.vision.is_object()) meta["vision"] = ck.vision;
   try {  // checked above; a safety net, since an exception must not escape
     (void)meta.dump();
   } catch (const nlohmann::json::exception& e) {

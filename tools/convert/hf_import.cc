@@ -4,6 +4,7 @@
 #include <unordered_set>
 
 #include "format/tokenizer_json.h"
+#include "model/gemma4_vision_tensors.h"
 
 namespace gemlet::convert {
 
@@ -54,6 +55,25 @@ Result<Checkpoint> LoadHfCheckpoint(const std::string& folder) {
     }
     ASSIGN_OR_RETURN(SourceTensor src, FromSafetensors(*e->file, *e->tensor));
     ck.tensors.push_back({spec, std::move(src)});
+  }
+  if (model::HasVisionConfig(ck.full_config)) {
+    auto vcfg = model::Gemma4VisionConfig::FromHfConfig(ck.full_config);
+    if (!vcfg.ok()) return vcfg.status().WithContext(config_path);
+    ck.vision = vcfg->ToJson();
+    for (const model::TensorSpec& spec : model::ExpectedVisionTensors(*vcfg)) {
+      const SafetensorsFolder::Entry* e = ck.safetensors->Find(spec.hf_name);
+      // A clip bound the checkpoint lacks stays unbounded, as HF's ±inf buffer defaults do.
+      if (!e && spec.cls == model::TensorClass::kScalar) continue;
+      if (!e) return NotFound(folder + ": vision tensor " + spec.hf_name + " is missing from the checkpoint");
+      // Clip bounds are 0-d in HF; stored as [1].
+      const bool scalar_ok = spec.shape == std::vector<int64_t>{1} && e->tensor->shape.empty();
+      if (e->tensor->shape != spec.shape && !scalar_ok) {
+        return Corrupt(e->file->path() + ": vision tensor " + spec.hf_name + " has shape " +
+                       ShapeString(e->tensor->shape) + " but the vision config needs " + ShapeString(spec.shape));
+      }
+      ASSIGN_OR_RETURN(SourceTensor src, FromSafetensors(*e->file, *e->tensor));
+      ck.vision_tensors.push_back({spec, std::move(src)});
+    }
   }
   const std::string text_prefix = model::kHfTextPrefix;
   for (const auto& e : ck.safetensors->entries()) {

@@ -21,7 +21,14 @@ std::map<TensorClass, TensorType> DefaultTypes() {
           {TensorClass::kScalar, TensorType::kF32},      {TensorClass::kDrafterProj, TensorType::kQ4},
           // The drafter's sparse head picks its candidates by the centroid scores: kept exact
           // (2,048 × 256 f32, 2 MB for E2B). token_order holds ids, never quantized.
-          {TensorClass::kCentroids, TensorType::kF32},   {TensorClass::kTokenOrder, TensorType::kF32}};
+          {TensorClass::kCentroids, TensorType::kF32},   {TensorClass::kTokenOrder, TensorType::kF32},
+          // The vision tower in f16 (exact for its bf16 weights; float kernels, f32 activations):
+          // on the tiny vision oracle the soft tokens are within 1e-6 of the reference in f16,
+          // but 0.087 max / 0.015 mean off in q8 with int8 activations, already 87 % of the
+          // reduced tier's 0.1 with 2 of E2B's 16 layers (tests/oracle_vision_test.cc). It is read
+          // once per image, so its bytes (E2B: 337 MB instead of 179 MB) cost no decode speed.
+          {TensorClass::kVisionMatrix, TensorType::kF16}, {TensorClass::kVisionPosTable, TensorType::kF16},
+          {TensorClass::kVisionProj, TensorType::kF16}};
 }
 
 }  // namespace

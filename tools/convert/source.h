@@ -59,6 +59,10 @@ struct Checkpoint {
     SourceTensor src;
   };
   std::vector<Item> tensors;  // ExpectedTensors(config) order
+  // The vision tower and embed_vision (HF checkpoints with a vision_config), in
+  // ExpectedVisionTensors order, converted into the same file; `vision` is its metadata.
+  std::vector<Item> vision_tensors;
+  nlohmann::json vision;  // Gemma4VisionConfig::ToJson(), or null
   // Tensors of the vision/audio towers and embedders (HF only), for --multimodal; their dtypes
   // are checked only if they are written.
   std::vector<SafetensorsFolder::Entry> multimodal;

@@ -274,6 +274,10 @@ std::vector<SynthTensor> SynthTensors(const Gemma4Config& cfg) {
         t.a = 0.5f;
         t.b = 1.5f;
         break;
+      case model::TensorClass::kVisionMatrix:  // no vision tower in synth checkpoints (yet)
+      case model::TensorClass::kVisionPosTable:
+      case model::TensorClass::kVisionProj:
+        break;
     }
     out.push_back(std::move(t));
   }

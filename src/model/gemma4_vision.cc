@@ -1,0 +1,256 @@
+#include "model/gemma4_vision.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "kernels/ref/quant.h"
+#include "ops/activation.h"
+#include "ops/attention.h"
+#include "ops/norm.h"
+#include "ops/rope.h"
+
+namespace gemlet::model {
+
+namespace {
+
+std::string ShapeString(const std::vector<int64_t>& s) {
+  std::string out = "[";
+  for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
+  return out + "]";
+}
+
+ops::Weight ToWeight(const TensorView& t) {
+  ops::Weight w;
+  w.type = t.type;
+  w.layout = t.layout;
+  w.cols = t.cols();
+  w.rows = t.rows();
+  w.row_bytes = t.nbytes / static_cast<uint64_t>(w.rows);
+  w.data = t.data;
+  return w;
+}
+
+std::vector<float> ToF32(const TensorView& t) {
+  std::vector<float> v(static_cast<size_t>(t.numel()));
+  const int64_t cols = t.cols();
+  const uint64_t row_bytes = t.nbytes / static_cast<uint64_t>(t.rows());
+  for (int64_t r = 0; r < t.rows(); ++r) kernels::DequantizeRowRef(t.type, t.data + r * row_bytes, v.data() + r * cols, cols);
+  return v;
+}
+
+float* Sized(std::vector<float>& v, int64_t n) {
+  if (static_cast<int64_t>(v.size()) < n) v.resize(static_cast<size_t>(n));
+  return v.data();
+}
+
+void Clamp(const float* x, int64_t n, float lo, float hi, float* y) {
+  for (int64_t i = 0; i < n; ++i) y[i] = std::min(std::max(x[i], lo), hi);
+}
+
+// y [T, L.w.rows] = Gemma4ClippableLinear(x [T, L.w.cols]); `xc` is scratch for the clamped input.
+void Linear(const ClippedLinear& L, const float* x, int64_t T, float* xc, float* y, ops::MatMulMode mode,
+            ThreadPool* pool) {
+  Clamp(x, T * L.w.cols, L.in_min, L.in_max, xc);
+  ops::MatMul(L.w, xc, T, y, mode, pool);
+  Clamp(y, T * L.w.rows, L.out_min, L.out_max, y);
+}
+
+}  // namespace
+
+bool Gemma4Vision::Present(const GemletFile& file) {
+  const auto& m = file.metadata();
+  return m.is_object() && m.contains("vision") && m["vision"].is_object();
+}
+
+Result<std::unique_ptr<Gemma4Vision>> Gemma4Vision::Bind(const GemletFile& file) {
+  if (!Present(file)) {
+    return NotFound(file.path() + ": the model has no vision tower (convert an HF checkpoint with a vision_config)");
+  }
+  auto cfg = Gemma4VisionConfig::FromJson(file.metadata()["vision"]);
+  if (!cfg.ok()) return cfg.status().WithContext(file.path());
+  std::unique_ptr<Gemma4Vision> m(new Gemma4Vision());
+  m->cfg_ = *cfg;
+  m->layers_.resize(cfg->num_layers);
+  for (const TensorSpec& spec : ExpectedVisionTensors(*cfg)) {
+    const TensorView* t = file.Find(spec.name);
+    if (!t && spec.cls == TensorClass::kScalar) continue;  // an absent clip bound: unbounded
+    if (!t) return NotFound(file.path() + ": vision tensor '" + spec.name + "' is missing");
+    if (t->shape != spec.shape) {
+      return InvalidArgument(file.path() + ": vision tensor '" + spec.name + "' has shape " + ShapeString(t->shape) +
+                             ", the config needs " + ShapeString(spec.shape));
+    }
+    if (t->layout != TensorLayout::kRowMajor &&
+        !(t->layout == TensorLayout::kQ4x8 && spec.cls == TensorClass::kVisionMatrix)) {
+      return Unsupported(file.path() + ": vision tensor '" + spec.name + "' has a block layout this engine cannot read");
+    }
+    const std::string& n = spec.name;
+    if (spec.layer < 0) {
+      if (n == "v.patch_embd") {
+        m->patch_embd_ = ToWeight(*t);
+      } else if (n == "v.position_embd") {
+        m->pos_table_ = ToWeight(*t);
+        m->pos_table_.rows = 2 * cfg->position_embedding_size;
+        m->pos_table_.row_bytes = t->nbytes / static_cast<uint64_t>(m->pos_table_.rows);
+      } else if (n == "mm.input_projection") {
+        m->proj_ = ToWeight(*t);
+      } else {
+        return Internal("vision binder does not know tensor '" + n + "'");
+      }
+      continue;
+    }
+    Gemma4VisionLayer& L = m->layers_[spec.layer];
+    std::string suffix = n.substr(n.find('.', 6) + 1);  // after "v.blk.N."
+    std::string bound;
+    if (const size_t dot = suffix.find('.'); dot != std::string::npos) {
+      bound = suffix.substr(dot + 1);
+      suffix = suffix.substr(0, dot);
+    }
+    static const std::pair<const char*, ClippedLinear Gemma4VisionLayer::*> kLinears[] = {
+        {"attn_q", &Gemma4VisionLayer::q},      {"attn_k", &Gemma4VisionLayer::k},
+        {"attn_v", &Gemma4VisionLayer::v},      {"attn_out", &Gemma4VisionLayer::o},
+        {"ffn_gate", &Gemma4VisionLayer::gate}, {"ffn_up", &Gemma4VisionLayer::up},
+        {"ffn_down", &Gemma4VisionLayer::down}};
+    static const std::pair<const char*, std::vector<float> Gemma4VisionLayer::*> kNorms[] = {
+        {"ln1", &Gemma4VisionLayer::ln1},
+        {"attn_q_norm", &Gemma4VisionLayer::q_norm},
+        {"attn_k_norm", &Gemma4VisionLayer::k_norm},
+        {"attn_post_norm", &Gemma4VisionLayer::attn_post_norm},
+        {"ln2", &Gemma4VisionLayer::ln2},
+        {"ffn_post_norm", &Gemma4VisionLayer::ffn_post_norm}};
+    bool known = false;
+    for (const auto& [name, member] : kLinears) {
+      if (suffix != name) continue;
+      known = true;
+      ClippedLinear& cl = L.*member;
+      if (bound.empty()) {
+        cl.w = ToWeight(*t);
+      } else {
+        const float v = ToF32(*t)[0];
+        if (!std::isfinite(v)) return Corrupt(file.path() + ": vision clip bound '" + n + "' is not finite");
+        if (bound == "input_min") cl.in_min = v;
+        else if (bound == "input_max") cl.in_max = v;
+        else if (bound == "output_min") cl.out_min = v;
+        else if (bound == "output_max") cl.out_max = v;
+        else known = false;
+      }
+    }
+    for (const auto& [name, member] : kNorms) {
+      if (suffix == name && bound.empty()) {
+        L.*member = ToF32(*t);
+        known = true;
+      }
+    }
+    if (!known) return Internal("vision binder does not know tensor '" + n + "'");
+  }
+  for (int64_t l = 0; l < cfg->num_layers; ++l) {
+    for (const ClippedLinear* cl : {&m->layers_[l].q, &m->layers_[l].k, &m->layers_[l].v, &m->layers_[l].o,
+                                    &m->layers_[l].gate, &m->layers_[l].up, &m->layers_[l].down}) {
+      if (!(cl->in_min <= cl->in_max) || !(cl->out_min <= cl->out_max)) {
+        return Corrupt(file.path() + ": a clip bound of vision layer " + std::to_string(l) + " has min above max");
+      }
+    }
+  }
+  // 2-D RoPE: each axis rotates hd/2 channels, inv_freq_i = θ^(−2i/(hd/2)) (HF spatial_dim = hd/2).
+  const int64_t sec = cfg->head_dim / 2;
+  m->rope_inv_freq_ = ops::RopeInvFreq(sec, cfg->rope_theta, sec / 2);
+  return m;
+}
+
+Status Gemma4Vision::Encode(const VisionInput& in, ops::MatMulMode mode, ThreadPool* pool, std::vector<float>* soft,
+                            VisionTrace* trace) const {
+  const Gemma4VisionConfig& c = cfg_;
+  const int64_t N = in.n_patches(), Dv = c.hidden_size, Iv = c.intermediate_size, H = c.num_heads;
+  const int64_t hd = c.head_dim, QD = H * hd, k = c.pooling_kernel_size, D = c.text_hidden_size;
+  const float eps = static_cast<float>(c.rms_norm_eps);
+  if (N <= 0 || in.grid_h % k != 0 || in.grid_w % k != 0 ||
+      static_cast<int64_t>(in.patches.size()) != N * c.patch_dim()) {
+    return InvalidArgument("vision input: a " + std::to_string(in.grid_h) + "×" + std::to_string(in.grid_w) +
+                           " patch grid must be non-empty, in multiples of " + std::to_string(k) +
+                           ", with patch_dim values per patch");
+  }
+  if (in.grid_h > c.position_embedding_size || in.grid_w > c.position_embedding_size) {
+    return InvalidArgument("vision input: the patch grid exceeds the position table");
+  }
+
+  // ---- Gemma4VisionPatchEmbedder: input_proj(2·(pixel − 0.5)) + table[0][x] + table[1][y] ----
+  std::vector<float> px(in.patches.size());  // [N, p·p·3]
+  for (size_t i = 0; i < px.size(); ++i) px[i] = 2.0f * (in.patches[i] - 0.5f);
+  std::vector<float> x(static_cast<size_t>(N * Dv));  // [N, Dv] residual stream
+  ops::MatMul(patch_embd_, px.data(), N, x.data(), mode, pool);
+  {
+    std::vector<float> row(static_cast<size_t>(Dv));
+    for (int64_t t = 0; t < N; ++t) {
+      const int64_t col = t % in.grid_w, rw = t / in.grid_w;
+      ops::DequantizeWeightRow(pos_table_, col, row.data());
+      ops::AddInPlace(x.data() + t * Dv, row.data(), Dv);
+      ops::DequantizeWeightRow(pos_table_, c.position_embedding_size + rw, row.data());
+      ops::AddInPlace(x.data() + t * Dv, row.data(), Dv);
+    }
+  }
+  if (trace) trace->patch_embed = x;
+
+  // 2-D RoPE tables: [N, hd/4] by column x (first half of each head), by row y (second half).
+  const int64_t quarter = hd / 4;
+  std::vector<int64_t> pos_x(N), pos_y(N), q_pos(N, N - 1);
+  for (int64_t t = 0; t < N; ++t) {
+    pos_x[t] = t % in.grid_w;
+    pos_y[t] = t / in.grid_w;
+  }
+  std::vector<float> cos_x(N * quarter), sin_x(N * quarter), cos_y(N * quarter), sin_y(N * quarter);
+  ops::RopeAngles(rope_inv_freq_, pos_x.data(), N, cos_x.data(), sin_x.data());
+  ops::RopeAngles(rope_inv_freq_, pos_y.data(), N, cos_y.data(), sin_y.data());
+  const float* cos_s[2] = {cos_x.data(), cos_y.data()};
+  const float* sin_s[2] = {sin_x.data(), sin_y.data()};
+
+  std::vector<float> h(N * Dv), xc(N * std::max({Dv, Iv, QD})), q(N * QD), kk(N * QD), v(N * QD), a(N * QD),
+      d(N * Dv), gate(N * Iv), up(N * Iv);
+  ops::AttentionShape shape;
+  shape.n_heads = H;
+  shape.n_kv_heads = H;
+  shape.head_dim = hd;
+  shape.window = 0;
+  shape.scale = 1.0f;  // Gemma4VisionAttention: scaling 1.0 (q/k norms instead of 1/√hd)
+  for (const Gemma4VisionLayer& L : layers_) {
+    // ---- Gemma4VisionAttention, bidirectional over the image's patches ----
+    ops::RmsNorm(x.data(), L.ln1.data(), N, Dv, eps, h.data());
+    Linear(L.q, h.data(), N, xc.data(), q.data(), mode, pool);
+    Linear(L.k, h.data(), N, xc.data(), kk.data(), mode, pool);
+    Linear(L.v, h.data(), N, xc.data(), v.data(), mode, pool);
+    ops::RmsNorm(q.data(), L.q_norm.data(), N * H, hd, eps, q.data());
+    ops::RmsNorm(kk.data(), L.k_norm.data(), N * H, hd, eps, kk.data());
+    ops::RmsNorm(v.data(), nullptr, N * H, hd, eps, v.data());
+    ops::ApplyRopeSections(q.data(), N, H, hd, 2, cos_s, sin_s);
+    ops::ApplyRopeSections(kk.data(), N, H, hd, 2, cos_s, sin_s);
+    // Every query sits at the last position, so the causal mask lets it see every key.
+    ops::KvSegment seg{kk.data(), v.data(), QD, 0, N, TensorType::kF32};
+    ops::Attention(shape, q.data(), q_pos.data(), N, &seg, 1, a.data(), pool);
+    Linear(L.o, a.data(), N, xc.data(), d.data(), mode, pool);
+    ops::AddRmsNorm(x.data(), d.data(), L.attn_post_norm.data(), N, Dv, eps, 1.0f, pool);
+    // ---- Gemma4VisionMLP: down(gelu_tanh(gate(h')) · up(h')) ----
+    ops::RmsNorm(x.data(), L.ln2.data(), N, Dv, eps, h.data());
+    Linear(L.gate, h.data(), N, xc.data(), gate.data(), mode, pool);
+    Linear(L.up, h.data(), N, xc.data(), up.data(), mode, pool);
+    ops::GeGlu(gate.data(), up.data(), N * Iv, gate.data());
+    Linear(L.down, gate.data(), N, xc.data(), d.data(), mode, pool);
+    ops::AddRmsNorm(x.data(), d.data(), L.ffn_post_norm.data(), N, Dv, eps, 1.0f, pool);
+  }
+
+  // ---- Gemma4VisionPooler: mean of each k×k block (row-major over the pooled grid), ×√Dv ----
+  const int64_t pw = in.grid_w / k, n_soft = (in.grid_h / k) * pw;
+  std::vector<float> pooled(static_cast<size_t>(n_soft * Dv), 0.0f);
+  for (int64_t t = 0; t < N; ++t) {
+    const int64_t b = (pos_x[t] / k) + pw * (pos_y[t] / k);
+    ops::AddInPlace(pooled.data() + b * Dv, x.data() + t * Dv, Dv);
+  }
+  const float scale = static_cast<float>(std::sqrt(static_cast<double>(Dv)) / static_cast<double>(k * k));
+  ops::Scale(pooled.data(), n_soft * Dv, scale);
+  if (trace) trace->pooled = pooled;
+
+  // ---- Gemma4MultimodalEmbedder: RMSNorm without weight, then the projection to D ----
+  ops::RmsNorm(pooled.data(), nullptr, n_soft, Dv, eps, pooled.data());
+  soft->resize(static_cast<size_t>(n_soft * D));
+  ops::MatMul(proj_, pooled.data(), n_soft, soft->data(), mode, pool);
+  return Status::Ok();
+}
+
+}  // namespace gemlet::model

@@ -23,9 +23,23 @@ Session::Session(const Engine& engine, const SessionOptions& options)
       options_(options),
       chunk_(std::max<int64_t>(1, options.prefill_chunk)),
       skip_shared_rows_(options.skip_shared_rows),
-      kv_(engine.config(), EffectiveLimit(engine, options.context_limit), engine.kv_type()) {}
+      kv_(engine.config(), EffectiveLimit(engine, options.context_limit), engine.kv_type(),
+          engine.kv_type_sliding()) {}
 
 Status Session::Prefill(std::span<const int32_t> tokens, std::vector<float>* logits, bool all_rows) {
+  const int64_t n = static_cast<int64_t>(tokens.size());
+  std::vector<int64_t> rows;
+  if (logits && all_rows) {
+    rows.resize(n);
+    for (int64_t t = 0; t < n; ++t) rows[t] = t;
+  } else if (logits && n > 0) {
+    rows.push_back(n - 1);
+  }
+  if (logits) logits->resize(rows.size() * engine_.config().vocab_size);
+  return PrefillRows(tokens, rows, logits ? logits->data() : nullptr);
+}
+
+Status Session::PrefillRows(std::span<const int32_t> tokens, std::span<const int64_t> rows, float* logits) {
   const int64_t n = static_cast<int64_t>(tokens.size());
   const int64_t V = engine_.config().vocab_size;
   if (n == 0) return InvalidArgument("no tokens to feed");
@@ -36,21 +50,20 @@ Status Session::Prefill(std::span<const int32_t> tokens, std::vector<float>* log
                              " is outside the vocabulary [0, " + std::to_string(V) + ")");
     }
   }
-  if (logits) logits->resize((all_rows ? n : 1) * V);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    GEMLET_CHECK_MSG(rows[i] >= 0 && rows[i] < n && (i == 0 || rows[i] > rows[i - 1]), "rows increase, in the tokens");
+  }
+  GEMLET_CHECK(rows.empty() || logits != nullptr);
   model::ForwardOptions fopt{engine_.mode(), n == 1 ? engine_.decode_pool() : engine_.pool()};
   fopt.skip_shared_rows = skip_shared_rows_;
+  size_t next = 0;  // the first of `rows` not yet computed
   for (int64_t b = 0; b < n; b += chunk_) {
     const int64_t T = std::min(chunk_, n - b);
     rows_.clear();
-    float* out = nullptr;
-    if (logits && all_rows) {
-      for (int64_t t = 0; t < T; ++t) rows_.push_back(t);
-      out = logits->data() + b * V;
-    } else if (logits && b + T == n) {
-      rows_.push_back(T - 1);
-      out = logits->data();
-    }
-    RETURN_IF_ERROR(model::Forward(engine_.model(), tokens.subspan(b, T), rows_, &kv_, &scratch_, fopt, out));
+    float* out = logits ? logits + next * V : nullptr;
+    for (; next < rows.size() && rows[next] < b + T; ++next) rows_.push_back(rows[next] - b);
+    RETURN_IF_ERROR(model::Forward(engine_.model(), tokens.subspan(b, T), rows_, &kv_, &scratch_, fopt,
+                                   rows_.empty() ? nullptr : out));
     history_.insert(history_.end(), tokens.begin() + b, tokens.begin() + b + T);
   }
   return Status::Ok();

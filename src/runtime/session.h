@@ -36,6 +36,10 @@ class Session : public Sequence {
   // every fed token [n, V]. The context limit and the token ids are checked before any
   // work: on error the session is unchanged.
   Status Prefill(std::span<const int32_t> tokens, std::vector<float>* logits, bool all_rows = false);
+  // Feeds `tokens` likewise, writing the logits after tokens[rows[i]] to logits [rows.size(), V]
+  // (rows increasing, within the tokens); only those rows' logits are computed (the forward
+  // pass's out_rows), so the KV-shared layers run only for them.
+  Status PrefillRows(std::span<const int32_t> tokens, std::span<const int64_t> rows, float* logits);
   // One token: logits [V] of the position after it.
   Status Decode(int32_t token, std::vector<float>* logits);
 

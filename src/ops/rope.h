@@ -3,7 +3,7 @@
 // proportional one (HF _compute_proportional_rope_parameters), where only the first
 // `pairs` pairs rotate and the rest have inv_freq 0 (cos 1, sin 0: exact identity).
 //
-// The angles follow Hugging Face's float32 recipe bit for bit (Gemma4TextRotaryEmbedding and
+// The angles follow Hugging Face's float32 recipe bit for bit (its RotaryEmbedding classes and
 // modeling_rope_utils.py), since that is how the weights are served: at position 131,071 a
 // float64 angle, or ggml's float32 recurrence, moves the logits by up to 3e-2
 // (../shared/oracle/long/README.md "RoPE angle modes").

@@ -239,14 +239,25 @@ TEST(LongOracle128k, ExactTierAtTheLastPosition) {
   runtime::Session s(*engine, so);
   // The greedy prefix first (rows below it), then the last 8 tokens one by one (decode at the
   // end of the context), which gives the last golden rows and checks decode against the oracle.
-  std::vector<float> got = PrefillAtGolden(s, c, c.greedy_prefix, 8192);
+  // The rows: the golden positions below the prefix, and the prefix's last (greedy starts there).
+  std::vector<int64_t> rows;
+  for (int64_t p : c.positions) {
+    if (p < c.greedy_prefix) rows.push_back(p);
+  }
+  ASSERT_LT(rows.back(), c.greedy_prefix - 1);
+  rows.push_back(c.greedy_prefix - 1);
+  std::vector<float> got(rows.size() * V);
+  s.set_prefill_chunk(8192);
+  ASSERT_TRUE(s.PrefillRows(std::span<const int32_t>(c.tokens.data(), c.greedy_prefix), rows, got.data()).ok());
   std::printf("[long] e2b-128k prefill of %lld tokens: %.1f s\n", static_cast<long long>(c.greedy_prefix),
               Seconds(t0));
+  const std::vector<float> prefix_last(got.end() - V, got.end());
+  got.resize(got.size() - V);
   // Greedy from the prefix, in a fork (the cut of the continuation is then within the rollback).
   {
     auto fork = s.Fork();
     ASSERT_TRUE(fork.ok());
-    ExpectGreedy(**fork, std::vector<float>(got.end() - V, got.end()), c, 2e-3, "e2b-128k greedy");
+    ExpectGreedy(**fork, prefix_last, c, 2e-3, "e2b-128k greedy");
   }
   std::vector<float> last;
   for (int64_t p = c.greedy_prefix; p < T; ++p) {

@@ -1,4 +1,4 @@
-// libFuzzer target: the .npy reader (format/npy.h, ParseNpy) on arbitrary bytes. Nothing may
+// libFuzzer target: the .npy readers (format/npy.h, ParseNpy and ParseNpyIds) on arbitrary bytes. Nothing may
 // crash or read outside the input; an accepted array holds exactly the product of its shape
 // in values, and (when it is small enough) writing it as float32 and reading that back gives
 // the same shape and the same bits.
@@ -25,6 +25,10 @@ void Require(bool ok, const char* what) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<uint8_t> buf(data, data + size);  // the exact extent, for ASan
+  // The token-id reader (`--tokens-file`): any accepted array is ids in [0, 2^31).
+  if (auto ids = gemlet::ParseNpyIds(buf.data(), buf.size(), "fuzz.npy"); ids.ok()) {
+    for (int32_t id : *ids) Require(id >= 0, "a negative token id");
+  }
   auto a = gemlet::ParseNpy(buf.data(), buf.size(), "fuzz.npy");
   if (!a.ok()) return 0;
   int64_t n = 1;  // in order, as numel(): ParseNpy bounds the non-zero dimensions' product

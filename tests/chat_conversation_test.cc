@@ -357,6 +357,46 @@ TEST(Conversation, DropOldestDropsWholeTurnsKeepsTheSystemPromptAndPrefillsTheRe
   EXPECT_NE(notices.front().find("dropped"), std::string::npos) << notices.front();
 }
 
+// shift keeps the system turn and the first turn, drops the oldest turns after them, and
+// prefills only what follows that kept start: it stays in the cache.
+TEST(Conversation, ShiftKeepsTheFirstTurnAndPrefillsOnlyWhatFollowsIt) {
+  auto engine = OpenTiny();
+  ASSERT_TRUE(engine);
+  const Tokenizer& tok = *engine->tokenizer();
+  ConversationOptions o = Greedy(/*ctx=*/120, /*max_tokens=*/10);
+  o.policy = ContextPolicy::kShift;
+  o.system = "Be brief.";
+  Conversation conv(*engine, tok, o);
+  std::vector<std::string> notices;
+  TurnCallbacks cb;
+  cb.on_notice = [&](const std::string& n) { notices.push_back(n); };
+  ASSERT_TRUE(conv.Send("Message number 0", cb).ok());
+  // The start the shift keeps in the cache: the system turn and the first turn (at least up
+  // to its answer; with random weights the answer as generated need not re-tokenize the same).
+  auto first = conv.Render(std::vector<ChatMessage>(conv.messages().begin(), conv.messages().begin() + 1), true);
+  ASSERT_TRUE(first.ok());
+  const std::vector<int32_t> start = Encode(tok, *first);
+  int shifts = 0;
+  for (int i = 1; i < 8; ++i) {
+    auto t = conv.Send("Message number " + std::to_string(i), cb);
+    ASSERT_TRUE(t.ok()) << i << ": " << t.status().ToString();
+    EXPECT_LE(t->position, 120);
+    ASSERT_GE(conv.messages().size(), 4u);
+    EXPECT_EQ(conv.messages()[0].content, "Message number 0") << "the first turn stays";
+    EXPECT_TRUE(StartsWith(conv.session().history(), start)) << i;
+    if (t->dropped_messages == 0) continue;
+    ++shifts;
+    EXPECT_EQ(t->dropped_messages % 2, 0);  // whole turns
+    EXPECT_NE(conv.messages()[2].content, "Message number 1");
+    // Only what follows the kept start was prefilled: it was reused from the cache.
+    EXPECT_GE(t->cached_tokens, static_cast<int64_t>(start.size())) << i;
+    EXPECT_LT(t->prefill_tokens + t->cached_tokens, 120);
+  }
+  EXPECT_GT(shifts, 0);
+  ASSERT_FALSE(notices.empty());
+  EXPECT_NE(notices.front().find("after the first turn"), std::string::npos) << notices.front();
+}
+
 TEST(Conversation, ShouldStopInterruptsTheAnswerAndTheNextTurnClosesIt) {
   auto engine = OpenTiny();
   ASSERT_TRUE(engine);

@@ -164,6 +164,32 @@ TEST_P(OracleSession, LastRowOnlyInChunks) {
   }
 }
 
+// PrefillRows computes only the rows asked for (any of them in any chunk, none in some
+// chunks), bit-identical to those rows of an all-rows prefill, and writes nothing beyond them.
+TEST_P(OracleSession, SomeRowsOnly) {
+  const std::string variant = GetParam();
+  const Oracle& o = LoadOracle(variant);
+  auto engine = OpenEngine(Converted(variant, "model.safetensors"), 2);
+  ASSERT_NE(engine, nullptr);
+  const int64_t V = engine->config().vocab_size;
+  const Case& c = o.cases.back();
+  const int64_t T = static_cast<int64_t>(c.tokens.size());
+  runtime::Session all(*engine, {256, 256});
+  const auto full = RunAllRows(all, c.tokens, 0);
+  const std::vector<int64_t> rows = {0, 1, 16, 17, T - 2, T - 1};
+  for (int64_t chunk : {1, 5, 16, 256}) {
+    runtime::Session s(*engine, {256, chunk});
+    std::vector<float> got((rows.size() + 1) * V, 12345.0f);  // one guard row after them
+    ASSERT_TRUE(s.PrefillRows(c.tokens, rows, got.data()).ok());
+    for (size_t i = 0; i < rows.size(); ++i) {
+      EXPECT_TRUE(std::equal(got.begin() + i * V, got.begin() + (i + 1) * V, full.begin() + rows[i] * V))
+          << "row " << rows[i] << " chunk " << chunk;
+    }
+    EXPECT_TRUE(std::all_of(got.end() - V, got.end(), [](float x) { return x == 12345.0f; })) << "chunk " << chunk;
+    EXPECT_EQ(s.position(), T);
+  }
+}
+
 // The context limit is checked before any work: the session is unchanged afterwards.
 TEST_P(OracleSession, ContextLimitBeforeWork) {
   const std::string variant = GetParam();

@@ -122,7 +122,12 @@ int64_t NpyArray::numel() const {
   return n;
 }
 
-Result<NpyArray> ParseNpy(const uint8_t* data, size_t size, const std::string& name) {
+namespace {
+
+// The header of an .npy image: its dtype, its shape, and where the data starts, after
+// checking the magic, the version, the header's extent and C order.
+Status ParseHeader(const uint8_t* data, size_t size, const std::string& name, std::string* descr,
+                   std::vector<int64_t>* shape, size_t* data_pos) {
   if (size < kMagicLen + 4 || std::memcmp(data, kMagic, kMagicLen) != 0) {
     return Corrupt(name + ": not a .npy file (bad magic)");
   }
@@ -142,12 +147,45 @@ Result<NpyArray> ParseNpy(const uint8_t* data, size_t size, const std::string& n
   if (header_len > size - pos) return Corrupt(name + ": .npy header runs past the end of the file");
   const std::string header(reinterpret_cast<const char*>(data + pos), header_len);
   pos += header_len;
-
-  std::string descr;
   bool fortran = false;
-  NpyArray out;
-  RETURN_IF_ERROR(HeaderParser(header, name).Parse(&descr, &fortran, &out.shape));
+  RETURN_IF_ERROR(HeaderParser(header, name).Parse(descr, &fortran, shape));
   if (fortran) return Unsupported(name + ": Fortran-order .npy arrays are not supported");
+  *data_pos = pos;
+  return Status::Ok();
+}
+
+// The number of elements of `shape`, checked against the `avail` bytes of items of `item` bytes.
+Result<uint64_t> CheckPayload(const std::vector<int64_t>& shape, size_t item, size_t avail, const std::string& name) {
+  // The product of the non-zero dimensions must fit in int64_t, also when a zero makes the
+  // array empty: NpyArray::numel() multiplies them in order (npy_fuzz found (…, 0, …) shapes
+  // whose leading dimensions overflowed it).
+  uint64_t nonzero = 1;
+  bool empty = false;
+  for (int64_t d : shape) {
+    if (d == 0) {
+      empty = true;
+      continue;
+    }
+    if (nonzero > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) / static_cast<uint64_t>(d)) {
+      return Corrupt(name + ": .npy shape overflows");
+    }
+    nonzero *= static_cast<uint64_t>(d);
+  }
+  const uint64_t numel = empty ? 0 : nonzero;
+  if (numel > avail / item) {
+    return Corrupt(name + ": .npy data holds " + std::to_string(avail / item) + " values, shape needs " +
+                   std::to_string(numel));
+  }
+  return numel;
+}
+
+}  // namespace
+
+Result<NpyArray> ParseNpy(const uint8_t* data, size_t size, const std::string& name) {
+  std::string descr;
+  size_t pos = 0;
+  NpyArray out;
+  RETURN_IF_ERROR(ParseHeader(data, size, name, &descr, &out.shape, &pos));
   size_t item = 0;
   if (descr == "<f4" || descr == "|f4") {
     item = 4;
@@ -159,26 +197,7 @@ Result<NpyArray> ParseNpy(const uint8_t* data, size_t size, const std::string& n
     return Unsupported(name + ": .npy dtype '" + descr +
                        "' is not supported (float16/32/64 little-endian only)");
   }
-  // The product of the non-zero dimensions must fit in int64_t, also when a zero makes the
-  // array empty: NpyArray::numel() multiplies them in order (npy_fuzz found (…, 0, …) shapes
-  // whose leading dimensions overflowed it).
-  uint64_t nonzero = 1;
-  bool empty = false;
-  for (int64_t d : out.shape) {
-    if (d == 0) {
-      empty = true;
-      continue;
-    }
-    if (nonzero > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) / static_cast<uint64_t>(d)) {
-      return Corrupt(name + ": .npy shape overflows");
-    }
-    nonzero *= static_cast<uint64_t>(d);
-  }
-  const uint64_t numel = empty ? 0 : nonzero;
-  if (numel > (size - pos) / item) {
-    return Corrupt(name + ": .npy data holds " + std::to_string((size - pos) / item) +
-                   " values, shape needs " + std::to_string(numel));
-  }
+  ASSIGN_OR_RETURN(const uint64_t numel, CheckPayload(out.shape, item, size - pos, name));
   out.data.resize(numel);
   const uint8_t* p = data + pos;
   for (uint64_t i = 0; i < numel; ++i) {
@@ -195,6 +214,51 @@ Result<NpyArray> ParseNpy(const uint8_t* data, size_t size, const std::string& n
     }
   }
   return out;
+}
+
+Result<std::vector<int32_t>> ParseNpyIds(const uint8_t* data, size_t size, const std::string& name) {
+  std::string descr;
+  std::vector<int64_t> shape;
+  size_t pos = 0;
+  RETURN_IF_ERROR(ParseHeader(data, size, name, &descr, &shape, &pos));
+  size_t item = 0;
+  if (descr == "<i4") {
+    item = 4;
+  } else if (descr == "<i8") {
+    item = 8;
+  } else {
+    return Unsupported(name + ": token ids must be an int32 (or int64) little-endian .npy array, got dtype '" +
+                       descr + "'");
+  }
+  if (shape.size() != 1) {
+    return InvalidArgument(name + ": token ids must be a one-dimensional .npy array, got " +
+                           std::to_string(shape.size()) + " dimensions");
+  }
+  ASSIGN_OR_RETURN(const uint64_t numel, CheckPayload(shape, item, size - pos, name));
+  std::vector<int32_t> ids(numel);
+  const uint8_t* p = data + pos;
+  for (uint64_t i = 0; i < numel; ++i) {
+    int64_t v;
+    if (item == 4) {
+      int32_t w;
+      std::memcpy(&w, p + 4 * i, 4);
+      v = w;
+    } else {
+      std::memcpy(&v, p + 8 * i, 8);
+    }
+    if (v < 0 || v > std::numeric_limits<int32_t>::max()) {
+      return InvalidArgument(name + ": token id " + std::to_string(v) + " at index " + std::to_string(i) +
+                             " is not a valid id");
+    }
+    ids[i] = static_cast<int32_t>(v);
+  }
+  return ids;
+}
+
+Result<std::vector<int32_t>> ReadNpyIds(const std::string& path) {
+  ASSIGN_OR_RETURN(auto map, MappedFile::Open(path));
+  if (map->size() == 0) return Corrupt(path + ": empty file, not a .npy array");
+  return ParseNpyIds(map->data(), map->size(), path);
 }
 
 Result<NpyArray> ReadNpy(const std::string& path) {

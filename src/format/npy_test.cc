@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -94,6 +95,40 @@ TEST(NpyTest, ReadsOracleFiles) {
   }
   EXPECT_LT(max_abs, 0.05);
   EXPECT_GT(max_abs, 0.0);
+}
+
+TEST(NpyTest, ReadsTokenIds) {
+  int32_t w[3] = {2, 105, 511};
+  std::string p4(reinterpret_cast<const char*>(w), sizeof(w));
+  auto a = ParseNpyIds(Bytes(MakeNpy("{'descr': '<i4', 'fortran_order': False, 'shape': (3,), }", p4)),
+                       MakeNpy("{'descr': '<i4', 'fortran_order': False, 'shape': (3,), }", p4).size(), "a.npy");
+  ASSERT_TRUE(a.ok()) << a.status().ToString();
+  EXPECT_EQ(*a, (std::vector<int32_t>{2, 105, 511}));
+  int64_t q[2] = {7, 262143};
+  const std::string i8 =
+      MakeNpy("{'descr': '<i8', 'fortran_order': False, 'shape': (2,), }", std::string(reinterpret_cast<const char*>(q), 16));
+  auto b = ParseNpyIds(Bytes(i8), i8.size(), "b.npy");
+  ASSERT_TRUE(b.ok()) << b.status().ToString();
+  EXPECT_EQ(*b, (std::vector<int32_t>{7, 262143}));
+  // The oracle's long prompt: 32768 int32 ids, <bos> first and nowhere else.
+  auto ids = ReadNpyIds(std::string(GEMLET_SHARED_DIR) + "/oracle/long/tokens-e2b-32k.npy");
+  ASSERT_TRUE(ids.ok()) << ids.status().ToString();
+  ASSERT_EQ(ids->size(), 32768u);
+  EXPECT_EQ((*ids)[0], 2);
+  EXPECT_EQ(std::count(ids->begin(), ids->end(), 2), 1);
+  auto expect_error = [](const std::string& img, const std::string& needle) {
+    auto r = ParseNpyIds(Bytes(img), img.size(), "bad.npy");
+    ASSERT_FALSE(r.ok());
+    EXPECT_NE(r.status().message().find(needle), std::string::npos) << r.status().message();
+    EXPECT_NE(r.status().message().find("bad.npy"), std::string::npos);
+  };
+  expect_error(MakeNpy("{'descr': '<f4', 'fortran_order': False, 'shape': (1,), }", "abcd"), "int32");
+  expect_error(MakeNpy("{'descr': '<i4', 'fortran_order': False, 'shape': (1, 1), }", "abcd"), "one-dimensional");
+  expect_error(MakeNpy("{'descr': '<i4', 'fortran_order': False, 'shape': (2,), }", "abcd"), "shape needs");
+  expect_error(MakeNpy("{'descr': '<i4', 'fortran_order': False, 'shape': (1,), }", "\xff\xff\xff\xff"),
+               "not a valid id");
+  const std::string good = MakeNpy("{'descr': '<i4', 'fortran_order': False, 'shape': (3,), }", p4);
+  for (size_t n = 0; n < good.size(); ++n) EXPECT_FALSE(ParseNpyIds(Bytes(good), n, "t.npy").ok()) << n;
 }
 
 TEST(NpyTest, RejectsMalformed) {

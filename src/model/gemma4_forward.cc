@@ -148,7 +148,7 @@ Status Forward(const Gemma4Model& model, const Batch& batch, ForwardScratch* s, 
       ops::ApplyRope(k, R, Hkv, hd, cs, sn);
       ops::RmsNorm(v, nullptr, R * Hkv, hd, eps, v);  // v_norm: no weight, no RoPE
       for (int64_t j = 0, r0 = 0; j < S; r0 += batch.seqs[j].rows, ++j) {  // what each store will hold
-        const TensorType type = batch.seqs[j].kv->row_type();                // (kv_store.h)
+        const TensorType type = batch.seqs[j].kv->row_type(l);               // (kv_store.h)
         if (type == TensorType::kF32) continue;
         ops::RoundToKvType(type, k + r0 * row, batch.seqs[j].rows * row);
         ops::RoundToKvType(type, v + r0 * row, batch.seqs[j].rows * row);

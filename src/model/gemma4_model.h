@@ -53,11 +53,11 @@ class Gemma4Model {
   const Gemma4Layer& layer(int64_t l) const { return layers_[l]; }
 
   // RoPE inverse frequencies per layer type: [hd/2] (zeros beyond the rotating pairs).
-  const std::vector<double>& rope_inv_freq(int64_t l) const {
+  const std::vector<float>& rope_inv_freq(int64_t l) const {
     return cfg_.is_full(l) ? rope_full_ : rope_sliding_;
   }
-  const std::vector<double>& rope_sliding() const { return rope_sliding_; }
-  const std::vector<double>& rope_full() const { return rope_full_; }
+  const std::vector<float>& rope_sliding() const { return rope_sliding_; }
+  const std::vector<float>& rope_full() const { return rope_full_; }
 
   // Bytes of weights the model references (what a forward pass may touch).
   uint64_t weight_bytes() const { return weight_bytes_; }
@@ -77,7 +77,7 @@ class Gemma4Model {
   ops::Weight token_embd_, per_layer_token_embd_, per_layer_model_proj_;
   std::vector<float> per_layer_proj_norm_, output_norm_;
   std::vector<Gemma4Layer> layers_;
-  std::vector<double> rope_sliding_, rope_full_;
+  std::vector<float> rope_sliding_, rope_full_;
   uint64_t weight_bytes_ = 0;
   bool file_mapped_ = false;
 };

@@ -69,13 +69,17 @@ class KvStore {
   virtual void Commit(int64_t layer, const float* k, const float* v, int64_t T) = 0;
   // Ends the step: size() += T.
   virtual void Advance(int64_t T) = 0;
-  // The element type the rows are stored in (ops::KvSegment::type of Past's segments). For
+  // The element type cached layer `layer`'s rows are stored in (ops::KvSegment::type of its
+  // Past segments; a store may keep full-attention and sliding layers in different types). For
   // kF16 and kQ8 the forward pass rounds the step's fresh rows to the values the cache will
   // hold (ops::RoundToKvType: nearest f16, or q8 quantize + dequantize) before attending over
   // them, so a token reads the same K/V whether it came in the same chunk or from the cache:
   // prefill and decode agree bit for bit (the rounding is idempotent, so Commit stores
   // exactly the values attended over).
-  virtual TensorType row_type() const { return TensorType::kF32; }
+  virtual TensorType row_type(int64_t layer) const {
+    (void)layer;
+    return TensorType::kF32;
+  }
 };
 
 }  // namespace gemlet::model

@@ -47,7 +47,7 @@ class ContiguousStore : public KvStore {
     ++commits_;
   }
   void Advance(int64_t T) override { n_ += T; }
-  TensorType row_type() const override { return type_; }
+  TensorType row_type(int64_t /*layer*/) const override { return type_; }
   int commits_ = 0;
 
  private:

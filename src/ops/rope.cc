@@ -4,20 +4,27 @@
 
 namespace gemlet::ops {
 
-std::vector<double> RopeInvFreq(int64_t head_dim, double theta, int64_t pairs) {
+std::vector<float> RopeInvFreq(int64_t head_dim, double theta, int64_t pairs) {
   const int64_t half = head_dim / 2;
-  std::vector<double> inv(half, 0.0);
+  std::vector<float> inv(half, 0.0f);
+  const float base = static_cast<float>(theta);
   for (int64_t i = 0; i < pairs && i < half; ++i) {
-    inv[i] = 1.0 / std::pow(theta, static_cast<double>(2 * i) / static_cast<double>(head_dim));
+    // torch.arange(0, dim, 2).float() / dim: a float32 division.
+    const float e = static_cast<float>(2 * i) / static_cast<float>(head_dim);
+    // base ** e in float32: the double pow of the float32 operands, rounded once (correctly
+    // rounded but for ties closer than double precision can tell).
+    const float p = static_cast<float>(std::pow(static_cast<double>(base), static_cast<double>(e)));
+    inv[i] = 1.0f / p;  // float32 division
   }
   return inv;
 }
 
-void RopeAngles(const std::vector<double>& inv_freq, const int64_t* pos, int64_t T, float* cos, float* sin) {
+void RopeAngles(const std::vector<float>& inv_freq, const int64_t* pos, int64_t T, float* cos, float* sin) {
   const int64_t half = static_cast<int64_t>(inv_freq.size());
   for (int64_t t = 0; t < T; ++t) {
     for (int64_t i = 0; i < half; ++i) {
-      const double a = static_cast<double>(pos[t]) * inv_freq[i];
+      // The float32 angle, then cos/sin accurate to float32 (evaluated in double, rounded once).
+      const double a = static_cast<double>(RopeAngle(inv_freq[i], pos[t]));
       cos[t * half + i] = static_cast<float>(std::cos(a));
       sin[t * half + i] = static_cast<float>(std::sin(a));
     }

@@ -62,7 +62,8 @@ Status CheckConversationJson(const nlohmann::json& j) {
 Result<ContextPolicy> ParseContextPolicy(std::string_view name) {
   if (name == "stop") return ContextPolicy::kStop;
   if (name == "drop-oldest") return ContextPolicy::kDropOldest;
-  return InvalidArgument("--context-policy must be stop or drop-oldest, got '" + std::string(name) + "'");
+  if (name == "shift") return ContextPolicy::kShift;
+  return InvalidArgument("--context-policy must be stop, drop-oldest or shift, got '" + std::string(name) + "'");
 }
 
 AnswerStream::AnswerStream(const Tokenizer& tok, TextFn on_text)
@@ -153,27 +154,36 @@ Result<TurnStats> Conversation::Send(std::string_view user_text, const TurnCallb
                         std::to_string(limit) + " tokens used and this message needs " + std::to_string(toks.size()) +
                         " more; /reset starts a new conversation (or run with --context-policy drop-oldest)");
     }
-    // Drop whole turns from the front until the rest, the message and room for an answer fit.
+    // Drop whole turns from the front (kShift: after the first turn) until the rest, the
+    // message and room for an answer fit. The kept start (<bos>, the system turn, with kShift
+    // the first turn) stays in the cache: only what follows it is prefilled again (below).
     const int64_t room = std::max<int64_t>(1, std::min(options_.max_tokens, limit / 2));
+    size_t first = options_.policy == ContextPolicy::kShift && kept.size() >= 2 && kept[0].role == "user" &&
+                           kept[1].role == "assistant"
+                       ? 2
+                       : 0;
     for (;;) {
       std::vector<ChatMessage> all = kept;
       all.push_back(user);
       ASSIGN_OR_RETURN(const std::string prompt, Render(all, true));
       ASSIGN_OR_RETURN(toks, tok_.Encode(prompt));
       if (static_cast<int64_t>(toks.size()) + room <= limit) break;
+      if (kept.size() <= first) first = 0;  // only the first turn is left: it goes too
       if (kept.empty()) {
         return OutOfRange("this message needs " + std::to_string(toks.size()) + " tokens with the system prompt, " +
                           "too many for the context limit of " + std::to_string(limit) +
                           " with room to answer (raise --ctx or shorten the message)");
       }
-      const size_t n = kept.size() > 1 && kept[0].role == "user" && kept[1].role == "assistant" ? 2 : 1;
-      kept.erase(kept.begin(), kept.begin() + n);
+      const size_t n =
+          kept.size() > first + 1 && kept[first].role == "user" && kept[first + 1].role == "assistant" ? 2 : 1;
+      kept.erase(kept.begin() + first, kept.begin() + first + n);
       st.dropped_messages += static_cast<int64_t>(n);
     }
     full = true;
     if (cb.on_notice) {
-      cb.on_notice("context full: dropped the " + std::to_string(st.dropped_messages) +
-                   " oldest messages and prefilled the remaining " + std::to_string(toks.size()) + " tokens again");
+      cb.on_notice("context full: dropped the " + std::to_string(st.dropped_messages) + " oldest messages" +
+                   (first > 0 ? std::string(" after the first turn") : std::string()) + " (" +
+                   std::to_string(toks.size()) + " tokens remain)");
     }
   }
 

@@ -38,8 +38,10 @@ namespace gemlet::runtime {
 enum class ContextPolicy {
   kStop,        // refuse the turn with a notice (the user may /reset)
   kDropOldest,  // drop whole old turns (the system prompt stays) and re-prefill the rest
+  kShift,       // keep the system prompt and the first turn, drop the oldest turns after them,
+                // and re-prefill only what follows that kept prefix (it stays in the cache)
 };
-// "stop" / "drop-oldest".
+// "stop" / "drop-oldest" / "shift".
 Result<ContextPolicy> ParseContextPolicy(std::string_view name);
 
 struct ConversationOptions {
@@ -60,7 +62,7 @@ struct TurnStats {
   int64_t prefill_tokens = 0;    // tokens this turn prefilled
   int64_t cached_tokens = 0;     // tokens already in the cache that it reused
   bool full_prefill = false;     // the whole conversation was (re)prefilled
-  int64_t dropped_messages = 0;  // old messages dropped to make room (kDropOldest)
+  int64_t dropped_messages = 0;  // old messages dropped to make room (kDropOldest, kShift)
   int64_t generated_tokens = 0;
   double prefill_ms = 0;
   double ttft_ms = 0;            // from the start of the turn to the first generated token

@@ -11,7 +11,9 @@ Result<std::unique_ptr<Engine>> Engine::Open(const std::string& path, const Engi
   e->options_ = options;
   ASSIGN_OR_RETURN(e->file_, GemletFile::Open(path));
   ASSIGN_OR_RETURN(e->model_, model::Gemma4Model::Bind(*e->file_));
-  RETURN_IF_ERROR(CheckKvType(e->config(), e->kv_type()));  // q8 rows need heads of whole blocks
+  // q8 rows need heads of whole blocks
+  RETURN_IF_ERROR(CheckKvType(e->config(), e->kv_type(), /*full=*/true));
+  RETURN_IF_ERROR(CheckKvType(e->config(), e->kv_type_sliding(), /*full=*/false));
   if (!options.drafter_path.empty()) {
     ASSIGN_OR_RETURN(e->drafter_file_, GemletFile::Open(options.drafter_path));
     ASSIGN_OR_RETURN(e->drafter_, model::Gemma4Drafter::Bind(*e->drafter_file_));

@@ -37,6 +37,9 @@ struct EngineOptions {
   // An MTP drafter file (gemlet convert ASSISTANT_DIR) to load beside the model; empty: the
   // drafter embedded in the model's file, if it has one (gemlet convert --assistant).
   std::string drafter_path;
+  // Per layer kind, over kv_type: the full-attention layers (which hold the whole context and
+  // dominate the KV memory at depth) and the sliding-window layers (a ring of the window).
+  std::optional<TensorType> kv_type_full, kv_type_sliding;
 };
 
 class Engine {
@@ -50,10 +53,11 @@ class Engine {
   // The pool for one-token steps (EngineOptions::decode_threads); pool() if not set apart.
   ThreadPool* decode_pool() const { return decode_pool_ ? decode_pool_.get() : pool_.get(); }
   ops::MatMulMode mode() const { return options_.mode; }
-  // EngineOptions::kv_type, or its default for the mode.
-  TensorType kv_type() const {
-    return options_.kv_type.value_or(options_.mode == ops::MatMulMode::kExact ? TensorType::kF32 : TensorType::kF16);
-  }
+  // The full-attention layers' KV type: EngineOptions::kv_type_full, kv_type, or the mode's
+  // default (f16 in kFast mode, f32 in kExact mode).
+  TensorType kv_type() const { return options_.kv_type_full.value_or(kv_type_all()); }
+  // The sliding-window layers' KV type: EngineOptions::kv_type_sliding, kv_type, or the default.
+  TensorType kv_type_sliding() const { return options_.kv_type_sliding.value_or(kv_type_all()); }
   int threads() const { return pool_->num_threads(); }
 
   // End-of-generation ids: metadata "tokenizer".eog_ids (default [1, 106, 50]).
@@ -68,6 +72,9 @@ class Engine {
 
  private:
   Engine() = default;
+  TensorType kv_type_all() const {
+    return options_.kv_type.value_or(options_.mode == ops::MatMulMode::kExact ? TensorType::kF32 : TensorType::kF16);
+  }
   EngineOptions options_;
   std::unique_ptr<GemletFile> file_;
   std::unique_ptr<model::Gemma4Model> model_;

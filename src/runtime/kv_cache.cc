@@ -21,22 +21,20 @@ KvLayer::KvLayer(int64_t row_floats, int64_t ring_capacity, TensorType type, int
   }
   if (ring_ > 0) {
     cap_ = ring_;
-    k_.resize(cap_ * row_bytes_);
-    v_.resize(cap_ * row_bytes_);
+    const size_t bytes = static_cast<size_t>(cap_ * row_bytes_);
+    GEMLET_CHECK_MSG(k_.Grow(bytes, bytes).ok() && v_.Grow(bytes, bytes).ok(), "memory for a sliding KV ring");
   }
 }
 
-void KvLayer::Grow(int64_t rows, int64_t limit) {
-  if (ring_ > 0 || rows <= cap_) return;
-  int64_t cap = std::max<int64_t>(cap_, 16);
-  while (cap < rows) cap *= 2;
-  cap = std::min(cap, std::max(limit, rows));
-  std::vector<uint8_t> k(cap * row_bytes_), v(cap * row_bytes_);
-  std::copy(k_.begin(), k_.end(), k.begin());
-  std::copy(v_.begin(), v_.end(), v.begin());
-  k_.swap(k);
-  v_.swap(v);
+Status KvLayer::Grow(int64_t rows, int64_t limit) {
+  GEMLET_CHECK(rows <= limit);
+  if (ring_ > 0 || rows <= cap_) return Status::Ok();
+  const int64_t cap = std::min(limit, (rows + kKvPageRows - 1) / kKvPageRows * kKvPageRows);
+  const size_t max = static_cast<size_t>(limit * row_bytes_);
+  RETURN_IF_ERROR(k_.Grow(static_cast<size_t>(cap * row_bytes_), max));
+  RETURN_IF_ERROR(v_.Grow(static_cast<size_t>(cap * row_bytes_), max));
   cap_ = cap;
+  return Status::Ok();
 }
 
 int KvLayer::SegmentsFrom(int64_t n, int64_t first, ops::KvSegment out[2]) const {
@@ -57,7 +55,7 @@ int KvLayer::SegmentsFrom(int64_t n, int64_t first, ops::KvSegment out[2]) const
   return 2;
 }
 
-void KvLayer::Store(std::vector<uint8_t>& dst, int64_t slot, const float* src, int64_t rows) {
+void KvLayer::Store(GrowableBuffer& dst, int64_t slot, const float* src, int64_t rows) {
   uint8_t* p = dst.data() + slot * row_bytes_;
   if (type_ == TensorType::kF32) {
     std::memcpy(p, src, rows * row_ * sizeof(float));
@@ -81,11 +79,11 @@ void KvLayer::Write(int64_t n, const float* k, const float* v, int64_t T) {
   }
 }
 
-Status CheckKvType(const model::Gemma4Config& cfg, TensorType type) {
+Status CheckKvType(const model::Gemma4Config& cfg, TensorType type, std::optional<bool> full) {
   if (type == TensorType::kF32 || type == TensorType::kF16) return Status::Ok();
   if (type != TensorType::kQ8) return InvalidArgument("KV cache rows are f32, f16 or q8");
   for (int64_t l = 0; l < cfg.num_layers; ++l) {
-    if (!cfg.has_kv(l)) continue;
+    if (!cfg.has_kv(l) || (full.has_value() && cfg.is_full(l) != *full)) continue;
     const int64_t hd = cfg.head_dim_of(l);
     if (hd % kQBlock != 0) {  // (the row, Hkv·hd, then is too)
       return InvalidArgument("a q8 KV cache needs head sizes that are multiples of 32; layer " + std::to_string(l) +
@@ -95,8 +93,9 @@ Status CheckKvType(const model::Gemma4Config& cfg, TensorType type) {
   return Status::Ok();
 }
 
-KvCache::KvCache(const model::Gemma4Config& cfg, int64_t context_limit, TensorType type)
-    : limit_(context_limit), type_(type) {
+KvCache::KvCache(const model::Gemma4Config& cfg, int64_t context_limit, TensorType type,
+                 std::optional<TensorType> sliding_type)
+    : limit_(context_limit), type_(type), sliding_type_(sliding_type.value_or(type)) {
   slot_.assign(cfg.num_layers, -1);
   for (int64_t l = 0; l < cfg.num_layers; ++l) {
     if (!cfg.has_kv(l)) continue;
@@ -105,7 +104,7 @@ KvCache::KvCache(const model::Gemma4Config& cfg, int64_t context_limit, TensorTy
     // ring keeps kKvRollback more for Truncate.
     const int64_t window = std::min(cfg.sliding_window, context_limit);
     const int64_t ring = cfg.is_full(l) ? 0 : std::min(cfg.sliding_window + kKvRollback, context_limit);
-    layers_.emplace_back(cfg.kv_dim(l), ring, type, cfg.is_full(l) ? 0 : window);
+    layers_.emplace_back(cfg.kv_dim(l), ring, cfg.is_full(l) ? type_ : sliding_type_, cfg.is_full(l) ? 0 : window);
   }
 }
 
@@ -115,23 +114,26 @@ Status KvCache::Reserve(int64_t end_pos) {
                       std::to_string(n_) + " in the cache + " + std::to_string(end_pos - n_) +
                       " new), the session's limit is " + std::to_string(limit_));
   }
-  for (auto& layer : layers_) layer.Grow(end_pos, limit_);
+  for (auto& layer : layers_) {
+    Status st = layer.Grow(end_pos, limit_);
+    if (!st.ok()) return st.WithContext("KV cache at " + std::to_string(end_pos) + " positions");
+  }
   return Status::Ok();
 }
 
-int KvCache::Past(int64_t layer, ops::KvSegment out[2]) const {
+int KvCache::Slot(int64_t layer) const {
   GEMLET_CHECK(layer >= 0 && layer < static_cast<int64_t>(slot_.size()) && slot_[layer] >= 0);
-  return layers_[slot_[layer]].Segments(n_, out);
+  return slot_[layer];
 }
 
+int KvCache::Past(int64_t layer, ops::KvSegment out[2]) const { return layers_[Slot(layer)].Segments(n_, out); }
+
 int KvCache::PastFrom(int64_t layer, int64_t first, ops::KvSegment out[2]) const {
-  GEMLET_CHECK(layer >= 0 && layer < static_cast<int64_t>(slot_.size()) && slot_[layer] >= 0);
-  return layers_[slot_[layer]].SegmentsFrom(n_, first, out);
+  return layers_[Slot(layer)].SegmentsFrom(n_, first, out);
 }
 
 void KvCache::Commit(int64_t layer, const float* k, const float* v, int64_t T) {
-  GEMLET_CHECK(layer >= 0 && layer < static_cast<int64_t>(slot_.size()) && slot_[layer] >= 0);
-  KvLayer& kl = layers_[slot_[layer]];
+  KvLayer& kl = layers_[Slot(layer)];
   GEMLET_CHECK(kl.is_ring() || n_ + T <= kl.capacity_rows());
   kl.Write(n_, k, v, T);
 }

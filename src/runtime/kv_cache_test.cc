@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <string>
 #include <vector>
@@ -125,27 +127,31 @@ TEST_P(KvLayerTest, SegmentsFromReachesBeyondTheWindow) {
   }
 }
 
-TEST_P(KvLayerTest, ContiguousGrowsByDoublingUpToTheLimit) {
+TEST_P(KvLayerTest, ContiguousGrowsInPagesInPlaceUpToTheLimit) {
   const int64_t row = RowOf(4, GetParam());
   KvLayer full(row, 0, GetParam());
   EXPECT_FALSE(full.is_ring());
   EXPECT_EQ(full.capacity_rows(), 0);
+  const int64_t limit = 1000;
   int64_t n = 0;
-  for (int64_t T : {1, 1, 3, 20, 5, 40}) {
-    full.Grow(n + T, 100);
-    EXPECT_GE(full.capacity_rows(), n + T);
-    EXPECT_LE(full.capacity_rows(), std::max<int64_t>(16, 2 * (n + T)));
+  const void* base = nullptr;
+  for (int64_t T : {1, 1, 3, 20, 5, 300, 40, 1, 600}) {
+    ASSERT_TRUE(full.Grow(n + T, limit).ok());
+    EXPECT_EQ(full.capacity_rows(), std::min(limit, (n + T + kKvPageRows - 1) / kKvPageRows * kKvPageRows));
     auto k = Rows(n, T, row, 1), v = Rows(n, T, row, -1);
     full.Write(n, k.data(), v.data(), T);
     n += T;
-    ExpectHolds(full, n, 0);  // earlier rows survive every reallocation
+    ExpectHolds(full, n, 0);  // earlier rows survive every growth
+    ops::KvSegment seg[2];
+    ASSERT_EQ(full.Segments(n, seg), 1);
+    if (base == nullptr) base = seg[0].k;
+    EXPECT_EQ(seg[0].k, base) << "the rows never move";
   }
-  full.Grow(100, 100);
-  EXPECT_EQ(full.capacity_rows(), 100);  // capped at the limit, not the next power of two
+  EXPECT_EQ(full.capacity_rows(), limit);  // capped at the limit, not the next page
   const uint64_t row_bytes = GetParam() == TensorType::kQ8   ? row / kQBlock * sizeof(BlockQ8)
                              : GetParam() == TensorType::kF16 ? row * 2
                                                                : row * 4;
-  EXPECT_EQ(full.bytes(), 2u * 100 * row_bytes);
+  EXPECT_EQ(full.bytes(), 2u * limit * row_bytes);
 }
 
 INSTANTIATE_TEST_SUITE_P(Types, KvLayerTest,
@@ -246,9 +252,10 @@ TEST(KvCacheTest, OnlyLayersWithKvAndMemoryFollowsUse) {
   EXPECT_EQ(cache.bytes_allocated(), 3u * 2 * (16 + kKvRollback) * 32 * 4);
   ASSERT_TRUE(cache.Reserve(10).ok());
   const uint64_t small = cache.bytes_allocated();
-  EXPECT_LE(small, 3u * 2 * (16 + kKvRollback) * 32 * 4 + 2 * 16 * 64 * 4);  // far below 100000 positions
+  const uint64_t rings = 3u * 2 * (16 + kKvRollback) * 32 * 4;
+  EXPECT_EQ(small, rings + 2 * kKvPageRows * 64 * 4);  // one page, far below 100000 positions
   ASSERT_TRUE(cache.Reserve(1000).ok());
-  EXPECT_LE(cache.bytes_allocated(), 3u * 2 * (16 + kKvRollback) * 32 * 4 + 2 * 1024 * 64 * 4);
+  EXPECT_EQ(cache.bytes_allocated(), rings + 2 * 1024 * 64 * 4);
   // The same in f16: half the bytes.
   KvCache half(cfg, 100000, TensorType::kF16);
   EXPECT_EQ(half.type(), TensorType::kF16);
@@ -259,6 +266,72 @@ TEST(KvCacheTest, OnlyLayersWithKvAndMemoryFollowsUse) {
   EXPECT_EQ(q8.type(), TensorType::kQ8);
   ASSERT_TRUE(q8.Reserve(1000).ok());
   EXPECT_EQ(64 * q8.bytes_allocated(), 34 * half.bytes_allocated());
+}
+
+// The model's whole context as the limit costs address space only: what is committed (and what
+// the process holds) follows the positions stored, page by page of kKvPageRows.
+TEST(KvCacheTest, CommittedBytesFollowTokensNotTheLimit) {
+  auto cfg = TinyConfig();
+  cfg.global_head_dim = 512;  // E2B's full-attention rows: 512 floats (2 KiB in f32)
+  ASSERT_TRUE(cfg.Validate().ok());
+  const uint64_t rings = 3u * 2 * (16 + kKvRollback) * 32 * 4;
+  const uint64_t page = 2u * kKvPageRows * 512 * 4;  // K and V of one page of positions
+  KvCache big(cfg, 131072), small(cfg, 4096);
+  auto rss_kib = [] {
+    long pages = 0, resident = 0;
+    FILE* f = std::fopen("/proc/self/statm", "r");
+    if (f != nullptr && std::fscanf(f, "%ld %ld", &pages, &resident) != 2) resident = 0;
+    if (f != nullptr) std::fclose(f);
+    return resident * (GrowableBuffer::page_size() / 1024);
+  };
+  const long rss0 = rss_kib();
+  std::vector<float> k(300 * 512), v(300 * 512);
+  for (size_t i = 0; i < k.size(); ++i) k[i] = v[i] = 0.25f;
+  for (int64_t held : {1, 256, 257, 1000, 3000}) {  // (3000 ≤ small's limit)
+    for (KvCache* c : {&big, &small}) {
+      const int64_t n = c->size();
+      ASSERT_TRUE(c->Reserve(held).ok());
+      for (int64_t p = n; p < held; p += 300) {  // fill the rows as a forward pass would
+        const int64_t T = std::min<int64_t>(300, held - p);
+        for (int64_t l = 0; l < 4; ++l) c->Commit(l, k.data(), v.data(), T);
+        c->Advance(T);
+      }
+    }
+    const uint64_t pages = (held + kKvPageRows - 1) / kKvPageRows;
+    EXPECT_EQ(big.bytes_allocated(), rings + pages * page) << held;
+    EXPECT_EQ(small.bytes_allocated(), big.bytes_allocated()) << held;
+  }
+  // 3000 positions of two caches: about 2 × 12 MiB written; a cache sized for its limit
+  // (131072 × 4 KiB = 512 MiB) would be far above. RSS also counts the test's own pages: a
+  // loose upper bound.
+  const long grown = rss_kib() - rss0;
+  EXPECT_LT(grown, 64 * 1024) << "KiB resident after writing 3000 positions";
+  EXPECT_GT(grown, 2 * 10 * 1024) << "the rows written are resident";
+}
+
+// The full-attention layers and the sliding ones may keep different element types.
+TEST(KvCacheTest, TypesPerLayerKind) {
+  const auto cfg = TinyConfig();
+  KvCache cache(cfg, 1000, TensorType::kQ8, TensorType::kF16);
+  EXPECT_EQ(cache.type(), TensorType::kQ8);
+  EXPECT_EQ(cache.sliding_type(), TensorType::kF16);
+  for (int64_t l = 0; l < 4; ++l) {
+    EXPECT_EQ(cache.row_type(l), cfg.is_full(l) ? TensorType::kQ8 : TensorType::kF16) << l;
+  }
+  ASSERT_TRUE(cache.Reserve(300).ok());
+  std::vector<float> k(300 * 64, 0.5f), v(300 * 64, -0.25f);
+  for (int64_t l = 0; l < 4; ++l) cache.Commit(l, k.data(), v.data(), 300);
+  cache.Advance(300);
+  for (int64_t l = 0; l < 4; ++l) {
+    ops::KvSegment segs[2];
+    const int n = cache.Past(l, segs);
+    ASSERT_GE(n, 1);
+    for (int i = 0; i < n; ++i) EXPECT_EQ(segs[i].type, cache.row_type(l)) << l;
+  }
+  // Rings of 16 + kKvRollback f16 rows of 32; two pages of q8 rows of 64 (2 blocks of 34 bytes).
+  EXPECT_EQ(cache.bytes_allocated(), 3u * 2 * (16 + kKvRollback) * 32 * 2 + 2u * 2 * kKvPageRows * 2 * 34);
+  KvCache same(cfg, 1000, TensorType::kF16);  // no sliding type: the full layers'
+  EXPECT_EQ(same.sliding_type(), TensorType::kF16);
 }
 
 // q8 needs every cached layer's head size to be whole blocks of 32; f32 and f16 take any.

@@ -23,7 +23,8 @@ Session::Session(const Engine& engine, const SessionOptions& options)
       options_(options),
       chunk_(std::max<int64_t>(1, options.prefill_chunk)),
       skip_shared_rows_(options.skip_shared_rows),
-      kv_(engine.config(), EffectiveLimit(engine, options.context_limit), engine.kv_type()) {}
+      kv_(engine.config(), EffectiveLimit(engine, options.context_limit), engine.kv_type(),
+          engine.kv_type_sliding()) {}
 
 Status Session::Prefill(std::span<const int32_t> tokens, std::vector<float>* logits, bool all_rows) {
   return Prefill(tokens, {}, nullptr, logits, all_rows);
@@ -31,6 +32,25 @@ Status Session::Prefill(std::span<const int32_t> tokens, std::vector<float>* log
 
 Status Session::Prefill(std::span<const int32_t> tokens, std::span<const int64_t> embed_rows, const float* embeddings,
                         std::vector<float>* logits, bool all_rows) {
+  const int64_t n = static_cast<int64_t>(tokens.size());
+  std::vector<int64_t> rows;
+  if (logits && all_rows) {
+    rows.resize(n);
+    for (int64_t t = 0; t < n; ++t) rows[t] = t;
+  } else if (logits && n > 0) {
+    rows.push_back(n - 1);
+  }
+  if (logits) logits->resize(rows.size() * engine_.config().vocab_size);
+  return Feed(tokens, rows, logits ? logits->data() : nullptr, embed_rows, embeddings);
+}
+
+Status Session::PrefillRows(std::span<const int32_t> tokens, std::span<const int64_t> rows, float* logits,
+                            std::span<const int64_t> embed_rows, const float* embeddings) {
+  return Feed(tokens, rows, logits, embed_rows, embeddings);
+}
+
+Status Session::Feed(std::span<const int32_t> tokens, std::span<const int64_t> rows, float* logits,
+                     std::span<const int64_t> embed_rows, const float* embeddings) {
   const int64_t n = static_cast<int64_t>(tokens.size());
   const int64_t V = engine_.config().vocab_size, D = engine_.config().hidden_size;
   if (n == 0) return InvalidArgument("no tokens to feed");
@@ -48,29 +68,29 @@ Status Session::Prefill(std::span<const int32_t> tokens, std::span<const int64_t
     }
   }
   if (!embed_rows.empty() && embeddings == nullptr) return InvalidArgument("embedding rows without embeddings");
-  if (logits) logits->resize((all_rows ? n : 1) * V);
+  for (size_t i = 0; i < rows.size(); ++i) {
+    GEMLET_CHECK_MSG(rows[i] >= 0 && rows[i] < n && (i == 0 || rows[i] > rows[i - 1]), "rows increase, in the tokens");
+  }
+  GEMLET_CHECK(rows.empty() || logits != nullptr);
   model::ForwardOptions fopt{engine_.mode(), n == 1 ? engine_.decode_pool() : engine_.pool()};
   fopt.skip_shared_rows = skip_shared_rows_;
-  size_t e = 0;  // next embedding row
+  size_t next = 0;  // the first of `rows` not yet computed
+  size_t e = 0;     // the next embedding row
   std::vector<int32_t> ids;
   std::vector<int64_t> chunk_rows;
   for (int64_t b = 0; b < n; b += chunk_) {
     const int64_t T = std::min(chunk_, n - b);
     rows_.clear();
-    float* out = nullptr;
-    if (logits && all_rows) {
-      for (int64_t t = 0; t < T; ++t) rows_.push_back(t);
-      out = logits->data() + b * V;
-    } else if (logits && b + T == n) {
-      rows_.push_back(T - 1);
-      out = logits->data();
-    }
+    float* out = logits ? logits + next * V : nullptr;
+    for (; next < rows.size() && rows[next] < b + T; ++next) rows_.push_back(rows[next] - b);
+    if (rows_.empty()) out = nullptr;
     const size_t e0 = e;
     chunk_rows.clear();
     while (e < embed_rows.size() && embed_rows[e] < b + T) chunk_rows.push_back(embed_rows[e++] - b);
     if (chunk_rows.empty()) {
       RETURN_IF_ERROR(model::Forward(engine_.model(), tokens.subspan(b, T), rows_, &kv_, &scratch_, fopt, out));
     } else {
+      // Embedding rows use the pad id for their per-layer token embedding (Gemma4Model.forward).
       ids.assign(tokens.begin() + b, tokens.begin() + b + T);
       for (int64_t r : chunk_rows) ids[r] = static_cast<int32_t>(engine_.config().pad_token_id);
       model::BatchSequence seq{&kv_, T};

@@ -306,14 +306,14 @@ Result<nlohmann::json> LoadSessionBytes(const uint8_t* p, size_t size, const std
     if (!AllWithin(lr.k, lr.count * lr.row, kFloatMax) || !AllWithin(lr.v, lr.count * lr.row, kFloatMax)) {
       return Corrupt(path + ": the K/V rows of layer " + std::to_string(l) + " hold a NaN or infinity");
     }
-    if (session->kv_cache().type() == TensorType::kF16 &&
+    if (session->kv_cache().row_type(l) == TensorType::kF16 &&
         (!AllWithin(lr.k, lr.count * lr.row, 65504.0f) || !AllWithin(lr.v, lr.count * lr.row, 65504.0f))) {
       return InvalidArgument(path + ": the K/V rows of layer " + std::to_string(l) +
                              " exceed the f16 range of this session's KV cache (|x| > 65504; load with --kv-type f32)");
     }
     // A q8 block's scale is an f16 of amax/127.
     constexpr float kQ8Max = 65504.0f * 127.0f;
-    if (session->kv_cache().type() == TensorType::kQ8 &&
+    if (session->kv_cache().row_type(l) == TensorType::kQ8 &&
         (!AllWithin(lr.k, lr.count * lr.row, kQ8Max) || !AllWithin(lr.v, lr.count * lr.row, kQ8Max))) {
       return InvalidArgument(path + ": the K/V rows of layer " + std::to_string(l) +
                              " exceed the q8 range of this session's KV cache (|x| > 65504·127; load with "

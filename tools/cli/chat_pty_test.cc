@@ -548,7 +548,7 @@ TEST(ChatPipe, ContextPoliciesWhenTheContextIsFull) {
 TEST(ChatFlags, BadFlagsAreOneLineUsageErrors) {
   std::string out;
   EXPECT_EQ(RunGemlet("chat -m " + TinyModel() + " --context-policy sometimes", &out), 2);
-  EXPECT_NE(out.find("--context-policy must be stop or drop-oldest"), std::string::npos) << out;
+  EXPECT_NE(out.find("--context-policy must be stop, drop-oldest or shift"), std::string::npos) << out;
   EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;
   EXPECT_EQ(RunGemlet("chat -m " + TestDir() + "/missing.gemlet", &out), 1);
   EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 1) << out;

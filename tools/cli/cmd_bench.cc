@@ -25,7 +25,7 @@ namespace {
 constexpr char kUsage[] =
     R"(usage: gemlet bench -m MODEL.gemlet [-p LIST] [-n LIST] [-d LIST] [-r N] [-t LIST]
                     [--decode-threads N] [--preset litert] [--json] [--exact] [-ub N]
-                    [--kv-type f32|f16|q8] [--bandwidth-mib N] [--no-warmup]
+                    [--kv-type T|full=T,sliding=T] [--bandwidth-mib N] [--no-warmup]
 
 Measures a model on this machine with random token ids (the numbers do not depend on the
 text): for each thread count, context depth and size,
@@ -56,7 +56,8 @@ flags:
   --preset litert    LiteRT-LM's protocol: prefill 1024 tokens, then decode 256 tokens after
                      them, in a 2048-token context (overrides -p, -n and -d)
   --exact            the exact f32 path instead of the int8 kernels
-  --kv-type T        KV cache rows: f16, f32 or q8 (default f16; f32 with --exact)
+  --kv-type T        KV cache rows: f16, f32 or q8 (default f16; f32 with --exact); or per
+                     layer kind: full=T,sliding=T (either part), e.g. full=q8,sliding=f16
   --bandwidth-mib N  the buffer of the read-bandwidth measurement (default 1024; 0 skips it)
   --no-warmup        skip the untimed warm-up run (a short prefill and decode) that first
                      brings the weights' pages in, so the first test's first repetition is
@@ -154,7 +155,7 @@ int Run(Flags& flags) {
   if (Status st = flags.Finish(); !st.ok()) return UsageError("bench", st.message());
   if (!flags.Positional().empty()) return UsageError("bench", "unexpected argument '" + flags.Positional()[0] + "'");
   if (model.empty()) return UsageError("bench", "-m MODEL is required");
-  std::optional<TensorType> kv;
+  runtime::EngineOptions kv;
   if (!ParseKvType(kv_type, &kv)) return UsageError("bench", KvTypeError(kv_type));
   if (*reps < 1 || *reps > 1000) return UsageError("bench", "-r must be in [1, 1000]");
   if (*ubatch < 1) return UsageError("bench", "-ub must be ≥ 1");
@@ -191,7 +192,7 @@ int Run(Flags& flags) {
   runtime::EngineOptions eo;
   eo.mode = exact ? ops::MatMulMode::kExact : ops::MatMulMode::kFast;
   eo.decode_threads = static_cast<int>(*decode_threads);
-  eo.kv_type = kv;
+  SetKvTypes(kv, &eo);
   std::string kv_name;
   std::vector<Result1> results;
   double load_s = 0;
@@ -208,7 +209,7 @@ int Run(Flags& flags) {
     const int64_t max_pos = engine.config().max_position_embeddings;
     tier = kernels::TierName(kernels::ActiveKernels().tier);
     decode_bytes = engine.model().decode_bytes_per_token();
-    kv_name = TensorTypeName(engine.kv_type());  // "f32", "f16" or "q8"
+    kv_name = KvTypesName(engine);  // "f32", "f16", "q8" or "full=q8,sliding=f16"
 
     // One measurement: prefill `depth` tokens untimed, then time `n_prompt` prefill tokens or
     // `n_gen` decode steps.

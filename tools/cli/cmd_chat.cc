@@ -48,11 +48,17 @@ flags:
                             stop         refuse it with a notice; /reset starts over (default)
                             drop-oldest  drop whole old turns (the system prompt stays) and
                                          prefill the rest again
+                            shift        keep the system prompt and the first turn, drop
+                                         the oldest turns after them; only what follows
+                                         the kept start is prefilled again
   --ignore-eos            keep generating after end-of-turn tokens (until -n or the context)
   --threads N             worker threads (default: all cores)
   --chunk N               prefill chunk size in tokens (default 256)
   --kv-type T             KV cache rows: f16 (default; half the memory of f32), f32, or q8
-                          (8-bit blocks: half the memory of f16)
+                          (8-bit blocks: half the memory of f16); or
+                          per layer kind: full=T,sliding=T (either part), e.g.
+                          full=q8,sliding=f16: the full-attention layers hold the whole
+                          context, the sliding ones a ring of the window
   --exact                 f32 reference matmuls instead of the int8 kernels (KV f32 unless
                           --kv-type says otherwise)
   --no-history            do not read or write the history file
@@ -250,7 +256,7 @@ int Run(Flags& flags) {
   if (*n_predict < 1) return UsageError("chat", "-n must be >= 1");
   if (*threads < 0 || *threads > 1024) return UsageError("chat", "--threads must be in [0, 1024]");
   if (*chunk < 1) return UsageError("chat", "--chunk must be >= 1");
-  std::optional<TensorType> kv;
+  runtime::EngineOptions kv;
   if (!ParseKvType(kv_type, &kv)) return UsageError("chat", KvTypeError(kv_type));
   co.policy = *pol;
   co.max_tokens = *n_predict;
@@ -261,7 +267,7 @@ int Run(Flags& flags) {
   if (!model.ok()) return ReportError("chat", model.status());
   runtime::EngineOptions eo;
   eo.threads = static_cast<int>(*threads);
-  eo.kv_type = kv;
+  SetKvTypes(kv, &eo);
   eo.mode = exact ? ops::MatMulMode::kExact : ops::MatMulMode::kFast;
   auto engine = runtime::Engine::Open(*model, eo);
   if (!engine.ok()) return ReportModelError("chat", engine.status());

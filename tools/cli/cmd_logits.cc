@@ -1,5 +1,8 @@
 // gemlet logits: the model's logits at every position of a token sequence, as a NumPy file.
+#include <algorithm>
 #include <chrono>
+#include <climits>
+#include <cstdint>
 #include <cstdio>
 #include <string>
 #include <vector>
@@ -16,18 +19,20 @@ namespace gemlet::cli {
 namespace {
 
 constexpr char kUsage[] =
-    R"(usage: gemlet logits -m MODEL.gemlet --tokens IDS -o OUT.npy [--mode MODE] [--threads N]
-                     [--exact] [--last] [--no-skip] [--kv-type f32|f16|q8]
+    R"(usage: gemlet logits -m MODEL.gemlet (--tokens IDS | --tokens-file IDS.npy) -o OUT.npy [--mode MODE]
+                     [--threads N] [--exact] [--last | --rows R1,R2,...] [--no-skip] [--kv-type T|full=T,sliding=T]
                      [--image FILE]... [--image-tokens N] [--no-resize]
 
 Runs the model over the token ids (fed as given: no BOS is added; positions 0 … n−1) and
 writes the softcapped logits after every token as float32, shape [n_tokens, vocab], to a
-NumPy .npy file. Every mode computes the same logits (within float rounding); they exist to
+NumPy .npy file (or only those of --rows / --last). Every mode computes the same logits (within float rounding); they exist to
 test the engine's paths against each other.
 
 flags:
   -m, --model FILE    a .gemlet model (gemlet convert)
   --tokens IDS        comma-separated token ids, e.g. 2,105,2364,107
+  --tokens-file FILE  the ids as a one-dimensional int32 (or int64) .npy array, for
+                      prompts too long for a command line (the oracle's tokens-*.npy)
   -o, --out FILE      output .npy file
   --mode MODE         prefill   one forward pass over all tokens (default)
                       decode    one token per forward pass, through the KV cache
@@ -38,7 +43,10 @@ flags:
                       (activations quantized per block of 32, like llama.cpp)
   --last              write only the logits after the last token, shape [1, vocab]
                       (then the KV-shared layers run only for that token: the prefill skip)
-  --no-skip           with --last: run every token through every layer anyway (the same
+  --rows R1,R2,...    write only the logits after these positions (0-based), in this order,
+                      shape [n_rows, vocab]; only those rows' logits are computed, so the
+                      KV-shared layers run only for them (as with --last)
+  --no-skip           with --last or --rows: run every token through every layer anyway (the same
                       logits; for testing the prefill skip)
   --image FILE        an image whose soft tokens fill the next run of image-token ids
                       (<|image|>) in --tokens, which must already hold the expanded spans
@@ -47,13 +55,15 @@ flags:
   --no-resize         take the images at their own size (sides multiples of 48)
   --kv-type T         KV cache rows: f32 (default here, as logits are for comparisons),
                       f16 (the default of run, chat, bench and serve in the fast path) or
-                      q8 (8-bit blocks, a quarter of f32's memory)
+                      q8 (8-bit blocks, a quarter of f32's memory); or per
+                      layer kind: full=T,sliding=T (either part), e.g. full=q8,sliding=f16
 
 examples:
   gemlet logits -m tiny.gemlet --tokens 2,105,437,107 -o logits.npy
   gemlet logits -m tiny.gemlet --tokens 2,105,437,107 -o dec.npy --mode decode --threads 1
   gemlet logits -m tiny.gemlet --tokens 2,105,437,107 -o c7.npy --mode chunk:7
   gemlet logits -m tiny.gemlet --tokens 2,105,437,107 -o last.npy --last --exact
+  gemlet logits -m tiny.gemlet --tokens-file tokens-e2b-32k.npy --rows 0,4095,32767 -o deep.npy --exact
 )";
 
 int Run(Flags& flags) {
@@ -61,6 +71,8 @@ int Run(Flags& flags) {
   const std::string out = flags.Str({"-o", "--out"}, "");
   const std::string mode = flags.Str({"--mode"}, "prefill");
   auto tokens = flags.IntList({"--tokens"});
+  const std::string tokens_file = flags.Str({"--tokens-file"}, "");
+  auto rows_flag = flags.IntList({"--rows"});
   auto threads = flags.Int({"--threads"}, 0);
   const bool exact = flags.Bool({"--exact"});
   const bool last = flags.Bool({"--last"});
@@ -73,15 +85,19 @@ int Run(Flags& flags) {
   if (!model::IsSupportedImageTokenBudget(*budget))
     return UsageError("logits", "--image-tokens must be 70, 140, 280, 560 or 1120");
   if (!tokens.ok()) return UsageError("logits", tokens.status().message());
+  if (!rows_flag.ok()) return UsageError("logits", rows_flag.status().message());
   if (!threads.ok()) return UsageError("logits", threads.status().message());
-  std::optional<TensorType> kv;
+  runtime::EngineOptions kv;
   if (!ParseKvType(kv_type, &kv)) return UsageError("logits", KvTypeError(kv_type));
+  if (!kv.kv_type) kv.kv_type = TensorType::kF32;  // this command's default, under any per-kind part
   if (Status st = flags.Finish(); !st.ok()) return UsageError("logits", st.message());
   if (!flags.Positional().empty())
     return UsageError("logits", "unexpected argument '" + flags.Positional()[0] + "'");
   if (model.empty()) return UsageError("logits", "-m MODEL is required");
   if (out.empty()) return UsageError("logits", "-o OUT.npy is required");
-  if (tokens->empty()) return UsageError("logits", "--tokens is required (comma-separated ids)");
+  if (tokens->empty() == tokens_file.empty())
+    return UsageError("logits", "give exactly one of --tokens IDS (comma-separated) or --tokens-file IDS.npy");
+  if (last && !rows_flag->empty()) return UsageError("logits", "give at most one of --last and --rows");
   if (*threads < 0 || *threads > 1024) return UsageError("logits", "--threads must be in [0, 1024]");
 
   int64_t chunk = 0;  // 0: all tokens at once
@@ -103,26 +119,54 @@ int Run(Flags& flags) {
   runtime::EngineOptions eo;
   eo.threads = static_cast<int>(*threads);
   eo.mode = exact ? ops::MatMulMode::kExact : ops::MatMulMode::kFast;
-  eo.kv_type = kv;
+  SetKvTypes(kv, &eo);
   auto engine = runtime::Engine::Open(model, eo);
   if (!engine.ok()) return ReportModelError("logits", engine.status());
   const auto& cfg = (*engine)->config();
 
   std::vector<int32_t> ids;
-  for (size_t i = 0; i < tokens->size(); ++i) {
-    const int64_t id = (*tokens)[i];
-    if (id < 0 || id >= cfg.vocab_size) {
-      return UsageError("logits", "--tokens: id " + std::to_string(id) + " (item " + std::to_string(i + 1) +
-                                      ") is outside the vocabulary [0, " + std::to_string(cfg.vocab_size) +
-                                      ")");
+  if (!tokens_file.empty()) {
+    auto file_ids = ReadNpyIds(tokens_file);
+    if (!file_ids.ok()) return ReportError("logits", file_ids.status());
+    if (file_ids->empty()) return ReportError("logits", InvalidArgument(tokens_file + ": no token ids"));
+    ids = std::move(*file_ids);
+  } else {
+    for (int64_t id : *tokens) ids.push_back(id < 0 || id > INT32_MAX ? -1 : static_cast<int32_t>(id));
+  }
+  const std::string src = tokens_file.empty() ? "--tokens" : tokens_file;
+  for (size_t i = 0; i < ids.size(); ++i) {
+    if (ids[i] < 0 || ids[i] >= cfg.vocab_size) {
+      const std::string id = tokens_file.empty() ? std::to_string((*tokens)[i]) : std::to_string(ids[i]);
+      return UsageError("logits", src + ": id " + id + " (item " + std::to_string(i + 1) +
+                                      ") is outside the vocabulary [0, " + std::to_string(cfg.vocab_size) + ")");
     }
-    ids.push_back(static_cast<int32_t>(id));
   }
   const int64_t n = static_cast<int64_t>(ids.size());
   if (n > cfg.max_position_embeddings) {
     return UsageError("logits", std::to_string(n) + " tokens exceed the model's " +
                                     std::to_string(cfg.max_position_embeddings) + " positions");
   }
+  // The rows to write: all, the last, or --rows in its order (computed once each, in
+  // increasing order, then written in the order asked).
+  std::vector<int64_t> want;
+  if (!rows_flag->empty()) {
+    for (size_t i = 0; i < rows_flag->size(); ++i) {
+      const int64_t r = (*rows_flag)[i];
+      if (r < 0 || r >= n) {
+        return UsageError("logits", "--rows: row " + std::to_string(r) + " (item " + std::to_string(i + 1) +
+                                        ") is outside the " + std::to_string(n) + " positions [0, " +
+                                        std::to_string(n) + ")");
+      }
+      want.push_back(r);
+    }
+  } else if (last) {
+    want.push_back(n - 1);
+  } else {
+    for (int64_t r = 0; r < n; ++r) want.push_back(r);
+  }
+  std::vector<int64_t> computed = want;
+  std::sort(computed.begin(), computed.end());
+  computed.erase(std::unique(computed.begin(), computed.end()), computed.end());
 
   // Images: each fills the next run of image-token ids, row by row.
   std::vector<int64_t> embed_rows;
@@ -163,15 +207,25 @@ int Run(Flags& flags) {
   so.prefill_chunk = chunk == 0 ? n : chunk;
   so.skip_shared_rows = !no_skip;
   runtime::Session session(**engine, so);
-  std::vector<float> logits;
+  const int64_t V = cfg.vocab_size;
+  std::vector<float> logits(computed.size() * V);
   const auto t0 = std::chrono::steady_clock::now();
-  if (Status st = session.Prefill(ids, embed_rows, embeddings.data(), &logits, /*all_rows=*/!last); !st.ok())
+  if (Status st = session.PrefillRows(ids, computed, logits.data(), embed_rows, embeddings.data()); !st.ok())
     return ReportError("logits", st);
   const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 
-  const int64_t rows = last ? 1 : n;
-  if (Status st = WriteNpyF32(out, logits.data(), {rows, cfg.vocab_size}); !st.ok())
-    return ReportError("logits", st);
+  const int64_t rows = static_cast<int64_t>(want.size());
+  std::vector<float> ordered;
+  const float* data = logits.data();
+  if (want != computed) {  // --rows out of order or repeated
+    ordered.resize(rows * V);
+    for (int64_t i = 0; i < rows; ++i) {
+      const int64_t j = std::lower_bound(computed.begin(), computed.end(), want[i]) - computed.begin();
+      std::copy(logits.begin() + j * V, logits.begin() + (j + 1) * V, ordered.begin() + i * V);
+    }
+    data = ordered.data();
+  }
+  if (Status st = WriteNpyF32(out, data, {rows, V}); !st.ok()) return ReportError("logits", st);
   std::printf("wrote %s: float32 [%lld, %lld], mode %s, %s, %d threads, %.1f ms\n", out.c_str(),
               static_cast<long long>(rows), static_cast<long long>(cfg.vocab_size), mode.c_str(),
               ops::MatMulModeName((*engine)->mode()), (*engine)->threads(), ms);

@@ -35,7 +35,10 @@ flags:
   --threads N             worker threads (default: all cores)
   --kv-type T             KV cache rows: f32 (default here, a measurement), f16 (the default
                           of run, chat, bench and serve: measures what the f16 cache costs)
-                          or q8 (8-bit blocks, a quarter of f32's memory)
+                          or q8 (8-bit blocks, a quarter of f32's memory); or
+                          per layer kind: full=T,sliding=T (either part), e.g.
+                          full=q8,sliding=f16: the full-attention layers hold the whole
+                          context, the sliding ones a ring of the window
   --chunk N               tokens per forward pass (default 64; memory grows with N x vocab)
   --json                  print one JSON object instead of the summary line
   -q, --quiet             no progress bar
@@ -101,15 +104,16 @@ int Run(Flags& flags) {
   if (*ctx < 2) return UsageError("perplexity", "--ctx must be >= 2");
   if (*max_chunks < 0) return UsageError("perplexity", "--max-chunks must be >= 0");
   if (*threads < 0 || *threads > 1024) return UsageError("perplexity", "--threads must be in [0, 1024]");
-  std::optional<TensorType> kv;
+  runtime::EngineOptions kv;
   if (!ParseKvType(kv_type, &kv)) return UsageError("perplexity", KvTypeError(kv_type));
+  if (!kv.kv_type) kv.kv_type = TensorType::kF32;  // this command's default, under any per-kind part
   if (*batch < 1) return UsageError("perplexity", "--chunk must be >= 1");
 
   auto text = ReadFileToString(file);
   if (!text.ok()) return ReportError("perplexity", text.status());
   runtime::EngineOptions eo;
   eo.threads = static_cast<int>(*threads);
-  eo.kv_type = kv;
+  SetKvTypes(kv, &eo);
   auto engine = runtime::Engine::Open(model, eo);
   if (!engine.ok()) return ReportModelError("perplexity", engine.status());
   const auto& cfg = (*engine)->config();

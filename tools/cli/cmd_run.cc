@@ -1,10 +1,12 @@
 // gemlet run: prefill a prompt and generate, streaming the text (or one JSON object).
+#include <algorithm>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <string>
 #include <vector>
 
+#include "format/npy.h"
 #include "runtime/engine.h"
 #include "runtime/generate.h"
 #include "runtime/grammar_constraint.h"
@@ -20,7 +22,8 @@ namespace gemlet::cli {
 namespace {
 
 constexpr char kUsage[] =
-    R"(usage: gemlet run [-m MODEL.gemlet] (-p PROMPT | --tokens IDS | < FILE) [-n N] [--ctx N] [sampling flags] [--json]
+    R"(usage: gemlet run [-m MODEL.gemlet] (-p PROMPT | --tokens IDS | --tokens-file IDS.npy | < FILE) [-n N] [--ctx N]
+                  [sampling flags] [--json]
        gemlet run [-m MODEL.gemlet] --chat [--system TEXT] [--think] -p PROMPT ...
        gemlet run --verify
 
@@ -35,10 +38,14 @@ flags:
   -p, --prompt TEXT       prompt text; special tokens written as text (<|turn>, ...) are
                           recognized, and <bos> is put first unless the text starts with it
   --tokens IDS            the prompt as comma-separated token ids, fed as given
+  --tokens-file FILE      the prompt as token ids in a one-dimensional int32 (or int64) .npy
+                          array, fed as given (for prompts too long for a command line)
   --no-bos                do not put <bos> before a -p prompt
   -n, --n-predict N       generate at most N tokens (default, or -1: until the context is
                           full, as chat does)
-  --ctx N                 context limit of the session: prompt + N must fit (default 4096)
+  --ctx N                 context limit of the session: prompt + N must fit, up to the model's
+                          positions (default 4096, or prompt + N when larger, up to the model's
+                          positions; the KV cache grows with the tokens held, not with --ctx)
   --json                  print {"ids": [...], "text": ..., "stop": "eog"|"length"|"grammar_dead_end",
                           "seed": ..., "timings": {...}} instead of streaming; "ids" includes
                           the end-of-generation token when one ended the run, "text" does not
@@ -46,7 +53,10 @@ flags:
   --threads N             worker threads (default: all cores)
   --chunk N               prefill chunk size in tokens (default 256)
   --kv-type T             KV cache rows: f16 (default; half the memory of f32), f32, or q8
-                          (8-bit blocks: half the memory of f16)
+                          (8-bit blocks: half the memory of f16); or
+                          per layer kind: full=T,sliding=T (either part), e.g.
+                          full=q8,sliding=f16: the full-attention layers hold the whole
+                          context, the sliding ones a ring of the window
   --exact                 f32 reference matmuls instead of the int8 kernels (KV f32 unless
                           --kv-type says otherwise)
   --chat                  wrap the prompt in the Gemma 4 chat format as one user turn
@@ -54,7 +64,7 @@ flags:
   --system TEXT           with --chat: a system turn first
   --think                 with --chat: thinking on (<|think|> in the system turn); the
                           thoughts come out between <|channel> and <channel|>
-)" GEMLET_GRAMMAR_FLAGS_HELP R"(  (no -p, no --tokens)    the prompt is read from stdin: echo Hello | gemlet run --chat
+)" GEMLET_GRAMMAR_FLAGS_HELP R"(  (no -p, no --tokens*)   the prompt is read from stdin: echo Hello | gemlet run --chat
   (no -m)                 the tiny demo model: random weights, made once in ~/.cache/gemlet
   --verify                check this build on this CPU, no model needed: every kernel tier
                           against its scalar twin on random data, and a tiny synthetic model's
@@ -85,9 +95,10 @@ int Run(Flags& flags) {
   std::string model = flags.Str({"-m", "--model"}, "");
   auto prompt = flags.Str({"-p", "--prompt"});
   auto tokens = flags.IntList({"--tokens"});
+  const std::string tokens_file = flags.Str({"--tokens-file"}, "");
   const bool no_bos = flags.Bool({"--no-bos"});
   auto n_predict = flags.Int({"-n", "--n-predict"}, -1);  // -1: until the context is full
-  auto ctx = flags.Int({"--ctx"}, 4096);
+  auto ctx = flags.Int({"--ctx"}, 0);  // 0: not given
   const bool json = flags.Bool({"--json"});
   const bool ignore_eos = flags.Bool({"--ignore-eos"});
   auto threads = flags.Int({"--threads"}, 0);
@@ -112,21 +123,23 @@ int Run(Flags& flags) {
   if (Status st = flags.Finish(); !st.ok()) return UsageError("run", st.message());
   auto gbnf = GrammarFlagsToGbnf(grammar_flags);
   if (!gbnf.ok()) return UsageError("run", gbnf.status().message());
-  std::optional<TensorType> kv;
+  runtime::EngineOptions kv;
   if (!ParseKvType(kv_type, &kv)) return UsageError("run", KvTypeError(kv_type));
   if (!flags.Positional().empty())
     return UsageError("run", "unexpected argument '" + flags.Positional()[0] + "'");
   // --chat/--system/--think, the prompt from stdin, the demo model without -m (chat_options.h).
-  if (Status st = ApplyRunChatFlags(chat_flags, !tokens->empty(), &prompt, &model); !st.ok()) {
+  const bool have_ids = !tokens->empty() || !tokens_file.empty();
+  if (!tokens->empty() && !tokens_file.empty()) return UsageError("run", "give at most one of --tokens and --tokens-file");
+  if (Status st = ApplyRunChatFlags(chat_flags, have_ids, &prompt, &model); !st.ok()) {
     return st.code() == ErrorCode::kInvalidArgument ? UsageError("run", st.message())
                                                     : ReportError("run", st);
   }
   if (model.empty()) return UsageError("run", "-m MODEL is required");
-  if (prompt.has_value() == !tokens->empty())
-    return UsageError("run", "give exactly one of -p PROMPT or --tokens IDS");
+  if (prompt.has_value() == have_ids)
+    return UsageError("run", "give exactly one of -p PROMPT, --tokens IDS or --tokens-file IDS.npy");
   if (prompt && prompt->empty()) return UsageError("run", "-p: the prompt is empty");
   if (*n_predict < -1) return UsageError("run", "-n must be >= 0 (or -1: until the context is full)");
-  if (*ctx < 1) return UsageError("run", "--ctx must be >= 1");
+  if (*ctx < 0) return UsageError("run", "--ctx must be >= 1");
   if (*threads < 0 || *threads > 1024) return UsageError("run", "--threads must be in [0, 1024]");
   if (*chunk < 1) return UsageError("run", "--chunk must be >= 1");
 
@@ -143,7 +156,7 @@ int Run(Flags& flags) {
 
   runtime::EngineOptions eo;
   eo.threads = static_cast<int>(*threads);
-  eo.kv_type = kv;
+  SetKvTypes(kv, &eo);
   eo.mode = exact ? ops::MatMulMode::kExact : ops::MatMulMode::kFast;
   auto engine_or = runtime::Engine::Open(model, eo);
   if (!engine_or.ok()) return ReportModelError("run", engine_or.status());
@@ -160,6 +173,17 @@ int Run(Flags& flags) {
     ids = std::move(*enc);
     if (!no_bos && (ids.empty() || ids[0] != engine.bos_id())) ids.insert(ids.begin(), engine.bos_id());
     if (ids.empty()) return UsageError("run", "-p: the prompt has no tokens");
+  } else if (!tokens_file.empty()) {
+    auto file_ids = ReadNpyIds(tokens_file);
+    if (!file_ids.ok()) return ReportError("run", file_ids.status());
+    if (file_ids->empty()) return ReportError("run", InvalidArgument(tokens_file + ": no token ids"));
+    ids = std::move(*file_ids);
+    for (size_t i = 0; i < ids.size(); ++i) {
+      if (ids[i] >= cfg.vocab_size) {
+        return UsageError("run", tokens_file + ": id " + std::to_string(ids[i]) + " (item " + std::to_string(i + 1) +
+                                     ") is outside the vocabulary [0, " + std::to_string(cfg.vocab_size) + ")");
+      }
+    }
   } else {
     for (size_t i = 0; i < tokens->size(); ++i) {
       const int64_t id = (*tokens)[i];
@@ -174,6 +198,11 @@ int Run(Flags& flags) {
 
   // The context check comes before any work, with the numbers.
   const int64_t n_prompt = static_cast<int64_t>(ids.size());
+  if (*ctx == 0) {  // KV memory follows the tokens held, so a larger limit costs nothing
+    // (-n not given: room for the prompt and 256 tokens at least)
+    *ctx = std::min<int64_t>(std::max<int64_t>(4096, n_prompt + (*n_predict >= 0 ? *n_predict : 256)),
+                             cfg.max_position_embeddings);
+  }
   if (*ctx > cfg.max_position_embeddings) {
     return UsageError("run", "--ctx " + std::to_string(*ctx) + " exceeds the model's " +
                                  std::to_string(cfg.max_position_embeddings) + " positions");

@@ -40,7 +40,10 @@ flags:
                           they are cut (default 5; a cut stream still ends properly)
   --exact                 f32 reference matmuls instead of the fast int8 kernels
   --kv-type T             KV cache rows: f16, f32 or q8 (default f16; f32 with --exact; q8
-                          is 8-bit blocks, half the memory of f16)
+                          is 8-bit blocks, half the memory of f16); or
+                          per layer kind: full=T,sliding=T (either part), e.g.
+                          full=q8,sliding=f16: the full-attention layers hold the whole
+                          context, the sliding ones a ring of the window
   --temp X, --top-k N, --top-p X, --min-p X
                           sampling defaults for requests that leave them out
                           (default 1.0, 64, 0.95, 0)
@@ -88,7 +91,11 @@ int Run(Flags& flags) {
   if (*port < 0 || *port > 65535) return UsageError("serve", "--port must be in [0, 65535]");
   if (o.http.host.empty()) return UsageError("serve", "--host must not be empty");
   if (*ctx < 16) return UsageError("serve", "--ctx must be at least 16");
-  if (!ParseKvType(kv_type, &o.kv_type)) return UsageError("serve", KvTypeError(kv_type));
+  runtime::EngineOptions kv;
+  if (!ParseKvType(kv_type, &kv)) return UsageError("serve", KvTypeError(kv_type));
+  o.kv_type = kv.kv_type;
+  o.kv_type_full = kv.kv_type_full;
+  o.kv_type_sliding = kv.kv_type_sliding;
   if (*max_prompt < 0 || *max_prompt >= *ctx) return UsageError("serve", "--max-prompt must be in [0, --ctx) (0 = the whole context)");
   if (*slots < 1 || *slots > 256) return UsageError("serve", "--slots must be in [1, 256]");
   if (*queue < 0 || *queue > 100000) return UsageError("serve", "--queue must be in [0, 100000]");

@@ -39,6 +39,8 @@ Status Serve(const ServeOptions& options) {
   eo.threads = options.threads;
   eo.mode = options.exact ? ops::MatMulMode::kExact : ops::MatMulMode::kFast;
   eo.kv_type = options.kv_type;
+  eo.kv_type_full = options.kv_type_full;
+  eo.kv_type_sliding = options.kv_type_sliding;
   auto engine = runtime::Engine::Open(options.model_path, eo);
   if (!engine.ok()) return engine.status();
   const std::string alias = options.alias.empty() ? DefaultAlias(options.model_path) : options.alias;

@@ -20,6 +20,7 @@ struct ServeOptions {
   int threads = 0;       // compute threads (0 = one per hardware thread)
   bool exact = false;    // f32 reference matmuls instead of the fast int8 kernels
   std::optional<TensorType> kv_type;  // KV cache rows (runtime::EngineOptions::kv_type)
+  std::optional<TensorType> kv_type_full, kv_type_sliding;  // per layer kind (the same)
   int64_t context = 4096;  // tokens per request (prompt + reply)
   // On SIGINT/SIGTERM: no new connections or requests; running generations get this long
   // to finish, then they are cut (a stream ends with finish_reason "cancelled", an error

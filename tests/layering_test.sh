@@ -107,7 +107,7 @@ expect src/runtime/chat.cc:1 'src/vision has no row in the layer map'
 expect src/vision/tower.h:1 'in no layer'
 expect src/text/tokenizer.cc:1 '"runtime/session.h" (upward)'
 expect src/stray.h:1 'in no layer'
-expect src/grammar/matcher.cc:2 '"text/utf8.h" (sideways)'
+expect src/grammar/matcher.cc:2 '"text/utf8.h" (upward)'
 expect src/grammar/matcher.cc:3 'names Gemma ("gemma")'
 n=$(grep -cE '^[^ ]+:[0-9]+: ' <<<"$out" || true)
 [ "$n" -eq 21 ] || fail "planted tree: $n violation lines, expected 21 (one per planted line):"$'\n'"$out"

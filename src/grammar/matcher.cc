@@ -11,8 +11,14 @@ namespace {
 
 bool IsEndOfSequence(const Element& e) { return e.kind == ElementKind::kEnd || e.kind == ElementKind::kAlt; }
 
+// The token-symbol plane (token_symbols.h): a negated set or `.` never matches it, so a
+// control token is allowed only where the grammar names it.
+constexpr uint32_t kSymbolFirst = 0x100000;
+bool IsOpenSet(ElementKind k) { return k == ElementKind::kCharNot || k == ElementKind::kCharAny; }
+
 // Whether code point `cp` is in the character set at `pos`; `next` gets the position after it.
 bool MatchChar(const Element* el, uint32_t pos, uint32_t cp, uint32_t& next) {
+  const bool open_set = IsOpenSet(el[pos].kind);
   const bool positive = el[pos].kind == ElementKind::kChar || el[pos].kind == ElementKind::kCharAny;
   bool found = false;
   do {
@@ -28,12 +34,17 @@ bool MatchChar(const Element* el, uint32_t pos, uint32_t cp, uint32_t& next) {
     }
   } while (el[pos].kind == ElementKind::kCharAlt);
   next = pos;
+  if (open_set && cp >= kSymbolFirst) return false;
   return found == positive;
 }
 
 // Whether some code point in [lo, hi] is in the character set at `pos`.
 bool MatchRange(const Element* el, uint32_t pos, uint32_t lo, uint32_t hi) {
   const ElementKind kind = el[pos].kind;
+  if (IsOpenSet(kind)) {  // the symbol plane is not theirs
+    if (lo >= kSymbolFirst) return false;
+    hi = std::min(hi, kSymbolFirst - 1);
+  }
   if (kind == ElementKind::kCharAny) return true;
   // The set's ranges.
   uint32_t ranges[2 * 64];

@@ -1,4 +1,5 @@
 #include "grammar/matcher.h"
+#include "grammar/token_symbols.h"
 
 #include <gtest/gtest.h>
 
@@ -211,6 +212,29 @@ TEST(Matcher, ExponentialExpansionsAreBounded) {
   auto big = Compile(NestedNullable(40).c_str());
   Matcher m(big);
   EXPECT_TRUE(m.CanAcceptBytes("x"));
+}
+
+// Token symbols (token_symbols.h): `.` and negated classes never match the symbol plane; a
+// literal or a positive class that names a symbol does — whole or byte by byte.
+TEST(Matcher, OnlyPositiveSetsMatchTokenSymbols) {
+  const std::string sym = TokenSymbolUtf8(48);
+  auto any = Compile("root ::= .");
+  auto neg = Compile("root ::= [^a]");
+  auto lit = Compile(("root ::= \"" + TokenSymbolGbnf(48) + "\"").c_str());
+  auto cls = Compile(("root ::= [" + TokenSymbolRange() + "]").c_str());
+  EXPECT_FALSE(FullMatch(any, sym));
+  EXPECT_FALSE(FullMatch(neg, sym));
+  EXPECT_TRUE(FullMatch(any, "\xF3\xA0\x80\x80"));  // U+E0000, just below the plane
+  EXPECT_TRUE(FullMatch(lit, sym));
+  EXPECT_TRUE(FullMatch(cls, sym));
+  for (auto g : {any, neg}) {
+    Matcher m(g);
+    EXPECT_FALSE(m.AcceptBytes("\xF4")) << "a partial symbol";
+  }
+  Matcher m(cls);
+  EXPECT_TRUE(m.AcceptBytes("\xF4\x80"));
+  EXPECT_TRUE(m.AcceptBytes("\x80\xB0"));
+  EXPECT_TRUE(m.IsAccepting());
 }
 
 }  // namespace

@@ -3,6 +3,8 @@
 // convention: token id t (t ≤ kMaxSymbolToken) is the code point U+100000 + t, in plane 16
 // (private use), which a vocabulary view (runtime/grammar_constraint.h) gives that token as
 // its text, while never allowing the pieces and bytes that could write such a code point.
+// The matcher lets only a positive set or literal match a symbol: `.` and negated classes
+// ([^"\\]) never do, so a control token appears only where the grammar names it.
 #pragma once
 
 #include <cstdint>

@@ -60,7 +60,7 @@ class Gemma4Drafter {
   bool has_sparse_head() const { return centroids_.valid(); }
   const ops::Weight& centroids() const { return centroids_; }
   const std::vector<int32_t>& token_ordering() const { return token_ordering_; }
-  const std::vector<double>& rope_inv_freq(int64_t l) const {
+  const std::vector<float>& rope_inv_freq(int64_t l) const {
     return cfg_.is_full(l) ? rope_full_ : rope_sliding_;
   }
   const std::string& path() const { return path_; }
@@ -74,7 +74,7 @@ class Gemma4Drafter {
   std::vector<float> output_norm_;
   std::vector<int32_t> token_ordering_;
   std::vector<Gemma4DrafterLayer> layers_;
-  std::vector<double> rope_sliding_, rope_full_;
+  std::vector<float> rope_sliding_, rope_full_;
 };
 
 enum class DraftHead {

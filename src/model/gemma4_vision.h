@@ -64,7 +64,7 @@ class Gemma4Vision {
   ops::Weight pos_table_;   // [2·P, Dv]: rows [0, P) by column x, [P, 2P) by row y
   ops::Weight proj_;        // [D, Dv]
   std::vector<Gemma4VisionLayer> layers_;
-  std::vector<double> rope_inv_freq_;  // [hd/4]
+  std::vector<float> rope_inv_freq_;  // [hd/4]
 };
 
 }  // namespace gemlet::model

@@ -82,13 +82,17 @@ Result<std::unique_ptr<GrammarConstraint>> GrammarConstraint::Create(
   auto shared = std::make_shared<const grammar::Grammar>(std::move(g));
   grammar::Matcher m(shared);
   m.set_max_history(kMaxUndo);
-  // The one-character tokens (printable ASCII, tab, newline): the closing steps' candidates.
+  // The one-character tokens (printable ASCII, tab, newline, and the control-token symbols,
+  // which a grammar may need to close: a string's quote, a call's end): the closing steps'
+  // candidates.
   auto shorts = std::make_shared<std::vector<int32_t>>();
   for (size_t t = 0; t < vocab->size(); ++t) {
     const int32_t id = static_cast<int32_t>(t);
     if (vocab->kind(id) != grammar::TokenKind::kText) continue;
     const std::string_view p = vocab->piece(id);
-    if (p.size() == 1 && ((p[0] >= 0x20 && p[0] < 0x7F) || p[0] == '\n' || p[0] == '\t')) shorts->push_back(id);
+    const bool ascii = p.size() == 1 && ((p[0] >= 0x20 && p[0] < 0x7F) || p[0] == '\n' || p[0] == '\t');
+    const bool symbol = p.size() == 4 && p[0] == '\xF4';
+    if (ascii || symbol) shorts->push_back(id);
   }
   std::unique_ptr<GrammarConstraint> c(
       new GrammarConstraint(grammar::TokenMatcher(std::move(vocab), std::move(m)), schedule));
@@ -117,7 +121,13 @@ bool GrammarConstraint::IsEnd(int32_t t) const {
 // close so that the constrained part follows).
 bool GrammarConstraint::FreeAllows(int32_t t) const {
   if (t < 0 || static_cast<size_t>(t) >= matcher_.vocab().size()) return false;
-  return phase_ == Phase::kWaiting || !IsEnd(t);
+  if (phase_ != Phase::kWaiting) return !IsEnd(t);
+  // Lazy: a call may open only while the budget still holds the whole call (the trigger, the
+  // grammar's fewest characters and an end token).
+  if (budget_ >= 0 && IsTrigger(t) && budget_ < cost_->Min(start_.matcher().state()) + 2 + kClosingMargin) {
+    return false;
+  }
+  return true;
 }
 
 void GrammarConstraint::SetBudget(int64_t tokens) {
@@ -151,14 +161,18 @@ const std::vector<int32_t>* GrammarConstraint::Closing() {
     options.push_back({cost_->Min(probe.matcher().state()), t});
     (void)probe.Rollback(1);
   }
-  if (options.empty()) return nullptr;  // no short way on: the ordinary rules
+  const bool accepting = matcher_.IsAccepting();
+  if (options.empty() && !accepting) return nullptr;  // no short way on: the ordinary rules
+  // A token is kept if the rest (m characters, one token each at worst) and the end token
+  // still fit: m <= budget - 2. When even the best one does not, the best ones (the output
+  // will be cut, but as close to whole as it can be) — unless it may end now: then it ends.
   int64_t best = grammar::CompletionCost::kNever;
   for (const auto& [m, t] : options) best = std::min(best, m);
-  const int64_t limit = std::max(best, budget_ - 2);
+  const int64_t limit = accepting ? budget_ - 2 : std::max(best, budget_ - 2);
   for (const auto& [m, t] : options) {
     if (m <= limit) closing_.push_back(t);
   }
-  if (matcher_.IsAccepting()) {
+  if (accepting) {
     for (int32_t e : matcher_.vocab().end_ids()) closing_.push_back(e);
   }
   std::sort(closing_.begin(), closing_.end());

@@ -60,7 +60,7 @@ int Run(Flags& flags) {
   if (!tokens.ok()) return UsageError("draft", tokens.status().message());
   if (!k_steps.ok()) return UsageError("draft", k_steps.status().message());
   if (!threads.ok()) return UsageError("draft", threads.status().message());
-  std::optional<TensorType> kv;
+  runtime::EngineOptions kv;
   if (!ParseKvType(kv_type, &kv)) return UsageError("draft", KvTypeError(kv_type));
   if (Status st = flags.Finish(); !st.ok()) return UsageError("draft", st.message());
   if (!flags.Positional().empty()) return UsageError("draft", "unexpected argument '" + flags.Positional()[0] + "'");
@@ -72,7 +72,7 @@ int Run(Flags& flags) {
   runtime::EngineOptions eo;
   eo.threads = static_cast<int>(*threads);
   eo.mode = exact ? ops::MatMulMode::kExact : ops::MatMulMode::kFast;
-  eo.kv_type = kv;
+  SetKvTypes(kv, &eo);
   eo.drafter_path = drafter_path;
   auto engine = runtime::Engine::Open(model, eo);
   if (!engine.ok()) return ReportError("draft", engine.status());

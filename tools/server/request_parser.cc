@@ -527,16 +527,6 @@ ApiOr<ChatRequest> ParseChatRequest(const Json& b, const ParseLimits& limits) {
   if (auto e = ReadThinking(b, &req.enable_thinking)) return *e;
   if (auto e = ReadBool(b, "ignore_eos", "ignore_eos", &req.ignore_eos)) return *e;
   if (auto e = RejectUnsupported(b, /*chat=*/true)) return *e;
-  auto rf = b.find("response_format");
-  if (rf != b.end() && !rf->is_null()) {
-    if (!rf->is_object()) return WrongType("response_format", "an object", *rf);
-    std::string type;
-    if (auto e = ReadString(*rf, "type", "response_format.type", &type)) return *e;
-    if (type != "text") {
-      return BadRequest("'response_format.type' '" + type + "' is not supported (only 'text')",
-                        "response_format.type", "unsupported_value");
-    }
-  }
   return req;
 }
 

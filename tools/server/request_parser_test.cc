@@ -124,8 +124,15 @@ TEST(RequestParserTest, WrongTypesNameTheField) {
       {R"({"messages": [{"role":"user","content":"x"}], "tool_choice": "maybe"})", "tool_choice"},
       {R"({"messages": [{"role":"user","content":"x"}], "stream_options": {"include_usage": true}})",
        "stream_options"},
-      {R"({"messages": [{"role":"user","content":"x"}], "response_format": {"type":"json_object"}})",
+      {R"({"messages": [{"role":"user","content":"x"}], "response_format": {"type":"xml"}})",
        "response_format.type"},
+      {R"({"messages": [{"role":"user","content":"x"}], "response_format": {"type":"json_schema"}})",
+       "response_format.json_schema"},
+      {R"({"messages": [{"role":"user","content":"x"}], "response_format": {"type":"json_schema","json_schema":{"name":"n","schema":3}}})",
+       "response_format.json_schema.schema"},
+      {R"({"messages": [{"role":"user","content":"x"}], "response_format": {"type":"json_object"}, "grammar": "root ::= \"a\""})",
+       "grammar"},
+      {R"({"messages": [{"role":"user","content":"x"}], "grammar": 5})", "grammar"},
   };
   for (const auto& c : cases) {
     ApiError e = ChatError(c.body);
@@ -134,6 +141,28 @@ TEST(RequestParserTest, WrongTypesNameTheField) {
     EXPECT_EQ(e.param, c.param) << c.body << " → " << e.message;
     EXPECT_FALSE(e.message.empty());
   }
+}
+
+TEST(RequestParserTest, OutputFormats) {
+  auto j = ParseChatRequest(std::string_view(
+      R"({"messages": [{"role":"user","content":"x"}], "response_format": {"type": "json_schema",
+          "json_schema": {"name": "n", "strict": true, "schema": {"type": "object"}}}})"));
+  ASSERT_TRUE(j.ok());
+  EXPECT_EQ(j->format.kind, OutputFormat::Kind::kJsonSchema);
+  EXPECT_EQ(j->format.schema, nlohmann::json({{"type", "object"}}));
+  EXPECT_EQ(j->format.param, "response_format.json_schema.schema");
+  auto o = ParseChatRequest(std::string_view(
+      R"({"messages": [{"role":"user","content":"x"}], "response_format": {"type": "json_object"}})"));
+  ASSERT_TRUE(o.ok());
+  EXPECT_EQ(o->format.kind, OutputFormat::Kind::kJsonObject);
+  auto g = ParseCompletionRequest(std::string_view(R"({"prompt": "x", "grammar": "root ::= \"a\""})"));
+  ASSERT_TRUE(g.ok());
+  EXPECT_EQ(g->format.kind, OutputFormat::Kind::kGrammar);
+  EXPECT_EQ(g->format.grammar, "root ::= \"a\"");
+  auto t = ParseChatRequest(std::string_view(
+      R"({"messages": [{"role":"user","content":"x"}], "response_format": {"type": "text"}})"));
+  ASSERT_TRUE(t.ok());
+  EXPECT_EQ(t->format.kind, OutputFormat::Kind::kText);
 }
 
 TEST(RequestParserTest, UnknownRoleIsRejected) {

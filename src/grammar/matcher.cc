@@ -11,9 +11,12 @@ namespace {
 
 bool IsEndOfSequence(const Element& e) { return e.kind == ElementKind::kEnd || e.kind == ElementKind::kAlt; }
 
-// The token-symbol plane (token_symbols.h): a negated set or `.` never matches it, so a
-// control token is allowed only where the grammar names it.
+// The token-symbol plane (token_symbols.h): a negated set, `.` or a range that starts below
+// the plane never matches it (only a literal, a class member, or a range within the plane
+// does), so a control token is allowed only where the grammar names it.
 constexpr uint32_t kSymbolFirst = 0x100000;
+// The upper end of range [a, b] for matching: below the plane unless it starts there.
+uint32_t RangeTop(uint32_t a, uint32_t b) { return a < kSymbolFirst ? std::min(b, kSymbolFirst - 1) : b; }
 bool IsOpenSet(ElementKind k) { return k == ElementKind::kCharNot || k == ElementKind::kCharAny; }
 
 // Whether code point `cp` is in the character set at `pos`; `next` gets the position after it.
@@ -26,7 +29,7 @@ bool MatchChar(const Element* el, uint32_t pos, uint32_t cp, uint32_t& next) {
       found = true;
       pos += 1;
     } else if (el[pos + 1].kind == ElementKind::kCharRangeUpper) {
-      found = found || (el[pos].value <= cp && cp <= el[pos + 1].value);
+      found = found || (el[pos].value <= cp && cp <= RangeTop(el[pos].value, el[pos + 1].value));
       pos += 2;
     } else {
       found = found || el[pos].value == cp;
@@ -53,7 +56,7 @@ bool MatchRange(const Element* el, uint32_t pos, uint32_t lo, uint32_t hi) {
   do {
     uint32_t a = el[pos].value, b = a;
     if (el[pos + 1].kind == ElementKind::kCharRangeUpper) {
-      b = el[pos + 1].value;
+      b = RangeTop(a, el[pos + 1].value);
       pos += 2;
     } else {
       pos += 1;

@@ -222,12 +222,15 @@ TEST(Matcher, OnlyPositiveSetsMatchTokenSymbols) {
   auto neg = Compile("root ::= [^a]");
   auto lit = Compile(("root ::= \"" + TokenSymbolGbnf(48) + "\"").c_str());
   auto cls = Compile(("root ::= [" + TokenSymbolRange() + "]").c_str());
+  auto wide = Compile("root ::= [\\x20-\\U0010FFFF]");  // starts below the plane
   EXPECT_FALSE(FullMatch(any, sym));
   EXPECT_FALSE(FullMatch(neg, sym));
+  EXPECT_FALSE(FullMatch(wide, sym));
+  EXPECT_TRUE(FullMatch(wide, "\xF3\xA0\x80\x80"));
   EXPECT_TRUE(FullMatch(any, "\xF3\xA0\x80\x80"));  // U+E0000, just below the plane
   EXPECT_TRUE(FullMatch(lit, sym));
   EXPECT_TRUE(FullMatch(cls, sym));
-  for (auto g : {any, neg}) {
+  for (auto g : {any, neg, wide}) {
     Matcher m(g);
     EXPECT_FALSE(m.AcceptBytes("\xF4")) << "a partial symbol";
   }

@@ -22,11 +22,12 @@ namespace gemlet::grammar::testing {
 using CodePointRanges = std::vector<std::pair<uint32_t, uint32_t>>;  // inclusive, any order
 
 // The code points the character set at grammar element `at` (kChar, kCharNot, kCharAny)
-// matches, without the surrogates.
+// matches, without the surrogates (and, for `.` and negated sets, without the token-symbol
+// plane U+100000.., which only a positive set matches: token_symbols.h).
 inline CodePointRanges CharSetAt(const Grammar& g, uint32_t at) {
   const Element& first = g.elements[at];
   CodePointRanges set;
-  if (first.kind == ElementKind::kCharAny) return {{0, 0xD7FF}, {0xE000, 0x10FFFF}};
+  if (first.kind == ElementKind::kCharAny) return {{0, 0xD7FF}, {0xE000, 0xFFFFF}};
   uint32_t i = at;
   for (;;) {
     uint32_t lo = g.elements[i].value, hi = lo;
@@ -43,11 +44,12 @@ inline CodePointRanges CharSetAt(const Grammar& g, uint32_t at) {
       if (lo > next) neg.push_back({next, lo - 1});
       next = std::max(next, hi + 1);
     }
-    if (next <= 0x10FFFF) neg.push_back({next, 0x10FFFF});
+    if (next <= 0xFFFFF) neg.push_back({next, 0xFFFFF});
     set = neg;
   }
   CodePointRanges out;  // without the surrogates
   for (auto [lo, hi] : set) {
+    if (lo < 0x100000 && hi >= 0x100000) hi = 0xFFFFF;  // a range into the symbol plane stops there
     if (hi < 0xD800 || lo > 0xDFFF) {
       out.push_back({lo, hi});
       continue;

@@ -42,6 +42,19 @@ std::unique_ptr<GrammarConstraint> Make(const std::string& gbnf, const GrammarSc
 
 std::vector<int32_t> Encode(std::string_view text) { return RealTokenizer().Encode(text).value(); }
 
+// Random logits for a random-weight model: windows of one pool of N(0, 3) draws at random
+// offsets in [0, 65536) (drawing 262,144 fresh normals per step would dominate the tests' time).
+const std::vector<float>& LogitPool() {
+  static const auto* pool = [] {
+    std::mt19937 rng(5);
+    std::normal_distribution<float> nd(0.0f, 3.0f);
+    auto* p = new std::vector<float>(RealTokenizer().size() + 65536);
+    for (float& l : *p) l = nd(rng);
+    return p;
+  }();
+  return *pool;
+}
+
 void AcceptAll(GrammarConstraint& c, const std::vector<int32_t>& ids) {
   for (int32_t t : ids) ASSERT_TRUE(c.Accept(t).ok()) << "token " << t;
 }
@@ -158,13 +171,8 @@ TEST(GrammarConstraintTest, SampledOutputsAlwaysMatch) {
       "num ::= \"-\"? [1-9] [0-9]{0,4}\n"
       "tag ::= \"\\\"\" [a-z]{1,8} \"\\\"\"\n";
   const std::regex check(R"(\{"n": -?[1-9][0-9]{0,4}, "tags": \[("[a-z]{1,8}"(, "[a-z]{1,8}"){0,3})?\]\})");
-  // Random logits: windows of one pool of N(0, 3) draws at random offsets (drawing 262,144
-  // fresh normals per step would dominate the test's time).
   const int32_t V = RealTokenizer().size();
-  std::mt19937 pool_rng(5);
-  std::normal_distribution<float> nd(0.0f, 3.0f);
-  std::vector<float> pool(V + 65536);
-  for (float& l : pool) l = nd(pool_rng);
+  const std::vector<float>& pool = LogitPool();
   for (uint64_t seed = 1; seed <= 30; ++seed) {
     auto c = Make(gbnf);
     SamplerOptions o;
@@ -193,10 +201,7 @@ TEST(GrammarConstraintTest, BudgetSteersToAWholeOutput) {
       "root ::= \"{\\\"a\\\": \\\"\" [^\"\\\\]* \"\\\", \\\"b\\\": [\" ( [0-9]+ ( \",\" [0-9]+ )* )? \"]}\"\n";
   const std::regex check(R"(\{"a": "[^"\\]*", "b": \[([0-9]+(,[0-9]+)*)?\]\})");
   const int32_t V = RealTokenizer().size();
-  std::mt19937 pool_rng(9);
-  std::normal_distribution<float> nd(0.0f, 3.0f);
-  std::vector<float> pool(V + 65536);
-  for (float& l : pool) l = nd(pool_rng);
+  const std::vector<float>& pool = LogitPool();
   for (int64_t budget : {20, 28, 48}) {  // the shortest document is 18 characters
     for (uint64_t seed = 1; seed <= 10; ++seed) {
       auto c = Make(gbnf);

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "base/mapped_file.h"
+#include "tools/cli/cli_test_util.h"
 
 namespace gemlet::cli {
 namespace {
@@ -18,43 +19,21 @@ namespace {
 namespace fs = std::filesystem;
 
 const std::string& Dir() {
-  static const std::string d = [] {
-    const std::string p = ::testing::TempDir() + "/grammar_flags." + std::to_string(::getpid());
-    fs::create_directories(p);
-    return p;
-  }();
+  static const std::string d = testing_util::MakeScratchDir("grammar_flags");
   return d;
 }
 
-void WriteFile(const std::string& path, const std::string& text) {
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  ASSERT_NE(f, nullptr) << path;
-  std::fwrite(text.data(), 1, text.size(), f);
-  std::fclose(f);
-}
+using testing_util::WriteFile;
 
-int Gemlet(const std::string& args, std::string* out, std::string* err, const std::string& in = "/dev/null") {
-  const std::string o = Dir() + "/out", e = Dir() + "/err";
-  const std::string cmd = "XDG_CACHE_HOME=" + Dir() + "/cache " + std::string(GEMLET_BINARY) + " " + args +
-                          " <" + in + " >" + o + " 2>" + e;
-  const int rc = std::system(cmd.c_str());
-  auto text = ReadFileToString(o);
-  *out = text.ok() ? *text : "";
-  auto etext = ReadFileToString(e);
-  *err = etext.ok() ? *etext : "";
-  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+int Gemlet(const std::string& args, std::string* out, std::string* err = nullptr,
+           const std::string& stdin_file = "/dev/null") {
+  return testing_util::RunGemlet(Dir(), args, out, err, stdin_file);
 }
 
 // The tiny shapes with the tiny synthetic vocabulary (byte tokens and Gemma's control tokens):
 // every grammar character can be written, one byte token at a time if need be.
 const std::string& TinyModel() {
-  static const std::string path = [] {
-    const std::string src = Dir() + "/tiny-src", model = Dir() + "/tiny.gemlet";
-    std::string out, err;
-    EXPECT_EQ(Gemlet("synth --preset tiny --seed 3 -o " + src + " -q", &out, &err), 0) << err;
-    EXPECT_EQ(Gemlet("convert " + src + " -o " + model + " --quiet", &out, &err), 0) << err;
-    return model;
-  }();
+  static const std::string path = testing_util::MakeTinyModel(Dir(), 3);
   return path;
 }
 

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "base/mapped_file.h"
+#include "tools/cli/cli_test_util.h"
 #include "format/npy.h"
 
 namespace gemlet::cli {
@@ -22,37 +23,17 @@ namespace {
 namespace fs = std::filesystem;
 
 const std::string& Dir() {
-  static const std::string d = [] {
-    const std::string p = ::testing::TempDir() + "/long_input." + std::to_string(::getpid());
-    fs::create_directories(p);
-    return p;
-  }();
+  static const std::string d = testing_util::MakeScratchDir("long_input");
   return d;
 }
 
 // `gemlet ARGS`, stdout and stderr to files; the exit code.
 int Gemlet(const std::string& args, std::string* out, std::string* err = nullptr) {
-  const std::string o = Dir() + "/out", e = Dir() + "/err";
-  const std::string cmd = "XDG_CACHE_HOME=" + Dir() + "/cache " + std::string(GEMLET_BINARY) + " " + args +
-                          " </dev/null >" + o + " 2>" + e;
-  const int rc = std::system(cmd.c_str());
-  auto text = ReadFileToString(o);
-  *out = text.ok() ? *text : "";
-  if (err) {
-    auto etext = ReadFileToString(e);
-    *err = etext.ok() ? *etext : "";
-  }
-  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  return testing_util::RunGemlet(Dir(), args, out, err);
 }
 
 const std::string& TinyModel() {
-  static const std::string path = [] {
-    const std::string src = Dir() + "/tiny-src", model = Dir() + "/tiny.gemlet";
-    std::string out, err;
-    EXPECT_EQ(Gemlet("synth --preset tiny --seed 3 -o " + src + " -q", &out, &err), 0) << err;
-    EXPECT_EQ(Gemlet("convert " + src + " -o " + model + " --quiet", &out, &err), 0) << err;
-    return model;
-  }();
+  static const std::string path = testing_util::MakeTinyModel(Dir(), 3);
   return path;
 }
 

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "base/mapped_file.h"
+#include "tools/cli/cli_test_util.h"
 #include "format/gemlet_file.h"
 #include "text/chat_format.h"
 #include "text/tokenizer.h"
@@ -26,45 +27,20 @@ namespace {
 namespace fs = std::filesystem;
 
 const std::string& Dir() {
-  static const std::string d = [] {
-    const std::string p = ::testing::TempDir() + "/run_chat." + std::to_string(::getpid());
-    fs::create_directories(p);
-    return p;
-  }();
+  static const std::string d = testing_util::MakeScratchDir("run_chat");
   return d;
 }
 
-void WriteFile(const std::string& path, const std::string& text) {
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  ASSERT_NE(f, nullptr) << path;
-  std::fwrite(text.data(), 1, text.size(), f);
-  std::fclose(f);
-}
+using testing_util::WriteFile;
 
 // `gemlet ARGS <stdin_file`, stdout and stderr to files; the exit code.
 int Gemlet(const std::string& args, std::string* out, std::string* err = nullptr,
            const std::string& stdin_file = "/dev/null") {
-  const std::string o = Dir() + "/out", e = Dir() + "/err";
-  const std::string cmd = "XDG_CACHE_HOME=" + Dir() + "/cache " + std::string(GEMLET_BINARY) + " " + args + " <" +
-                          stdin_file + " >" + o + " 2>" + e;
-  const int rc = std::system(cmd.c_str());
-  auto text = ReadFileToString(o);
-  *out = text.ok() ? *text : "";
-  if (err) {
-    auto etext = ReadFileToString(e);
-    *err = etext.ok() ? *etext : "";
-  }
-  return WIFEXITED(rc) ? WEXITSTATUS(rc) : -1;
+  return testing_util::RunGemlet(Dir(), args, out, err, stdin_file);
 }
 
 const std::string& TinyModel() {
-  static const std::string path = [] {
-    const std::string src = Dir() + "/tiny-src", model = Dir() + "/tiny.gemlet";
-    std::string out, err;
-    EXPECT_EQ(Gemlet("synth --preset tiny --seed 5 -o " + src + " -q", &out, &err), 0) << err;
-    EXPECT_EQ(Gemlet("convert " + src + " -o " + model + " --quiet", &out, &err), 0) << err;
-    return model;
-  }();
+  static const std::string path = testing_util::MakeTinyModel(Dir(), 5);
   return path;
 }
 

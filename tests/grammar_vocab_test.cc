@@ -27,10 +27,15 @@ std::shared_ptr<const grammar::Vocabulary> RealGrammarVocab() {
   return *v;
 }
 
+// One JSON grammar for every matcher here: a mask cache serves one grammar object.
 std::shared_ptr<const grammar::Grammar> Json() {
-  auto g = grammar::ParseGbnf(grammar::testing::kJsonGbnf);
-  EXPECT_TRUE(g.ok());
-  return std::make_shared<const grammar::Grammar>(std::move(g).value());
+  static const auto* g = [] {
+    auto r = grammar::ParseGbnf(grammar::testing::kJsonGbnf);
+    EXPECT_TRUE(r.ok());
+    return new std::shared_ptr<const grammar::Grammar>(
+        std::make_shared<const grammar::Grammar>(std::move(r).value()));
+  }();
+  return *g;
 }
 
 TEST(GrammarRealVocab, MaskEqualsTryingEachToken) {

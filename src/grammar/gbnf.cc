@@ -571,11 +571,16 @@ std::string Grammar::ToString() const {
       if (in_literal) s += '"';
       in_literal = false;
     };
+    // An empty alternative is written "" (a bare "y ::=" would run on into the next line).
+    auto mark_empty = [&] {
+      if (s.size() >= 3 && (s.compare(s.size() - 3, 3, "::=") == 0 || s.back() == '|')) s += " \"\"";
+    };
     while (true) {
       const Element& e = elements[i];
       if (e.kind == ElementKind::kEnd) break;
       if (e.kind == ElementKind::kAlt) {
         close_literal();
+        mark_empty();
         s += " |";
         ++i;
         continue;
@@ -616,6 +621,7 @@ std::string Grammar::ToString() const {
       s += ']';
     }
     close_literal();
+    mark_empty();
     s += '\n';
   }
   return s;

@@ -32,11 +32,11 @@ TEST(Gbnf, RepetitionsBecomeHelperRules) {
   ASSERT_TRUE(g.ok()) << g.status().message();
   EXPECT_EQ(g->ToString(),
             "root ::= root_1 \"b\" root_2 root_3 \"dd\" root_4 \"ee\" root_5\n"
-            "root_1 ::= \"a\" root_1 |\n"
-            "root_2 ::= \"b\" root_2 |\n"
-            "root_3 ::= \"c\" |\n"
-            "root_4 ::= \"d\" |\n"
-            "root_5 ::= \"e\" root_5 |\n");
+            "root_1 ::= \"a\" root_1 | \"\"\n"
+            "root_2 ::= \"b\" root_2 | \"\"\n"
+            "root_3 ::= \"c\" | \"\"\n"
+            "root_4 ::= \"d\" | \"\"\n"
+            "root_5 ::= \"e\" root_5 | \"\"\n");
 }
 
 TEST(Gbnf, GroupsCommentsEscapesAndLines) {
@@ -56,7 +56,14 @@ TEST(Gbnf, AnEmptyLastAlternativeBeforeTheNextRule) {
   // Found by gbnf_fuzz: ToString writes "x ::= a |", and the next line is a rule, not an item.
   auto g = ParseGbnf("root ::= item |\nitem ::= \"a\" |  # empty\n\nother ::= item\n");
   ASSERT_TRUE(g.ok()) << g.status().message();
-  EXPECT_EQ(g->ToString(), "root ::= item |\nitem ::= \"a\" |\nother ::= item\n");
+  EXPECT_EQ(g->ToString(), "root ::= item | \"\"\nitem ::= \"a\" | \"\"\nother ::= item\n");
+  // And an empty rule (found by gbnf_fuzz too): "y ::=" alone would run on into the next line.
+  auto e = ParseGbnf("root ::= x | y\nx ::= \"2\"\ny ::=\n");
+  ASSERT_TRUE(e.ok()) << e.status().message();
+  EXPECT_EQ(e->ToString(), "root ::= x | y\nx ::= \"2\"\ny ::= \"\"\n");
+  auto e2 = ParseGbnf(e->ToString());
+  ASSERT_TRUE(e2.ok()) << e2.status().message();
+  EXPECT_EQ(e2->elements, e->elements);
   auto again = ParseGbnf(g->ToString());
   ASSERT_TRUE(again.ok()) << again.status().message();
   EXPECT_EQ(again->elements, g->elements);

@@ -100,10 +100,10 @@ ApiOr<Json> ParseRequestBody(std::string_view body) {
     try {
       Json ignored = Json::parse(body.begin(), body.end());
       (void)ignored;
-    } catch (const Json::parse_error& e) {
+    } catch (const Json::exception& e) {  // parse_error, or out_of_range for a number too large
       why = e.what();
-      const std::string prefix = "[json.exception.parse_error.101] ";
-      if (why.rfind(prefix, 0) == 0) why = why.substr(prefix.size());
+      const size_t close = why.find("] ");
+      if (why.rfind("[json.exception.", 0) == 0 && close != std::string::npos) why = why.substr(close + 2);
     }
     return BadRequest("could not parse the JSON body of the request: " + why);
   }

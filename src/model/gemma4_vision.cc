@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <cmath>
 
-#include "kernels/ref/quant.h"
 #include "ops/activation.h"
 #include "ops/attention.h"
 #include "ops/norm.h"
 #include "ops/rope.h"
+#include "model/tensor_binding.h"
 
 namespace gemlet::model {
 
@@ -17,25 +17,6 @@ std::string ShapeString(const std::vector<int64_t>& s) {
   std::string out = "[";
   for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
   return out + "]";
-}
-
-ops::Weight ToWeight(const TensorView& t) {
-  ops::Weight w;
-  w.type = t.type;
-  w.layout = t.layout;
-  w.cols = t.cols();
-  w.rows = t.rows();
-  w.row_bytes = t.nbytes / static_cast<uint64_t>(w.rows);
-  w.data = t.data;
-  return w;
-}
-
-std::vector<float> ToF32(const TensorView& t) {
-  std::vector<float> v(static_cast<size_t>(t.numel()));
-  const int64_t cols = t.cols();
-  const uint64_t row_bytes = t.nbytes / static_cast<uint64_t>(t.rows());
-  for (int64_t r = 0; r < t.rows(); ++r) kernels::DequantizeRowRef(t.type, t.data + r * row_bytes, v.data() + r * cols, cols);
-  return v;
 }
 
 float* Sized(std::vector<float>& v, int64_t n) {

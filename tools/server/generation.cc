@@ -86,6 +86,7 @@ void Generation::OnFinish(const JobOutcome& outcome) {
   }
   {
     std::lock_guard<std::mutex> lock(mu_);
+    raw_text_ += raw_decoder_->Flush();  // the decoder may hold the last text back
     if (!pending_logprobs_.empty()) {
       GenerationEvent e;
       e.logprobs = std::move(pending_logprobs_);

@@ -7,6 +7,18 @@
 namespace gemlet::server {
 namespace {
 
+// obj[key] when it is a string, else "" (Json::value throws on a wrong type).
+std::string StrField(const Json& obj, const char* key) {
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+// obj[key] when it is a boolean, else `def`.
+bool BoolField(const Json& obj, const char* key, bool def) {
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_boolean() ? it->get<bool>() : def;
+}
+
 const char* ErrorType(int status) {
   switch (status) {
     case 400: return "invalid_request_error";
@@ -44,7 +56,7 @@ ApiOr<std::string> ToolResultText(const Json& block, const std::string& path) {
   for (size_t i = 0; i < c->size(); ++i) {
     const Json& b = (*c)[i];
     const std::string bp = path + ".content[" + std::to_string(i) + "]";
-    if (!b.is_object() || b.value("type", "") != "text" || !b.contains("text") || !b["text"].is_string()) {
+    if (!b.is_object() || StrField(b, "type") != "text" || !b.contains("text") || !b["text"].is_string()) {
       return Bad(bp, "must be a text block (image results are not supported)");
     }
     if (!text.empty()) text += "\n";
@@ -58,7 +70,7 @@ ApiOr<std::string> ToolResultText(const Json& block, const std::string& path) {
 std::optional<ApiError> TranslateMessage(const Json& m, const std::string& path,
                                          std::map<std::string, std::string>& call_names, Json* out) {
   if (!m.is_object()) return Bad(path, "must be an object");
-  const std::string role = m.value("role", "");
+  const std::string role = StrField(m, "role");
   if (role != "user" && role != "assistant") return Bad(path + ".role", "must be \"user\" or \"assistant\"");
   auto c = m.find("content");
   if (c == m.end()) return Bad(path + ".content", "is required");
@@ -96,7 +108,7 @@ std::optional<ApiError> TranslateMessage(const Json& m, const std::string& path,
       auto r = ToolResultText(b, bp);
       if (!r.ok()) return r.error();
       std::string content = *r;
-      if (b.value("is_error", false)) content = "Error: " + content;
+      if (BoolField(b, "is_error", false)) content = "Error: " + content;
       Json tm = {{"role", "tool"}, {"tool_call_id", b["tool_use_id"]}, {"content", content}};
       auto name = call_names.find(b["tool_use_id"].get<std::string>());
       if (name != call_names.end()) tm["name"] = name->second;
@@ -113,7 +125,7 @@ std::optional<ApiError> TranslateMessage(const Json& m, const std::string& path,
     if (!thinking.empty()) o["reasoning_content"] = thinking;
     if (!calls.empty()) o["tool_calls"] = std::move(calls);
     out->push_back(std::move(o));
-  } else if (!text.empty() || out->empty() || out->back().value("role", "") != "tool") {
+  } else if (!text.empty() || out->empty() || StrField(out->back(), "role") != "tool") {
     out->push_back({{"role", "user"}, {"content", text}});
   }
   return std::nullopt;
@@ -142,7 +154,7 @@ ApiOr<Json> AnthropicToOpenAi(const Json& body) {
     } else if (s->is_array()) {
       for (size_t i = 0; i < s->size(); ++i) {
         const Json& b = (*s)[i];
-        if (!b.is_object() || b.value("type", "") != "text" || !b.contains("text") || !b["text"].is_string()) {
+        if (!b.is_object() || StrField(b, "type") != "text" || !b.contains("text") || !b["text"].is_string()) {
           return Bad("system[" + std::to_string(i) + "]", "must be a text block");
         }
         if (!system.empty()) system += "\n";
@@ -194,7 +206,7 @@ ApiOr<Json> AnthropicToOpenAi(const Json& body) {
     } else {
       return Bad("tool_choice.type", "must be auto, any, tool or none");
     }
-    if (tc->value("disable_parallel_tool_use", false)) out["parallel_tool_calls"] = false;
+    if (BoolField(*tc, "disable_parallel_tool_use", false)) out["parallel_tool_calls"] = false;
   }
   if (auto th = body.find("thinking"); th != body.end() && !th->is_null()) {
     if (!th->is_object() || !th->contains("type") || !(*th)["type"].is_string()) {

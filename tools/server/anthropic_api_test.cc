@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include "tools/server/ollama_api.h"
 #include "tools/server/testing/test_server.h"
 
 namespace gemlet::server {
@@ -126,6 +127,25 @@ TEST(AnthropicApiTest, MessagesWholeStreamedAndStopped) {
   Json bj = Json::parse(bad->body);
   EXPECT_EQ(bj["type"], "error");
   EXPECT_EQ(bj["error"]["type"], "invalid_request_error");
+}
+
+}  // namespace
+}  // namespace gemlet::server
+
+namespace gemlet::server {
+namespace {
+
+// Fields of the wrong type are 400s, never exceptions (nlohmann's value() throws on them).
+TEST(AnthropicApiTest, WrongTypesAreRefusedNotThrown) {
+  for (const char* body : {R"({"max_tokens": 5, "messages": [{"role": 5, "content": "x"}]})",
+                           R"({"max_tokens": 5, "system": [{"type": 1}], "messages": [{"role": "user", "content": "x"}]})",
+                           R"({"max_tokens": 5, "messages": [{"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "is_error": "yes"}]}]})",
+                           R"({"max_tokens": 5, "messages": [{"role": "user", "content": "x"}], "tool_choice": {"type": "auto", "disable_parallel_tool_use": 3}})"}) {
+    EXPECT_NO_THROW((void)AnthropicToOpenAi(Json::parse(body))) << body;
+  }
+  EXPECT_FALSE(AnthropicToOpenAi(Json::parse(R"({"max_tokens": 5, "messages": [{"role": 5, "content": "x"}]})")).ok());
+  EXPECT_NO_THROW((void)OllamaChatToOpenAi(Json::parse(
+      R"({"messages": [{"role": 7, "content": "x", "tool_calls": [{"function": {"name": 3}}]}]})")));
 }
 
 }  // namespace

@@ -11,6 +11,19 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// obj[key] when it is a string, else "" (Json::value throws on a wrong type).
+std::string StrField(const Json& obj, const char* key) {
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
+}
+
+// obj[key] when it is a boolean, else `def`.
+bool BoolField(const Json& obj, const char* key, bool def) {
+  auto it = obj.find(key);
+  return it != obj.end() && it->is_boolean() ? it->get<bool>() : def;
+}
+
+
 HttpReply OllamaError(const ApiError& e) {
   HttpReply r = JsonReply(Json{{"error", e.message}}, e.status);
   if (e.retry_after_s > 0) r.headers.emplace_back("Retry-After", std::to_string(e.retry_after_s));
@@ -263,11 +276,11 @@ ApiOr<Json> OllamaChatToOpenAi(const Json& body) {
         const std::string id = "call_" + std::to_string(call_counter++);
         open_calls.push_back(id);
         oc.push_back({{"id", id}, {"type", "function"},
-                      {"function", {{"name", fn.value("name", "")}, {"arguments", Dump(args)}}}});
+                      {"function", {{"name", StrField(fn, "name")}, {"arguments", Dump(args)}}}});
       }
       o["tool_calls"] = std::move(oc);
     }
-    if (m.value("role", "") == "tool") {
+    if (StrField(m, "role") == "tool") {
       // Ollama answers calls in order, naming the tool (tool_name) rather than the call.
       if (!open_calls.empty()) {
         o["tool_call_id"] = open_calls.front();
@@ -403,7 +416,7 @@ HttpReply OllamaPs(ApiHandlers& h) {
 HttpReply OllamaShow(ApiHandlers& h, std::string_view body) {
   auto j = ParseRequestBody(body);
   if (!j.ok()) return OllamaError(j.error());
-  std::string name = j->value("model", "");
+  std::string name = StrField(*j, "model");
   if (name.empty() && j->contains("name") && (*j)["name"].is_string()) name = (*j)["name"].get<std::string>();
   if (!NamesModel(name, h.model_id())) {
     return OllamaError(NotFound("model '" + name + "' not found", "model_not_found"));

@@ -100,7 +100,7 @@ TEST(OracleAudioCli, EncodeAudioAndLogitsWithAudio) {
   EXPECT_EQ(RunBoth(kGemlet + " logits -m " + model + " --tokens " + ids + " --audio " + AudioDir() +
                         "sweep.wav --audio " + AudioDir() + "click.wav -o " + logits,
                     &out),
-            1)
+            2)
       << out;
   EXPECT_NE(out.find("soft tokens but audio span 1"), std::string::npos) << out;
 }

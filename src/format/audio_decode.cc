@@ -59,7 +59,7 @@ Status CheckWavHeader(const uint8_t* d, size_t n, const std::string& name, doubl
       if (size == 0xFFFFFFFFu) return Status::Ok();  // a streamed file: length unknown, to the end
       const double declared = static_cast<double>(size / block_align) / rate;
       if (declared > max_seconds) {
-        return InvalidArgument(name + ": the WAV header declares " + Seconds(declared) + " of audio, over the limit of " +
+        return OutOfRange(name + ": the WAV header declares " + Seconds(declared) + " of audio, over the limit of " +
                                Seconds(max_seconds));
       }
       if (size > avail) {
@@ -134,7 +134,7 @@ Result<std::vector<float>> ResampleMono(const std::vector<float>& in, int64_t in
 Result<AudioClip> DecodeAudio(const uint8_t* data, size_t size, const std::string& name,
                               const AudioDecodeOptions& options) {
 #if GEMLET_HAVE_SNDFILE && GEMLET_HAVE_SOXR
-  if (size == 0) return InvalidArgument(name + ": the audio file is empty");
+  if (size == 0) return Corrupt(name + ": the audio file is empty");
   RETURN_IF_ERROR(CheckWavHeader(data, size, name, options.max_seconds));
   MemFile mem{data, static_cast<sf_count_t>(size)};
   SF_VIRTUAL_IO vio{VioLength, VioSeek, VioRead, VioWrite, VioTell};
@@ -156,7 +156,7 @@ Result<AudioClip> DecodeAudio(const uint8_t* data, size_t size, const std::strin
   }
   const double max_frames_d = options.max_seconds * info.samplerate;
   if (info.frames > 0 && info.frames != SF_COUNT_MAX && static_cast<double>(info.frames) > max_frames_d) {
-    return InvalidArgument(name + ": the file declares " + Seconds(static_cast<double>(info.frames) / info.samplerate) +
+    return OutOfRange(name + ": the file declares " + Seconds(static_cast<double>(info.frames) / info.samplerate) +
                            " of audio, over the limit of " + Seconds(options.max_seconds));
   }
   const int64_t max_frames = static_cast<int64_t>(max_frames_d);
@@ -167,7 +167,7 @@ Result<AudioClip> DecodeAudio(const uint8_t* data, size_t size, const std::strin
     const sf_count_t got = sf_readf_float(sf, buf.data(), 4096);
     if (got <= 0) break;
     if (static_cast<int64_t>(mono.size()) + got > max_frames) {
-      return InvalidArgument(name + ": the audio is longer than the limit of " + Seconds(options.max_seconds));
+      return OutOfRange(name + ": the audio is longer than the limit of " + Seconds(options.max_seconds));
     }
     for (sf_count_t f = 0; f < got; ++f) {  // the channel mean (librosa.to_mono)
       double s = 0;
@@ -183,7 +183,7 @@ Result<AudioClip> DecodeAudio(const uint8_t* data, size_t size, const std::strin
     return Corrupt(name + ": truncated: the header declares " + std::to_string(info.frames) + " frames, " +
                    std::to_string(mono.size()) + " could be decoded");
   }
-  if (mono.empty()) return InvalidArgument(name + ": the audio file holds 0 samples");
+  if (mono.empty()) return Corrupt(name + ": the audio file holds 0 samples");
   for (float v : mono) {
     if (!std::isfinite(v)) return Corrupt(name + ": the audio holds a non-finite sample");
   }
@@ -195,7 +195,7 @@ Result<AudioClip> DecodeAudio(const uint8_t* data, size_t size, const std::strin
   auto res = ResampleMono(mono, info.samplerate, options.target_rate);
   if (!res.ok()) return res.status().WithContext(name);
   clip.samples = std::move(*res);
-  if (clip.samples.empty()) return InvalidArgument(name + ": the audio is too short to resample");
+  if (clip.samples.empty()) return Corrupt(name + ": the audio is too short to resample");
   return clip;
 #else
   (void)data;

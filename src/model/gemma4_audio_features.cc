@@ -38,7 +38,7 @@ Result<AudioFeatures> ExtractAudioFeatures(const std::vector<float>& samples) {
   f.n_frames = AudioFrameCount(n);
   f.n_valid = AudioValidFrameCount(n);
   if (f.n_valid <= 0) {
-    return InvalidArgument("audio: " + std::to_string(n) + " samples are too short for one feature frame (" +
+    return OutOfRange("audio: " + std::to_string(n) + " samples are too short for one feature frame (" +
                            std::to_string(kFrame + 1 - kHop) + " at 16 kHz)");
   }
   // [160 zeros | the clip | zeros to the 128-multiple], then frames at f·160.

@@ -145,13 +145,14 @@ TEST(OracleVisionCli, RunWithImagesFollowsTheOracle) {
   EXPECT_NE(out.find("places 2"), std::string::npos) << out;
   EXPECT_EQ(RunBoth(run + "-n 1 --image " + ScratchDir() + "/missing.png -p hi", &out), 1) << out;
   EXPECT_NE(out.find("missing.png"), std::string::npos) << out;
-  const std::string text_model = Converted("tiny-e2b", "model.safetensors");
-  EXPECT_EQ(RunBoth(kGemlet + " run -m " + text_model + " --temp 0 -n 1 --image " + VisionDir() +
+  // tiny-e2b's stub tower (a 16-entry position table) cannot take this image: one clear line.
+  const std::string stub_model = Converted("tiny-e2b", "model.safetensors");
+  EXPECT_NE(RunBoth(kGemlet + " run -m " + stub_model + " --temp 0 -n 1 --image " + VisionDir() +
                         "image-B.png -p hi",
                     &out),
-            1)
+            0)
       << out;
-  EXPECT_NE(out.find("no vision tower"), std::string::npos) << out;
+  EXPECT_NE(out.find("image-B.png: image of"), std::string::npos) << out;
 }
 
 TEST(OracleVisionCli, ChatImageCommand) {

@@ -57,7 +57,12 @@ Status Session::Prefill(const MediaPrompt& prompt, std::vector<float>* logits) {
     MediaSpan s = m;
     s.start += base;
     s.rows = std::min(m.rows, fed - m.start);
-    media_.push_back(std::move(s));
+    MediaSpan* last = media_.empty() ? nullptr : &media_.back();
+    if (last && last->media == s.media && last->start + last->rows == s.start && last->offset + last->rows == s.offset) {
+      last->rows += s.rows;  // the rest of an image an earlier chunk began
+    } else {
+      media_.push_back(std::move(s));
+    }
   }
   return st;
 }

@@ -14,6 +14,7 @@ json_schema_fuzz's the test schemas of tests/data/schemas and MALFORMED_SCHEMAS 
 Crash inputs that a fuzzer found are kept beside the seeds under other names (crash-*, or a
 descriptive name), and this script leaves them alone.
 """
+import base64
 import json
 import os
 import struct
@@ -279,6 +280,9 @@ def image_seeds(oracle):
     put("image_decode_fuzz", "graya16-3x3.png", tiny_png(3, 3, 4, depth=16))
     put("image_decode_fuzz", "palette-4x4.png", tiny_png(4, 4, 3, depth=2, palette=bytes(range(12))))
     put("image_decode_fuzz", "ihdr-only.png", tiny_png(1, 1, 2)[:33])  # header only
+    # The same images as request parts: a data: URL and bare base64 (tools/server/image_part.h).
+    put("image_decode_fuzz", "rgb-8x6-data-url.txt", b"data:image/png;base64," + base64.b64encode(tiny_png(8, 6, 2)))
+    put("image_decode_fuzz", "rgba-5x3-base64.txt", base64.b64encode(tiny_png(5, 3, 6)))
     # A WebP container with a VP8L header (no encoder here: the fuzzer grows the bitstream).
     vp8l = b"\x2f" + struct.pack("<I", (7) | (3 << 14))  + bytes(12)
     put("image_decode_fuzz", "vp8l-header.webp",

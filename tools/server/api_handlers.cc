@@ -1,5 +1,6 @@
 #include "tools/server/api_handlers.h"
 
+#include <algorithm>
 #include <random>
 
 #include "tools/server/generation.h"
@@ -66,6 +67,26 @@ std::optional<JobOutcome> Drive(Generation& gen, JobHandle& handle,
 
 }  // namespace
 
+int64_t ShiftRoom(std::optional<int64_t> max_tokens, int64_t context) {
+  const int64_t want = max_tokens ? *max_tokens : context / 4;
+  return std::max<int64_t>(1, std::min(want, context / 2));
+}
+
+std::optional<std::pair<size_t, size_t>> OldestTurn(const std::vector<ChatMessage>& messages, bool keep_first_turn) {
+  const size_t n = messages.size();
+  auto next_user = [&](size_t i) {
+    while (i < n && messages[i].role != Role::kUser) ++i;
+    return i;
+  };
+  size_t first = 0;
+  while (first < n && (messages[first].role == Role::kSystem || messages[first].role == Role::kDeveloper)) ++first;
+  if (keep_first_turn && first < n && messages[first].role == Role::kUser) first = next_user(first + 1);
+  if (first >= n) return std::nullopt;
+  const size_t end = next_user(first + 1);
+  if (end >= n) return std::nullopt;  // [first, n) holds the last user message
+  return std::make_pair(first, end);
+}
+
 HttpReply ErrorReply(const ApiError& e) {
   HttpReply r;
   r.status = e.status;
@@ -126,6 +147,28 @@ HttpReply ApiHandlers::ChatCompletions(std::string_view body) {
   if (!req.ok()) return ErrorReply(req.error());
   auto rendered = model_.RenderChat(*req);
   if (!rendered.ok()) return ErrorReply(rendered.error());
+  // --context-overflow shift: drop the oldest turns (the first turn last) until the prompt
+  // leaves room for the reply; what is left over goes on to the limits below.
+  int64_t dropped = 0;
+  if (options_.context_overflow == HandlerOptions::ContextOverflow::kShift) {
+    const int64_t context = scheduler_.max_context();
+    const int64_t room = ShiftRoom(req->max_tokens, context);
+    for (bool keep_first = true;;) {
+      const int64_t n = static_cast<int64_t>(rendered->tokens.size());
+      if (n + room <= context && (options_.max_prompt_tokens <= 0 || n <= options_.max_prompt_tokens)) break;
+      auto turn = OldestTurn(req->messages, keep_first);
+      if (!turn) {
+        if (!keep_first) break;
+        keep_first = false;  // only the first turn is left to drop
+        continue;
+      }
+      req->messages.erase(req->messages.begin() + static_cast<std::ptrdiff_t>(turn->first),
+                          req->messages.begin() + static_cast<std::ptrdiff_t>(turn->second));
+      dropped += static_cast<int64_t>(turn->second - turn->first);
+      rendered = model_.RenderChat(*req);
+      if (!rendered.ok()) return ErrorReply(rendered.error());
+    }
+  }
   auto constraint = model_.ChatConstraint(*req);
   if (!constraint.ok()) return ErrorReply(constraint.error());
   auto gen = std::make_shared<Generation>(model_, req->stop, /*chat=*/true,
@@ -139,6 +182,7 @@ HttpReply ApiHandlers::ChatCompletions(std::string_view body) {
   const auto interval = options_.keepalive;
   HttpReply reply;
   reply.abandon = [h] { h->Cancel(); };
+  if (dropped > 0) reply.headers.emplace_back("X-Gemlet-Dropped-Messages", std::to_string(dropped));
   if (req->stream) {
     const bool include_usage = req->include_usage;
     reply.content_type = "text/event-stream";

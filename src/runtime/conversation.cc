@@ -206,7 +206,9 @@ Result<TurnStats> Conversation::Send(std::string_view user_text, const TurnCallb
   const auto t_prefill = Clock::now();
   const int64_t chunk = std::max<int64_t>(1, options_.session.prefill_chunk);
   const int64_t head = static_cast<int64_t>(toks.size()) - 1;
+  const int64_t total = static_cast<int64_t>(toks.size());
   for (int64_t b = 0; b < head; b += chunk) {
+    if (cb.on_prefill) cb.on_prefill(b, total);
     if (cb.should_stop && cb.should_stop()) {
       st.interrupted = true;
       st.position = session_.position();
@@ -217,6 +219,7 @@ Result<TurnStats> Conversation::Send(std::string_view user_text, const TurnCallb
     const auto part = std::span<const int32_t>(toks).subspan(b, std::min(chunk, head - b));
     RETURN_IF_ERROR(session_.Prefill(part, nullptr));
   }
+  if (cb.on_prefill) cb.on_prefill(head, total);
   const double head_ms = MsSince(t_prefill);
 
   AnswerStream answer(tok_, cb.on_text);

@@ -1,5 +1,6 @@
 #include "runtime/generate.h"
 
+#include <algorithm>
 #include <chrono>
 
 namespace gemlet::runtime {
@@ -36,7 +37,25 @@ Result<GenerateResult> Generate(Session& session, const MediaPrompt& media_promp
   res.timings.prompt_tokens = static_cast<int64_t>(prompt.size());
   std::vector<float> logits;
   auto t0 = std::chrono::steady_clock::now();
-  RETURN_IF_ERROR(session.Prefill(media_prompt, &logits));
+  if (!options.on_prefill) {
+    RETURN_IF_ERROR(session.Prefill(media_prompt, &logits));
+  } else {
+    // The session's own chunks, one Prefill each (the last one with its logits); an image
+    // cut by a chunk boundary goes on in the next chunk (MediaPrompt::Slice).
+    const int64_t n = static_cast<int64_t>(prompt.size()), chunk = session.prefill_chunk();
+    for (int64_t done = 0; done < n;) {
+      if (!options.on_prefill(done, n)) {
+        res.prefill_stopped = true;
+        res.timings.prompt_tokens = done;
+        res.timings.prefill_ms = MsSince(t0);
+        return res;
+      }
+      const int64_t T = std::min(chunk, n - done);
+      RETURN_IF_ERROR(session.Prefill(media_prompt.Slice(done, done + T), done + T == n ? &logits : nullptr));
+      done += T;
+    }
+    options.on_prefill(n, n);  // the end (its answer no longer matters)
+  }
   res.timings.prefill_ms = MsSince(t0);
 
   const Engine& engine = session.engine();

@@ -15,12 +15,20 @@
 
 namespace gemlet::runtime {
 
+// Prefill progress: called before the prompt's first chunk (done = 0) and after each chunk of
+// SessionOptions::prefill_chunk tokens with the prompt tokens fed so far and the prompt's
+// size. Returning false stops the prefill there (Ctrl+C): what was fed stays in the session
+// and nothing is generated (GenerateResult::prefill_stopped). The chunks are the ones a
+// plain prefill uses, so the logits are the same bits with or without it.
+using PrefillProgress = std::function<bool(int64_t done, int64_t total)>;
+
 struct GenerateOptions {
   int64_t max_tokens = 256;  // generated tokens at most (the -n flag)
   bool stop_at_eog = true;   // stop after an end-of-generation token (engine.eog_ids())
   // What may be sampled (a grammar; runtime/grammar_constraint.h), advanced by each token;
   // null: anything. Not owned.
   TokenConstraint* constraint = nullptr;
+  PrefillProgress on_prefill;  // null: the prompt is prefilled in one call
 };
 
 struct GenerateTimings {
@@ -40,6 +48,9 @@ struct GenerateResult {
   bool stopped_at_eog = false;
   // The constraint allowed no token at all (a grammar's dead end): the generation stopped.
   bool dead_end = false;
+  // on_prefill stopped the prefill: timings.prompt_tokens tokens of the prompt were fed (and
+  // stay in the session), none were generated.
+  bool prefill_stopped = false;
   GenerateTimings timings;
 };
 

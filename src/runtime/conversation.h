@@ -30,6 +30,7 @@
 #include "runtime/grammar_constraint.h"
 #include "runtime/sampler.h"
 #include "runtime/session.h"
+#include "runtime/speculative_options.h"
 #include "text/tokenizer.h"
 
 namespace gemlet::runtime {
@@ -55,6 +56,8 @@ struct ConversationOptions {
   // GBNF every answer must match (grammar/; "" = free). With thinking on, the thought block
   // that may open an answer is free and the grammar starts after it.
   std::string grammar;
+  // Speculative decoding of the answers (runtime/speculative.h; GenerateOptions::speculative).
+  SpeculativeOptions speculative;
 };
 
 // How one turn went.

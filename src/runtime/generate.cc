@@ -2,6 +2,8 @@
 
 #include <chrono>
 
+#include "runtime/speculative.h"
+
 namespace gemlet::runtime {
 
 namespace {
@@ -24,6 +26,7 @@ Result<GenerateResult> Generate(Session& session, std::span<const int32_t> promp
                       " = " + std::to_string(need) + " exceeds the context limit of " +
                       std::to_string(session.context_limit()) + " (raise --ctx or lower -n)");
   }
+  if (options.speculative.mode != DraftMode::kOff) return GenerateSpeculative(session, prompt, options, on_token);
   GenerateResult res;
   res.timings.prompt_tokens = static_cast<int64_t>(prompt.size());
   std::vector<float> logits;

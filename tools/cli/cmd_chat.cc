@@ -10,6 +10,7 @@
 #include "tools/cli/chat_input.h"
 #include "tools/cli/chat_options.h"
 #include "tools/cli/command.h"
+#include "tools/cli/draft_flags.h"
 #include "tools/cli/grammar_flags.h"
 #include "tools/cli/kv_type_flag.h"
 #include "tools/cli/demo_model.h"
@@ -62,7 +63,7 @@ flags:
   --exact                 f32 reference matmuls instead of the int8 kernels (KV f32 unless
                           --kv-type says otherwise)
   --no-history            do not read or write the history file
-)" GEMLET_GRAMMAR_FLAGS_HELP;
+)" GEMLET_GRAMMAR_FLAGS_HELP GEMLET_DRAFT_FLAGS_HELP;
 
 constexpr char kUsageTail[] = R"(
 examples:
@@ -239,6 +240,7 @@ int Run(Flags& flags) {
   const bool exact = flags.Bool({"--exact"});
   auto sampling = ReadSamplingFlags(flags);
   const GrammarFlags grammar_flags = ReadGrammarFlags(flags);
+  const DraftFlags draft_flags = ReadDraftFlags(flags);
   for (const Status* st : {&ctx.status(), &n_predict.status(), &threads.status(), &chunk.status()}) {
     if (!st->ok()) return UsageError("chat", st->message());
   }
@@ -269,8 +271,12 @@ int Run(Flags& flags) {
   eo.threads = static_cast<int>(*threads);
   SetKvTypes(kv, &eo);
   eo.mode = exact ? ops::MatMulMode::kExact : ops::MatMulMode::kFast;
+  ApplyDrafter(draft_flags, &eo);
   auto engine = runtime::Engine::Open(*model, eo);
   if (!engine.ok()) return ReportModelError("chat", engine.status());
+  auto spec = SpeculativeFromFlags(draft_flags, **engine);
+  if (!spec.ok()) return UsageError("chat", spec.status().message());
+  co.speculative = *spec;
   const auto& cfg = (*engine)->config();
   if (*ctx > cfg.max_position_embeddings) {
     return UsageError("chat", "--ctx " + std::to_string(*ctx) + " exceeds the model's " +

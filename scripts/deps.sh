@@ -5,8 +5,8 @@
 # The project uses Debian packages only (no vendored code, no downloads).
 
 GEMLET_APT_PACKAGES=(
-  # build
-  cmake make g++ pkg-config
+  # build (scripts/test.sh uses Ninja for new build folders, make otherwise)
+  cmake make ninja-build g++ pkg-config
   # libraries (header-only or static): GoogleTest/GoogleMock (googletest also ships the source
   # that the aarch64 cross build compiles), Google Benchmark, JSON, HTTP server, line editing
   googletest libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev libcpp-httplib-dev

@@ -1,5 +1,7 @@
 // libFuzzer target: the image decoders (format/image_decode.h, DecodeImage: JPEG, PNG, WebP by
-// signature) and the EXIF orientation parser on arbitrary bytes. Nothing may crash, leak or
+// signature) and the EXIF orientation parser on arbitrary bytes, and the same bytes as a
+// request's image part (tools/server/image_part.h: a data: URL, bare base64), whose decoded
+// bytes go to the decoders too. Nothing may crash, leak or
 // read outside the input; an accepted image has positive sides within the pixel budget and
 // exactly height·width·3 bytes.
 #include <cstddef>
@@ -9,6 +11,7 @@
 #include <vector>
 
 #include "format/image_decode.h"
+#include "tools/server/image_part.h"
 
 namespace {
 
@@ -27,6 +30,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   Require(o >= 1 && o <= 8, "orientation out of range");
   gemlet::ImageDecodeOptions opt;
   opt.max_pixels = 1 << 22;  // 4 MP: keeps the fuzzer's memory bounded
+  const std::string_view text(reinterpret_cast<const char*>(data), size);
+  for (auto part : {gemlet::server::ImageFromUrl(text, "fuzz"), gemlet::server::ImageFromBase64(text, "", "fuzz")}) {
+    if (!part.ok()) {
+      Require(part.status().message().find("fuzz") != std::string::npos, "an image part error not naming the part");
+      continue;
+    }
+    Require(!part->empty() && part->size() <= size, "decoded base64 longer than its text");
+    (void)gemlet::DecodeImage(part->data(), part->size(), "fuzz part", opt);
+  }
   auto img = gemlet::DecodeImage(buf.data(), buf.size(), "fuzz", opt);
   if (!img.ok()) {
     Require(!img.status().message().empty(), "an error without a message");

@@ -99,6 +99,86 @@ TEST(OracleVisionCli, EncodeImageAndLogitsWithImages) {
   EXPECT_NE(out.find("soft tokens but image span 1"), std::string::npos) << out;
 }
 
+// The greedy ids of `gemlet run --json` (the "ids" array of its one line).
+std::vector<int32_t> JsonIds(const std::string& out) {
+  const size_t b = out.find('{');
+  if (b == std::string::npos) return {};
+  auto j = nlohmann::json::parse(out.substr(b, out.find('\n', b) - b), nullptr, false);
+  if (j.is_discarded() || !j.contains("ids")) return {};
+  return j["ids"].get<std::vector<int32_t>>();
+}
+
+TEST(OracleVisionCli, RunWithImagesFollowsTheOracle) {
+  GEMLET_NEED_IMAGE_LIBS();
+  const std::string model = Converted("tiny-e2b-vision", "model.safetensors");
+  ASSERT_FALSE(model.empty());
+  auto text = ReadFileToString(VisionDir() + "cases.json");
+  ASSERT_TRUE(text.ok());
+  const auto cases = nlohmann::json::parse(*text);
+  const std::string run = kGemlet + " run -m " + model + " --exact --threads 2 --temp 0 --json --chat --image-tokens 70 ";
+  // Prompt 0 (A@70, "What is it?", the image before the text): the greedy ids until the
+  // first gap under 1 (steps 0..7 here; the soft tokens come from the file, not the golden).
+  const auto& p0 = cases["prompts"][0];
+  std::string out;
+  ASSERT_EQ(RunCommand(run + "-n 8 --image " + VisionDir() + "image-A.png -p 'What is it?'", &out), 0) << out;
+  const auto want0 = p0["greedy"]["tokens"].get<std::vector<int32_t>>();
+  EXPECT_EQ(JsonIds(out), std::vector<int32_t>(want0.begin(), want0.begin() + 8)) << out;
+  EXPECT_NE(out.find("\"prompt_tokens\":103"), std::string::npos) << out;
+  // Prompt 2: two images placed by {image} and <|image|> (its first two steps: gaps > 1).
+  const auto want2 = cases["prompts"][2]["greedy"]["tokens"].get<std::vector<int32_t>>();
+  ASSERT_EQ(RunCommand(run + "-n 2 --image " + VisionDir() + "image-B.png --image " + VisionDir() +
+                           "image-C.png -p 'Compare{image}and<|image|>'",
+                       &out),
+            0)
+      << out;
+  EXPECT_EQ(JsonIds(out), std::vector<int32_t>(want2.begin(), want2.begin() + 2)) << out;
+  EXPECT_NE(out.find("\"prompt_tokens\":149"), std::string::npos) << out;
+  // The images swapped give another prompt (the check can fail).
+  ASSERT_EQ(RunCommand(run + "-n 2 --image " + VisionDir() + "image-C.png --image " + VisionDir() +
+                           "image-B.png -p 'Compare{image}and<|image|>'",
+                       &out),
+            0)
+      << out;
+  EXPECT_NE(JsonIds(out), std::vector<int32_t>(want2.begin(), want2.begin() + 2)) << out;
+  // Placeholders that do not match the images, a bad image file, a text-only model.
+  EXPECT_EQ(RunBoth(run + "-n 1 --image " + VisionDir() + "image-B.png -p '{image}{image}'", &out), 2) << out;
+  EXPECT_NE(out.find("places 2"), std::string::npos) << out;
+  EXPECT_EQ(RunBoth(run + "-n 1 --image " + ScratchDir() + "/missing.png -p hi", &out), 1) << out;
+  EXPECT_NE(out.find("missing.png"), std::string::npos) << out;
+  // tiny-e2b's stub tower (a 16-entry position table) cannot take this image: one clear line.
+  const std::string stub_model = Converted("tiny-e2b", "model.safetensors");
+  EXPECT_NE(RunBoth(kGemlet + " run -m " + stub_model + " --temp 0 -n 1 --image " + VisionDir() +
+                        "image-B.png -p hi",
+                    &out),
+            0)
+      << out;
+  EXPECT_NE(out.find("image-B.png: image of"), std::string::npos) << out;
+}
+
+TEST(OracleVisionCli, ChatImageCommand) {
+  GEMLET_NEED_IMAGE_LIBS();
+  const std::string model = Converted("tiny-e2b-vision", "model.safetensors");
+  ASSERT_FALSE(model.empty());
+  const std::string opts = " -m " + model + " --exact --threads 2 --temp 0 -n 8 --image-tokens 70";
+  std::string chat, run;
+  const std::string script = ScratchDir() + "/chat_image.txt";
+  WriteBytes(script, "/image " + VisionDir() + "image-A.png\nWhat is it?\n/image " + ScratchDir() +
+                         "/missing.png\n/stats\n");
+  ASSERT_EQ(RunCommand(kGemlet + " chat --no-history" + opts + " < " + script, &chat), 0) << chat;
+  EXPECT_NE(chat.find("[image 1 attached: " + VisionDir() + "image-A.png, 70 soft tokens"), std::string::npos)
+      << chat;
+  EXPECT_NE(chat.find("error: " + ScratchDir() + "/missing.png"), std::string::npos) << chat;
+  // The answer is run --chat's for the same image and text.
+  ASSERT_EQ(RunCommand(kGemlet + " run --chat" + opts + " --image " + VisionDir() + "image-A.png -p 'What is it?'",
+                       &run),
+            0)
+      << run;
+  while (!run.empty() && run.back() == '\n') run.pop_back();
+  ASSERT_FALSE(run.empty());
+  EXPECT_NE(chat.find(run), std::string::npos) << "chat:\n" << chat << "\nrun:\n" << run;
+  EXPECT_NE(chat.find("prefilled 103 tokens"), std::string::npos) << chat;  // /stats
+}
+
 TEST(OracleVisionCli, BadImagesAreClearErrors) {
   GEMLET_NEED_IMAGE_LIBS();
   const std::string model = Converted("tiny-e2b-vision", "model.safetensors");

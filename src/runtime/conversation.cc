@@ -6,6 +6,7 @@
 #include "format/gemma4_tokens.h"
 #include "runtime/generate.h"
 #include "runtime/grammar_constraint.h"
+#include "runtime/image_encoder.h"
 #include "runtime/prefix_cache.h"
 #include "runtime/session_file.h"
 
@@ -99,6 +100,23 @@ void AnswerStream::Show(const ChatParser::Delta& d) {
 Conversation::Conversation(const Engine& engine, const Tokenizer& tokenizer, const ConversationOptions& options)
     : engine_(engine), tok_(tokenizer), options_(options), session_(engine, options.session) {
   session_.set_sampler(options.sampler);
+  media_kinds_ = {ImageTokens(engine)};  // indexed by MediaKind
+}
+
+Result<MediaPrompt> Conversation::Expand(std::vector<int32_t> tokens, bool full,
+                                         const std::vector<std::vector<MediaRef>>& kept,
+                                         std::span<const MediaRef> user_media) const {
+  std::vector<MediaRef> media;
+  if (full) {
+    for (const auto& m : kept) media.insert(media.end(), m.begin(), m.end());
+  }
+  media.insert(media.end(), user_media.begin(), user_media.end());
+  if (media.empty()) {
+    MediaPrompt p;
+    p.tokens = std::move(tokens);
+    return p;
+  }
+  return ExpandMedia(tokens, media, media_kinds_);
 }
 
 Result<std::string> Conversation::Render(const std::vector<ChatMessage>& messages, bool add_generation_prompt) const {
@@ -137,18 +155,31 @@ Result<std::vector<int32_t>> Conversation::TurnTokens(const ChatMessage& user, b
 }
 
 Result<TurnStats> Conversation::Send(std::string_view user_text, const TurnCallbacks& cb) {
+  return Send(user_text, {}, cb);
+}
+
+Result<TurnStats> Conversation::Send(std::string_view user_text, std::span<const MediaRef> user_media,
+                                     const TurnCallbacks& cb) {
   const auto t_start = Clock::now();
-  const ChatMessage user = Message("user", Trim(user_text));
+  std::string text = Trim(user_text);
+  int64_t images = 0;
+  for (const MediaRef& m : user_media) images += m->kind == MediaKind::kImage ? 1 : 0;
+  if (images > 0) {
+    ASSIGN_OR_RETURN(text, PlaceMedia(text, images, gemma4::kImage, "{image}"));
+  }
+  const ChatMessage user = Message("user", std::move(text));
   if (user.content.empty()) return InvalidArgument("the message is empty");
   const int64_t limit = session_.context_limit();
 
   TurnStats st;
   st.context_limit = limit;
   bool full = false;
-  ASSIGN_OR_RETURN(std::vector<int32_t> toks, TurnTokens(user, &full));
+  ASSIGN_OR_RETURN(std::vector<int32_t> ids, TurnTokens(user, &full));
   std::vector<ChatMessage> kept = messages_;
+  std::vector<std::vector<MediaRef>> kept_media = media_;
+  ASSIGN_OR_RETURN(MediaPrompt toks, Expand(std::move(ids), full, kept_media, user_media));
   auto fits = [&](int64_t base, int64_t n) { return base + n + 1 <= limit; };  // + 1: room to answer
-  if (!fits(full ? 0 : session_.position(), static_cast<int64_t>(toks.size()))) {
+  if (!fits(full ? 0 : session_.position(), toks.size())) {
     if (options_.policy == ContextPolicy::kStop) {
       return OutOfRange("the context is full: " + std::to_string(session_.position()) + " of " +
                         std::to_string(limit) + " tokens used and this message needs " + std::to_string(toks.size()) +
@@ -166,8 +197,9 @@ Result<TurnStats> Conversation::Send(std::string_view user_text, const TurnCallb
       std::vector<ChatMessage> all = kept;
       all.push_back(user);
       ASSIGN_OR_RETURN(const std::string prompt, Render(all, true));
-      ASSIGN_OR_RETURN(toks, tok_.Encode(prompt));
-      if (static_cast<int64_t>(toks.size()) + room <= limit) break;
+      ASSIGN_OR_RETURN(ids, tok_.Encode(prompt));
+      ASSIGN_OR_RETURN(toks, Expand(std::move(ids), true, kept_media, user_media));
+      if (toks.size() + room <= limit) break;
       if (kept.size() <= first) first = 0;  // only the first turn is left: it goes too
       if (kept.empty()) {
         return OutOfRange("this message needs " + std::to_string(toks.size()) + " tokens with the system prompt, " +
@@ -177,6 +209,7 @@ Result<TurnStats> Conversation::Send(std::string_view user_text, const TurnCallb
       const size_t n =
           kept.size() > first + 1 && kept[first].role == "user" && kept[first + 1].role == "assistant" ? 2 : 1;
       kept.erase(kept.begin() + first, kept.begin() + first + n);
+      kept_media.erase(kept_media.begin() + first, kept_media.begin() + first + n);
       st.dropped_messages += static_cast<int64_t>(n);
     }
     full = true;
@@ -191,31 +224,33 @@ Result<TurnStats> Conversation::Send(std::string_view user_text, const TurnCallb
   // start: <bos>, the system turn, the turns before a dropped or interrupted one), as the
   // server's prefix cache does: the session rolls back to the common start.
   if (full) {
-    const int64_t keep =
-        std::min<int64_t>(CommonPrefixLength(session_.history(), toks), static_cast<int64_t>(toks.size()) - 1);
+    const int64_t keep = std::min<int64_t>(
+        CommonPrefixLength(session_.history(), session_.media(), toks.tokens, toks.media), toks.size() - 1);
     RETURN_IF_ERROR(session_.Truncate(keep));
-    toks.erase(toks.begin(), toks.begin() + keep);
+    toks = toks.Slice(keep, toks.size());
   }
   // Prefill all but the last token in chunks (Ctrl+C is checked between them); Generate
   // feeds the last one and samples the answer.
   st.full_prefill = full;
   st.cached_tokens = session_.position();
-  st.prefill_tokens = static_cast<int64_t>(toks.size());
+  st.prefill_tokens = toks.size();
   tail_.clear();
   stale_ = true;  // until the turn completes
   const auto t_prefill = Clock::now();
   const int64_t chunk = std::max<int64_t>(1, options_.session.prefill_chunk);
-  const int64_t head = static_cast<int64_t>(toks.size()) - 1;
+  const int64_t head = toks.size() - 1;
+  // The last token is text (a media run ends with its close id): Generate feeds it.
+  GEMLET_CHECK(toks.media.empty() || toks.media.back().start + toks.media.back().rows <= head);
   for (int64_t b = 0; b < head; b += chunk) {
     if (cb.should_stop && cb.should_stop()) {
       st.interrupted = true;
       st.position = session_.position();
       messages_ = kept;
+      media_ = kept_media;
       turns_.push_back(st);
       return st;
     }
-    const auto part = std::span<const int32_t>(toks).subspan(b, std::min(chunk, head - b));
-    RETURN_IF_ERROR(session_.Prefill(part, nullptr));
+    RETURN_IF_ERROR(session_.Prefill(toks.Slice(b, std::min(b + chunk, head)), nullptr));
   }
   const double head_ms = MsSince(t_prefill);
 
@@ -243,7 +278,7 @@ Result<TurnStats> Conversation::Send(std::string_view user_text, const TurnCallb
     return true;
   };
   ASSIGN_OR_RETURN(GenerateResult res,
-                   Generate(session_, std::span<const int32_t>(toks).subspan(head), go, on_token));
+                   Generate(session_, std::span<const int32_t>(toks.tokens).subspan(head), go, on_token));
   answer.Flush();
 
   st.prefill_ms = head_ms + res.timings.prefill_ms;
@@ -261,6 +296,9 @@ Result<TurnStats> Conversation::Send(std::string_view user_text, const TurnCallb
   messages_ = std::move(kept);
   messages_.push_back(user);
   messages_.push_back(Message("assistant", answer.content(), answer.thinking()));
+  media_ = std::move(kept_media);
+  media_.emplace_back(user_media.begin(), user_media.end());
+  media_.emplace_back();
   stale_ = false;
   st.position = session_.position() + static_cast<int64_t>(tail_.size());
   if (st.context_full && cb.on_notice) {
@@ -277,6 +315,7 @@ Result<TurnStats> Conversation::Send(std::string_view user_text, const TurnCallb
 void Conversation::Reset() {
   session_.Reset();
   messages_.clear();
+  media_.clear();
   turns_.clear();
   tail_.clear();
   stale_ = false;
@@ -301,7 +340,12 @@ nlohmann::json Conversation::ToJson() const {
           {"stale", stale_},   {"tail", tail_},             {"messages", msgs}};
 }
 
-Status Conversation::Save(const std::string& path) const { return SaveSessionFile(path, session_, ToJson()); }
+Status Conversation::Save(const std::string& path) const {
+  for (const auto& m : media_) {
+    if (!m.empty()) return Unsupported("a conversation with images cannot be saved yet (/reset first)");
+  }
+  return SaveSessionFile(path, session_, ToJson());
+}
 
 Status Conversation::Load(const std::string& path) {
   auto check = [&](const nlohmann::json& extra) -> Status {
@@ -322,6 +366,7 @@ Status Conversation::Load(const std::string& path) {
   const nlohmann::json& j = *loaded;
   messages_.clear();
   for (const auto& m : j["messages"]) messages_.push_back(*ChatMessageFromJson(m));  // checked above
+  media_.assign(messages_.size(), {});
   options_.system = j["system"];
   options_.thinking = j["thinking"];
   stale_ = j["stale"];

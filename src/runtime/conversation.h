@@ -28,6 +28,7 @@
 #include "text/chat_parser.h"
 #include "runtime/engine.h"
 #include "runtime/grammar_constraint.h"
+#include "runtime/media.h"
 #include "runtime/sampler.h"
 #include "runtime/session.h"
 #include "runtime/speculative_options.h"
@@ -126,6 +127,12 @@ class Conversation {
   // An empty message is an InvalidArgument; a turn that does not fit under kStop is OutOfRange
   // with the numbers and what to do.
   Result<TurnStats> Send(std::string_view user_text, const TurnCallbacks& callbacks = {});
+  // The same with media (images encoded by runtime/image_encoder.h): `{image}` or `<|image|>`
+  // in the text places each image in order, else they come before the text (PlaceMedia).
+  // The conversation keeps them with the message, so a turn that prefills the conversation
+  // again feeds their rows without encoding them again.
+  Result<TurnStats> Send(std::string_view user_text, std::span<const MediaRef> media,
+                         const TurnCallbacks& callbacks = {});
 
   // Forgets every message (the system prompt and the thinking switch stay).
   void Reset();
@@ -141,6 +148,8 @@ class Conversation {
   Status Load(const std::string& path);
 
   const std::vector<ChatMessage>& messages() const { return messages_; }
+  // The media of each message (aligned with messages()).
+  const std::vector<std::vector<MediaRef>>& message_media() const { return media_; }
   const std::string& system() const { return options_.system; }
   bool thinking() const { return options_.thinking; }
   const ConversationOptions& options() const { return options_; }
@@ -159,6 +168,10 @@ class Conversation {
   // Tokens to feed for a turn adding `user`: incremental (continuing the cache) or, if
   // `*full`, the whole conversation (after a reset of the session).
   Result<std::vector<int32_t>> TurnTokens(const ChatMessage& user, bool* full) const;
+  // `tokens` with their media placeholders expanded: the media of `user_media` alone, or with
+  // `full` those of `kept` (the messages rendered before the user's) first.
+  Result<MediaPrompt> Expand(std::vector<int32_t> tokens, bool full, const std::vector<std::vector<MediaRef>>& kept,
+                             std::span<const MediaRef> user_media) const;
   nlohmann::json ToJson() const;
   // options_.grammar as the constraint of one answer (the vocabulary is built once).
   Result<std::unique_ptr<GrammarConstraint>> AnswerConstraint();
@@ -168,6 +181,8 @@ class Conversation {
   ConversationOptions options_;
   Session session_;
   std::vector<ChatMessage> messages_;
+  std::vector<std::vector<MediaRef>> media_;  // per message
+  std::vector<MediaTokens> media_kinds_;      // placeholder ids, indexed by MediaKind
   std::vector<TurnStats> turns_;
   // The answer's last token when the token limit cut it off: Generate samples it but does not
   // feed it, so it starts the next turn's tokens.

@@ -14,6 +14,14 @@ double MsSince(std::chrono::steady_clock::time_point t0) {
 
 Result<GenerateResult> Generate(Session& session, std::span<const int32_t> prompt,
                                 const GenerateOptions& options, const TokenCallback& on_token) {
+  MediaPrompt p;
+  p.tokens.assign(prompt.begin(), prompt.end());
+  return Generate(session, p, options, on_token);
+}
+
+Result<GenerateResult> Generate(Session& session, const MediaPrompt& media_prompt, const GenerateOptions& options,
+                                const TokenCallback& on_token) {
+  std::span<const int32_t> prompt = media_prompt.tokens;
   if (prompt.empty()) return InvalidArgument("the prompt is empty");
   if (options.max_tokens < 0) return InvalidArgument("the token budget (-n) must be >= 0");
   const int64_t need = session.position() + static_cast<int64_t>(prompt.size()) + options.max_tokens;
@@ -26,12 +34,15 @@ Result<GenerateResult> Generate(Session& session, std::span<const int32_t> promp
                       " = " + std::to_string(need) + " exceeds the context limit of " +
                       std::to_string(session.context_limit()) + " (raise --ctx or lower -n)");
   }
-  if (options.speculative.mode != DraftMode::kOff) return GenerateSpeculative(session, prompt, options, on_token);
+  // (a prompt with images is not drafted yet: its prefill needs the media rows)
+  if (options.speculative.mode != DraftMode::kOff && media_prompt.media.empty()) {
+    return GenerateSpeculative(session, prompt, options, on_token);
+  }
   GenerateResult res;
   res.timings.prompt_tokens = static_cast<int64_t>(prompt.size());
   std::vector<float> logits;
   auto t0 = std::chrono::steady_clock::now();
-  RETURN_IF_ERROR(session.Prefill(prompt, &logits));
+  RETURN_IF_ERROR(session.Prefill(media_prompt, &logits));
   res.timings.prefill_ms = MsSince(t0);
 
   const Engine& engine = session.engine();

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "runtime/media.h"
 #include "runtime/sampler.h"
 #include "runtime/session.h"
 #include "runtime/speculative_options.h"
@@ -54,5 +55,8 @@ using TokenCallback = std::function<bool(int32_t id)>;
 // context limit (OutOfRange with the numbers otherwise). Samples with session.sampler().
 Result<GenerateResult> Generate(Session& session, std::span<const int32_t> prompt,
                                 const GenerateOptions& options, const TokenCallback& on_token = nullptr);
+// The same with media rows in the prompt (runtime/media.h).
+Result<GenerateResult> Generate(Session& session, const MediaPrompt& prompt, const GenerateOptions& options,
+                                const TokenCallback& on_token = nullptr);
 
 }  // namespace gemlet::runtime

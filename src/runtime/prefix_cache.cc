@@ -9,12 +9,21 @@ int64_t CommonPrefixLength(std::span<const int32_t> a, std::span<const int32_t> 
   return ia - a.begin();
 }
 
-PrefixCache::Hit PrefixCache::Lookup(std::span<const int32_t> prompt, SequenceModel& model) {
+namespace {
+
+bool SameContent(const Sequence& a, const Sequence& b) {
+  return a.length() == b.length() && CommonPrefixLength(a.tokens(), a.media(), b.tokens(), b.media()) == a.length();
+}
+
+}  // namespace
+
+PrefixCache::Hit PrefixCache::Lookup(std::span<const int32_t> prompt, SequenceModel& model,
+                                     std::span<const MediaSpan> media) {
   auto best = entries_.end();
   int64_t best_len = 0;
   const int64_t limit = static_cast<int64_t>(prompt.size()) - 1;  // leave one token to prefill
   for (auto it = entries_.begin(); it != entries_.end(); ++it) {
-    const int64_t n = std::min(CommonPrefixLength(it->seq->tokens(), prompt), limit);
+    const int64_t n = std::min(CommonPrefixLength(it->seq->tokens(), it->seq->media(), prompt, media), limit);
     if (n <= best_len || it->seq->length() - n > max_rollback_) continue;
     best = it;
     best_len = n;
@@ -38,7 +47,7 @@ PrefixCache::Hit PrefixCache::Lookup(std::span<const int32_t> prompt, SequenceMo
 void PrefixCache::Put(std::unique_ptr<Sequence> seq, bool shared) {
   if (capacity_ == 0 || !seq || seq->length() == 0) return;
   for (auto it = entries_.begin(); it != entries_.end(); ++it) {
-    if (std::ranges::equal(it->seq->tokens(), seq->tokens())) {
+    if (SameContent(*it->seq, *seq)) {
       entries_.erase(it);
       break;
     }

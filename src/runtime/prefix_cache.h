@@ -33,11 +33,12 @@ class PrefixCache {
   };
   // The state of the best match for `prompt` (the longest usable common start), forked from a
   // shared entry or taken out of a finished one and rolled back; an empty Hit if none matches
-  // or the model cannot fork or roll back.
-  Hit Lookup(std::span<const int32_t> prompt, SequenceModel& model);
+  // or the model cannot fork or roll back. Media rows (the prompt's `media`, an entry's
+  // Sequence::media()) match only the same media (runtime/media.h: by content).
+  Hit Lookup(std::span<const int32_t> prompt, SequenceModel& model, std::span<const MediaSpan> media = {});
 
   // Adds `seq` as most recently used; evicts the least recently used beyond capacity. An
-  // entry with the same tokens replaces the old one. Empty sequences are dropped.
+  // entry with the same tokens and media replaces the old one. Empty sequences are dropped.
   void Put(std::unique_ptr<Sequence> seq, bool shared = false);
   // True if an entry holds exactly `tokens`.
   bool Contains(std::span<const int32_t> tokens) const;

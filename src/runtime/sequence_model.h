@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "base/status.h"
+#include "runtime/media.h"
 
 namespace gemlet::runtime {
 
@@ -21,6 +22,9 @@ class Sequence {
   // The tokens held, in position order (the next token goes to position length()).
   virtual std::span<const int32_t> tokens() const = 0;
   int64_t length() const { return static_cast<int64_t>(tokens().size()); }
+  // The runs of tokens() that hold media rows (runtime/media.h), sorted; the prefix cache
+  // matches them by content.
+  virtual std::span<const MediaSpan> media() const { return {}; }
 };
 
 // One sequence's part of a step: `tokens` (at least one) appended after what it holds.

@@ -44,6 +44,29 @@ Status Session::Prefill(std::span<const int32_t> tokens, std::span<const int64_t
   return Feed(tokens, rows, logits ? logits->data() : nullptr, embed_rows, embeddings);
 }
 
+Status Session::Prefill(const MediaPrompt& prompt, std::vector<float>* logits) {
+  std::vector<int64_t> embed_rows;
+  std::vector<float> embeddings;
+  RETURN_IF_ERROR(GatherMediaRows(prompt.media, prompt.size(), engine_.config().hidden_size, &embed_rows, &embeddings));
+  const int64_t base = position();
+  const Status st = Prefill(prompt.tokens, embed_rows, embeddings.data(), logits);
+  // What was fed of the spans (all of them, unless a chunk failed).
+  const int64_t fed = position() - base;
+  for (const MediaSpan& m : prompt.media) {
+    if (m.start >= fed) break;
+    MediaSpan s = m;
+    s.start += base;
+    s.rows = std::min(m.rows, fed - m.start);
+    MediaSpan* last = media_.empty() ? nullptr : &media_.back();
+    if (last && last->media == s.media && last->start + last->rows == s.start && last->offset + last->rows == s.offset) {
+      last->rows += s.rows;  // the rest of an image an earlier chunk began
+    } else {
+      media_.push_back(std::move(s));
+    }
+  }
+  return st;
+}
+
 Status Session::PrefillRows(std::span<const int32_t> tokens, std::span<const int64_t> rows, float* logits,
                             std::span<const int64_t> embed_rows, const float* embeddings, float* hidden) {
   return Feed(tokens, rows, logits, embed_rows, embeddings, hidden);
@@ -118,20 +141,27 @@ Status Session::Decode(int32_t token, std::vector<float>* logits) {
 void Session::Reset() {
   kv_.Clear();
   history_.clear();
+  media_.clear();
   sampler_.Reseed();
 }
 
 Status Session::Truncate(int64_t n) {
   GEMLET_CHECK(n >= 0 && n <= position());
+  MediaPrompt kept;
+  kept.tokens = history_;
+  kept.media = media_;
+  kept = kept.Slice(0, n);
   if (kv_.Truncate(n)) {
-    history_.resize(n);
+    history_ = std::move(kept.tokens);
+    media_ = std::move(kept.media);
     return Status::Ok();
   }
-  // The sliding rings no longer hold what position n sees: prefill the kept tokens again
-  // (prefill and decode agree bit for bit, so this is the state a fresh session reaches).
-  std::vector<int32_t> kept(history_.begin(), history_.begin() + n);
+  // The sliding rings no longer hold what position n sees: prefill the kept tokens (and
+  // media rows) again (prefill and decode agree bit for bit, so this is the state a fresh
+  // session reaches).
   kv_.Clear();
   history_.clear();
+  media_.clear();
   if (n == 0) return Status::Ok();
   return Prefill(kept, nullptr);
 }
@@ -143,6 +173,7 @@ Result<std::unique_ptr<Session>> Session::Fork(int64_t n) const {
   s->chunk_ = chunk_;
   s->kv_ = kv_;
   s->history_ = history_;
+  s->media_ = media_;
   s->sampler_ = sampler_;
   if (n < position()) RETURN_IF_ERROR(s->Truncate(n));
   return s;

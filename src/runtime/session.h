@@ -14,6 +14,7 @@
 #include "model/forward_types.h"
 #include "runtime/engine.h"
 #include "runtime/kv_cache.h"
+#include "runtime/media.h"
 #include "runtime/sampler.h"
 #include "runtime/sequence_model.h"
 
@@ -42,6 +43,9 @@ class Session : public Sequence {
   // the history keeps the ids given (e.g. <|image|>).
   Status Prefill(std::span<const int32_t> tokens, std::span<const int64_t> embed_rows, const float* embeddings,
                  std::vector<float>* logits, bool all_rows = false);
+  // The same with the media rows of a MediaPrompt (runtime/media.h), which the session keeps
+  // (media()), so that Truncate and Fork reproduce them and the prefix cache compares them.
+  Status Prefill(const MediaPrompt& prompt, std::vector<float>* logits);
   // Feeds `tokens` likewise, writing the logits after tokens[rows[i]] to logits [rows.size(), V]
   // (rows increasing, within the tokens); only those rows' logits are computed (the forward
   // pass's out_rows), so the KV-shared layers run only for them.
@@ -76,6 +80,9 @@ class Session : public Sequence {
 
   int64_t position() const { return kv_.size(); }
   std::span<const int32_t> tokens() const override { return history_; }
+  // The media rows fed with Prefill(MediaPrompt), by position (the Prefill with raw embedding
+  // rows records none: a Truncate that prefills again does not reproduce those).
+  std::span<const MediaSpan> media() const override { return media_; }
   int64_t context_limit() const { return kv_.context_limit(); }
   const std::vector<int32_t>& history() const { return history_; }
   const Engine& engine() const { return engine_; }
@@ -103,6 +110,7 @@ class Session : public Sequence {
   model::ForwardScratch scratch_;
   Sampler sampler_;
   std::vector<int32_t> history_;
+  std::vector<MediaSpan> media_;  // starts are positions
   std::vector<int64_t> rows_;
 };
 

@@ -6,6 +6,7 @@
 #include <random>
 #include <iostream>
 
+#include "runtime/media.h"
 #include "text/chat_format.h"
 #include "tools/cli/demo_model.h"
 
@@ -67,6 +68,10 @@ Status ApplyRunChatFlags(const RunChatFlags& flags, bool have_tokens, std::optio
     if (std::cin.bad()) return IoError("cannot read the prompt from stdin");
     if (text.empty()) return InvalidArgument("the prompt on stdin is empty");
     *prompt = std::move(text);
+  }
+  if (flags.images > 0) {
+    if (have_tokens) return InvalidArgument("--image needs a text prompt (-p or stdin), not --tokens");
+    ASSIGN_OR_RETURN(**prompt, runtime::PlaceMedia(**prompt, flags.images, gemma4::kImage, "{image}"));
   }
   if (chat) {
     std::vector<ChatMessage> msgs(system ? 2 : 1);

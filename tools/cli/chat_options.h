@@ -30,6 +30,7 @@ struct RunChatFlags {
   bool chat = false;
   std::optional<std::string> system;
   bool think = false;
+  int64_t images = 0;  // --image files: placed in the prompt text (runtime::PlaceMedia)
 };
 // Reads them (before flags.Finish(), so that an unknown flag is reported before any work).
 RunChatFlags ReadRunChatFlags(Flags& flags);

@@ -6,7 +6,9 @@
 #include <string>
 
 #include "runtime/conversation.h"
+#include "model/gemma4_image.h"
 #include "runtime/engine.h"
+#include "runtime/image_encoder.h"
 #include "tools/cli/chat_input.h"
 #include "tools/cli/chat_options.h"
 #include "tools/cli/command.h"
@@ -32,6 +34,9 @@ at the prompt:
   /think on|off         thinking mode; thoughts are shown apart from the answer (dimmed)
   /save FILE            save the conversation and its KV cache (versioned, tied to the model)
   /load FILE            resume a saved conversation without prefilling it again
+  /image PATH           attach an image (JPEG, PNG, WebP; a model with a vision tower) to
+                        the next message: {image} or <|image|> in it places the image, else
+                        it comes before the text; repeatable
   /stats                time to first token, prefill and decode speed, tokens prefilled by
                         the last turn, context used of the limit
   /quit                 leave (as Ctrl+D does)
@@ -63,6 +68,7 @@ flags:
   --exact                 f32 reference matmuls instead of the int8 kernels (KV f32 unless
                           --kv-type says otherwise)
   --no-history            do not read or write the history file
+  --image-tokens N        soft tokens per /image: 70, 140, 280 (default), 560 or 1120
 )" GEMLET_GRAMMAR_FLAGS_HELP GEMLET_DRAFT_FLAGS_HELP;
 
 constexpr char kUsageTail[] = R"(
@@ -83,7 +89,7 @@ const char* Usage() {
 }
 
 constexpr char kHelp[] =
-    "commands: /help, /reset, /system [TEXT], /think on|off, /save FILE, /load FILE, /stats, /quit\n"
+    "commands: /help, /reset, /system [TEXT], /think on|off, /save FILE, /load FILE, /image PATH, /stats, /quit\n"
     "Ctrl+C stops an answer, Ctrl+D exits.\n";
 
 // Model text as a terminal may show it: control characters (C0 but newline and tab, DEL, and
@@ -175,8 +181,14 @@ void PrintStats(const runtime::Conversation& conv) {
               conv.options().policy == runtime::ContextPolicy::kStop ? "stop" : "drop-oldest");
 }
 
+// Images attached with /image for the next message.
+struct PendingImages {
+  runtime::ImageEncoder* encoder = nullptr;
+  std::vector<runtime::MediaRef> media;
+};
+
 // Runs one slash command; false for /quit.
-bool Command(runtime::Conversation& conv, const std::string& line) {
+bool Command(runtime::Conversation& conv, PendingImages& images, const std::string& line) {
   const size_t sp = line.find(' ');
   const std::string cmd = line.substr(0, sp);
   std::string arg = sp == std::string::npos ? "" : line.substr(sp + 1);
@@ -187,6 +199,7 @@ bool Command(runtime::Conversation& conv, const std::string& line) {
     std::fputs(kHelp, stdout);
   } else if (cmd == "/reset") {
     conv.Reset();
+    images.media.clear();
     std::printf("[new conversation]\n");
   } else if (cmd == "/system") {
     const bool changes = conv.position() > 0 && arg != conv.system();
@@ -215,6 +228,16 @@ bool Command(runtime::Conversation& conv, const std::string& line) {
                   conv.messages().size(), static_cast<long long>(conv.position()),
                   cmd == "/load" ? ", KV cache restored: no prefill needed" : "");
     }
+  } else if (cmd == "/image") {
+    if (arg.empty()) {
+      std::printf("error: /image needs a file name\n");
+    } else if (auto m = images.encoder->EncodeFile(arg); !m.ok()) {
+      std::printf("error: %s\n", m.status().message().c_str());
+    } else {
+      images.media.push_back(*m);
+      std::printf("[image %zu attached: %s, %lld soft tokens; it goes with the next message]\n",
+                  images.media.size(), arg.c_str(), static_cast<long long>((*m)->rows));
+    }
   } else if (cmd == "/stats") {
     PrintStats(conv);
   } else {
@@ -238,10 +261,12 @@ int Run(Flags& flags) {
   const std::string kv_type = flags.Str({"--kv-type"}, "");
   const bool no_history = flags.Bool({"--no-history"});
   const bool exact = flags.Bool({"--exact"});
+  auto image_tokens = flags.Int({"--image-tokens"}, 280);
   auto sampling = ReadSamplingFlags(flags);
   const GrammarFlags grammar_flags = ReadGrammarFlags(flags);
   const DraftFlags draft_flags = ReadDraftFlags(flags);
-  for (const Status* st : {&ctx.status(), &n_predict.status(), &threads.status(), &chunk.status()}) {
+  for (const Status* st : {&ctx.status(), &n_predict.status(), &threads.status(), &chunk.status(),
+                           &image_tokens.status()}) {
     if (!st->ok()) return UsageError("chat", st->message());
   }
   if (!sampling.ok()) return UsageError("chat", sampling.status().message());
@@ -258,6 +283,8 @@ int Run(Flags& flags) {
   if (*n_predict < 1) return UsageError("chat", "-n must be >= 1");
   if (*threads < 0 || *threads > 1024) return UsageError("chat", "--threads must be in [0, 1024]");
   if (*chunk < 1) return UsageError("chat", "--chunk must be >= 1");
+  if (!model::IsSupportedImageTokenBudget(*image_tokens))
+    return UsageError("chat", "--image-tokens must be 70, 140, 280, 560 or 1120");
   runtime::EngineOptions kv;
   if (!ParseKvType(kv_type, &kv)) return UsageError("chat", KvTypeError(kv_type));
   co.policy = *pol;
@@ -285,6 +312,11 @@ int Run(Flags& flags) {
   const Tokenizer* tok = (*engine)->tokenizer();
   if (tok == nullptr) return ReportError("chat", Corrupt(*model + ": the model file has no vocabulary"));
   runtime::Conversation conv(**engine, *tok, co);
+  runtime::ImageEncoderOptions io;
+  io.tokens = *image_tokens;
+  auto encoder = runtime::ImageEncoder::Create(**engine, io);
+  if (!encoder.ok()) return ReportError("chat", encoder.status());
+  PendingImages images{encoder->get(), {}};
 
   std::string history;
   if (!no_history) {
@@ -320,12 +352,13 @@ int Run(Flags& flags) {
     size_t b = line.find_first_not_of(" \t");
     if (b == std::string::npos) continue;
     if (line[b] == '/') {
-      if (!Command(conv, line.substr(b))) break;
+      if (!Command(conv, images, line.substr(b))) break;
       continue;
     }
     InterruptFlag().store(false);
     noticed = false;
-    auto turn = conv.Send(line, cb);
+    auto turn = conv.Send(line, images.media, cb);
+    images.media.clear();
     if (!turn.ok()) {
       printer.EndTurn(noticed);
       std::printf("error: %s\n", turn.status().message().c_str());

@@ -7,9 +7,11 @@
 #include <vector>
 
 #include "format/npy.h"
+#include "model/gemma4_image.h"
 #include "runtime/engine.h"
 #include "runtime/generate.h"
 #include "runtime/grammar_constraint.h"
+#include "runtime/image_encoder.h"
 #include "runtime/session.h"
 #include "text/tokenizer.h"
 #include "tools/cli/chat_options.h"
@@ -65,6 +67,11 @@ flags:
   --system TEXT           with --chat: a system turn first
   --think                 with --chat: thinking on (<|think|> in the system turn); the
                           thoughts come out between <|channel> and <channel|>
+  --image FILE            an image (JPEG, PNG or WebP) for a model with a vision tower;
+                          repeatable. {image} or <|image|> in the prompt places each in turn,
+                          else they come before the text; each becomes <|image>, its soft
+                          tokens, <image|>
+  --image-tokens N        soft tokens per image: 70, 140, 280 (default), 560 or 1120
 )" GEMLET_GRAMMAR_FLAGS_HELP GEMLET_DRAFT_FLAGS_HELP R"(  (no -p, no --tokens*)   the prompt is read from stdin: echo Hello | gemlet run --chat
   (no -m)                 the tiny demo model: random weights, made once in ~/.cache/gemlet
   --verify                check this build on this CPU, no model needed: every kernel tier
@@ -89,6 +96,7 @@ examples:
   gemlet run -m tiny.gemlet --tokens 2,105,437,107 -n 8 --temp 0 --json
   gemlet run -m e2b.gemlet --drafter e2b-drafter.gemlet -p "Repeat: ..." --draft auto --json
   gemlet run -m e2b.gemlet --chat --system "Answer in one line." -p "Why is the sky blue?"
+  gemlet run -m e2b.gemlet --chat --image cat.jpg -p "Describe this image."
   gemlet run --verify
 )";
 
@@ -115,13 +123,16 @@ int Run(Flags& flags) {
   auto presence = flags.Float({"--presence-penalty"}, 0.0);
   auto last_n = flags.Int({"--repeat-last-n"}, 64);
   auto seed = flags.Int({"--seed"}, -1);
-  for (const Status* st : {&tokens.status(), &n_predict.status(), &ctx.status(), &threads.status(),
+  const std::vector<std::string> images = flags.StrAll({"--image"});
+  auto image_tokens = flags.Int({"--image-tokens"}, 280);
+  for (const Status* st : {&image_tokens.status(), &tokens.status(), &n_predict.status(), &ctx.status(), &threads.status(),
                            &chunk.status(), &temp.status(), &top_k.status(), &top_p.status(), &min_p.status(),
                            &rep.status(), &presence.status(), &last_n.status(), &seed.status()}) {
     if (!st->ok()) return UsageError("run", st->message());
   }
   const DraftFlags draft_flags = ReadDraftFlags(flags);
-  const RunChatFlags chat_flags = ReadRunChatFlags(flags);
+  RunChatFlags chat_flags = ReadRunChatFlags(flags);
+  chat_flags.images = static_cast<int64_t>(images.size());
   const GrammarFlags grammar_flags = ReadGrammarFlags(flags);
   if (Status st = flags.Finish(); !st.ok()) return UsageError("run", st.message());
   auto gbnf = GrammarFlagsToGbnf(grammar_flags);
@@ -145,6 +156,8 @@ int Run(Flags& flags) {
   if (*ctx < 0) return UsageError("run", "--ctx must be >= 1");
   if (*threads < 0 || *threads > 1024) return UsageError("run", "--threads must be in [0, 1024]");
   if (*chunk < 1) return UsageError("run", "--chunk must be >= 1");
+  if (!model::IsSupportedImageTokenBudget(*image_tokens))
+    return UsageError("run", "--image-tokens must be 70, 140, 280, 560 or 1120");
 
   runtime::SamplerOptions so;
   so.temperature = *temp;
@@ -202,8 +215,28 @@ int Run(Flags& flags) {
     }
   }
 
+  // Images: encoded, and each placeholder expanded to <|image>, its soft tokens, <image|>.
+  runtime::MediaPrompt media_prompt;
+  if (!images.empty()) {
+    runtime::ImageEncoderOptions io;
+    io.tokens = *image_tokens;
+    auto encoder = runtime::ImageEncoder::Create(engine, io);
+    if (!encoder.ok()) return ReportError("run", encoder.status());
+    std::vector<runtime::MediaRef> media;
+    for (const std::string& path : images) {
+      auto m = (*encoder)->EncodeFile(path);
+      if (!m.ok()) return ReportError("run", m.status());
+      media.push_back(std::move(*m));
+    }
+    const runtime::MediaTokens kinds[] = {runtime::ImageTokens(engine)};
+    auto expanded = runtime::ExpandMedia(ids, media, kinds);
+    if (!expanded.ok()) return ReportError("run", expanded.status());
+    media_prompt = std::move(*expanded);
+  } else {
+    media_prompt.tokens = std::move(ids);
+  }
   // The context check comes before any work, with the numbers.
-  const int64_t n_prompt = static_cast<int64_t>(ids.size());
+  const int64_t n_prompt = media_prompt.size();
   if (*ctx == 0) {  // KV memory follows the tokens held, so a larger limit costs nothing
     // (-n not given: room for the prompt and 256 tokens at least)
     *ctx = std::min<int64_t>(std::max<int64_t>(4096, n_prompt + (*n_predict >= 0 ? *n_predict : 256)),
@@ -262,7 +295,7 @@ int Run(Flags& flags) {
     std::fflush(stdout);
     return true;
   };
-  auto result = runtime::Generate(session, ids, go, on_token);
+  auto result = runtime::Generate(session, media_prompt, go, on_token);
   if (!result.ok()) return ReportError("run", result.status());
   if (!stream_error.empty()) return ReportError("run", Internal(stream_error));
   const auto& t = result->timings;

@@ -261,6 +261,7 @@ Result<TurnStats> Conversation::Send(std::string_view user_text, std::span<const
   GenerateOptions go;
   go.max_tokens = std::min(options_.max_tokens, limit - session_.position() - 1);
   go.stop_at_eog = options_.stop_at_eog;
+  go.speculative = options_.speculative;
   std::unique_ptr<GrammarConstraint> constraint;
   if (!options_.grammar.empty()) {
     ASSIGN_OR_RETURN(constraint, AnswerConstraint());

@@ -31,6 +31,7 @@
 #include "runtime/media.h"
 #include "runtime/sampler.h"
 #include "runtime/session.h"
+#include "runtime/speculative_options.h"
 #include "text/tokenizer.h"
 
 namespace gemlet::runtime {
@@ -56,6 +57,8 @@ struct ConversationOptions {
   // GBNF every answer must match (grammar/; "" = free). With thinking on, the thought block
   // that may open an answer is free and the grammar starts after it.
   std::string grammar;
+  // Speculative decoding of the answers (runtime/speculative.h; GenerateOptions::speculative).
+  SpeculativeOptions speculative;
 };
 
 // How one turn went.

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <chrono>
 
+#include "runtime/speculative.h"
+
 namespace gemlet::runtime {
 
 namespace {
@@ -32,6 +34,10 @@ Result<GenerateResult> Generate(Session& session, const MediaPrompt& media_promp
                            : std::string()) +
                       " = " + std::to_string(need) + " exceeds the context limit of " +
                       std::to_string(session.context_limit()) + " (raise --ctx or lower -n)");
+  }
+  // (a prompt with images is not drafted yet: its prefill needs the media rows)
+  if (options.speculative.mode != DraftMode::kOff && media_prompt.media.empty()) {
+    return GenerateSpeculative(session, prompt, options, on_token);
   }
   GenerateResult res;
   res.timings.prompt_tokens = static_cast<int64_t>(prompt.size());

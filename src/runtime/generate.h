@@ -11,6 +11,7 @@
 #include "runtime/media.h"
 #include "runtime/sampler.h"
 #include "runtime/session.h"
+#include "runtime/speculative_options.h"
 #include "runtime/token_constraint.h"
 
 namespace gemlet::runtime {
@@ -29,6 +30,9 @@ struct GenerateOptions {
   // null: anything. Not owned.
   TokenConstraint* constraint = nullptr;
   PrefillProgress on_prefill;  // null: the prompt is prefilled in one call
+  // Speculative decoding (runtime/speculative.h): the same tokens, fewer passes over the
+  // weights when drafts are accepted. Off by default.
+  SpeculativeOptions speculative;
 };
 
 struct GenerateTimings {
@@ -36,6 +40,7 @@ struct GenerateTimings {
   int64_t generated_tokens = 0;
   double prefill_ms = 0;  // prompt prefill including its last logits
   double decode_ms = 0;   // every later forward step plus sampling
+  SpeculativeStats speculative;  // the rounds of speculative decoding (zeros when off)
   double prefill_tok_s() const { return prefill_ms > 0 ? prompt_tokens * 1000.0 / prefill_ms : 0; }
   // Decode speed counts the steps after the first generated token (each needs one forward).
   double decode_tok_s() const {

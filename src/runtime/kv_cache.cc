@@ -101,9 +101,9 @@ KvCache::KvCache(const model::Gemma4Config& cfg, int64_t context_limit, TensorTy
     if (!cfg.has_kv(l)) continue;
     slot_[l] = static_cast<int>(layers_.size());
     // A sliding query at position t sees keys t − W < u ≤ t: the last W rows suffice; the
-    // ring keeps kKvRollback more for Truncate.
+    // ring keeps the drafter's one more (kKvDrafterRows) and kKvRollback more for Truncate.
     const int64_t window = std::min(cfg.sliding_window, context_limit);
-    const int64_t ring = cfg.is_full(l) ? 0 : std::min(cfg.sliding_window + kKvRollback, context_limit);
+    const int64_t ring = cfg.is_full(l) ? 0 : std::min(cfg.sliding_window + kKvDrafterRows + kKvRollback, context_limit);
     layers_.emplace_back(cfg.kv_dim(l), ring, cfg.is_full(l) ? type_ : sliding_type_, cfg.is_full(l) ? 0 : window);
   }
 }
@@ -141,7 +141,7 @@ void KvCache::Commit(int64_t layer, const float* k, const float* v, int64_t T) {
 bool KvCache::Truncate(int64_t n) {
   GEMLET_CHECK(n >= 0 && n <= n_);
   for (const auto& layer : layers_) {
-    if (layer.OldestVisible(n) < layer.Oldest(n_)) return false;  // overwritten since
+    if (layer.OldestRead(n) < layer.Oldest(n_)) return false;  // overwritten since
   }
   n_ = n;
   return true;

@@ -28,6 +28,11 @@ namespace gemlet::runtime {
 // Positions a sliding-window ring keeps beyond the window, so that a rollback of up to this
 // many tokens (a rejected speculative draft, a regenerated reply) is exact without a re-prefill.
 inline constexpr int64_t kKvRollback = 16;
+// Rows beyond the target's window W that the MTP drafter's sliding layers attend (HF's mask
+// shows a drafter query the last W + 1 positions: model/gemma4_drafter.h). A ring keeps
+// W + kKvDrafterRows + kKvRollback rows, and a Truncate keeps the drafter's W + 1 rows too, so
+// a draft step after any rollback within the margin finds every row it reads.
+inline constexpr int64_t kKvDrafterRows = 1;
 // Positions a full-attention layer commits at a time.
 inline constexpr int64_t kKvPageRows = 256;
 
@@ -57,6 +62,11 @@ class KvLayer {
   int64_t Oldest(int64_t n) const { return ring_ > 0 ? std::max<int64_t>(0, n - ring_) : 0; }
   // The oldest position a query after `n` written positions can see.
   int64_t OldestVisible(int64_t n) const { return ring_ > 0 ? std::max<int64_t>(0, n - window_) : 0; }
+  // The oldest position a drafter query after `n` written positions reads (kKvDrafterRows
+  // more than OldestVisible).
+  int64_t OldestRead(int64_t n) const {
+    return ring_ > 0 ? std::max<int64_t>(0, n - window_ - kKvDrafterRows) : 0;
+  }
   // Writes positions [n, n + T) of f32 rows (a ring keeps only the last `capacity` of them),
   // converted to the layer's type (f16: nearest even; q8: ops::QuantizeKvRowQ8).
   void Write(int64_t n, const float* k, const float* v, int64_t T);
@@ -100,8 +110,8 @@ class KvCache : public model::KvStore {
   // Forgets every position (a new conversation); keeps the allocations.
   void Clear() { n_ = 0; }
   // Rolls back to the first n ≤ size() positions if every row the next query needs is still
-  // stored (always for contiguous layers; for the rings when size() − n ≤ kKvRollback or the
-  // ring has not wrapped past what position n sees). False (and nothing changes) otherwise:
+  // stored, the drafter's one more included (always for contiguous layers; for the rings when
+  // size() − n ≤ kKvRollback or the ring has not wrapped past what position n reads). False (and nothing changes) otherwise:
   // the caller must prefill again.
   bool Truncate(int64_t n);
   int64_t context_limit() const { return limit_; }

@@ -248,11 +248,11 @@ TEST(KvCacheTest, OnlyLayersWithKvAndMemoryFollowsUse) {
   const auto cfg = TinyConfig();
   KvCache cache(cfg, 100000);
   EXPECT_EQ(cache.cached_layers(), 4);  // layers 0–3; 4–6 read 2 and 3
-  // Three sliding rings of 16 + kKvRollback rows × 32 floats (k and v), no full-attention rows yet.
-  EXPECT_EQ(cache.bytes_allocated(), 3u * 2 * (16 + kKvRollback) * 32 * 4);
+  // Three sliding rings of 16 + 1 + kKvRollback rows × 32 floats (k and v), no full-attention rows yet.
+  EXPECT_EQ(cache.bytes_allocated(), 3u * 2 * (16 + kKvDrafterRows + kKvRollback) * 32 * 4);
   ASSERT_TRUE(cache.Reserve(10).ok());
   const uint64_t small = cache.bytes_allocated();
-  const uint64_t rings = 3u * 2 * (16 + kKvRollback) * 32 * 4;
+  const uint64_t rings = 3u * 2 * (16 + kKvDrafterRows + kKvRollback) * 32 * 4;
   EXPECT_EQ(small, rings + 2 * kKvPageRows * 64 * 4);  // one page, far below 100000 positions
   ASSERT_TRUE(cache.Reserve(1000).ok());
   EXPECT_EQ(cache.bytes_allocated(), rings + 2 * 1024 * 64 * 4);
@@ -274,7 +274,7 @@ TEST(KvCacheTest, CommittedBytesFollowTokensNotTheLimit) {
   auto cfg = TinyConfig();
   cfg.global_head_dim = 512;  // E2B's full-attention rows: 512 floats (2 KiB in f32)
   ASSERT_TRUE(cfg.Validate().ok());
-  const uint64_t rings = 3u * 2 * (16 + kKvRollback) * 32 * 4;
+  const uint64_t rings = 3u * 2 * (16 + kKvDrafterRows + kKvRollback) * 32 * 4;
   const uint64_t page = 2u * kKvPageRows * 512 * 4;  // K and V of one page of positions
   KvCache big(cfg, 131072), small(cfg, 4096);
   auto rss_kib = [] {
@@ -328,8 +328,8 @@ TEST(KvCacheTest, TypesPerLayerKind) {
     ASSERT_GE(n, 1);
     for (int i = 0; i < n; ++i) EXPECT_EQ(segs[i].type, cache.row_type(l)) << l;
   }
-  // Rings of 16 + kKvRollback f16 rows of 32; two pages of q8 rows of 64 (2 blocks of 34 bytes).
-  EXPECT_EQ(cache.bytes_allocated(), 3u * 2 * (16 + kKvRollback) * 32 * 2 + 2u * 2 * kKvPageRows * 2 * 34);
+  // Rings of 16 + 1 + kKvRollback f16 rows of 32; two pages of q8 rows of 64 (2 blocks of 34 bytes).
+  EXPECT_EQ(cache.bytes_allocated(), 3u * 2 * (16 + kKvDrafterRows + kKvRollback) * 32 * 2 + 2u * 2 * kKvPageRows * 2 * 34);
   KvCache same(cfg, 1000, TensorType::kF16);  // no sliding type: the full layers'
   EXPECT_EQ(same.sliding_type(), TensorType::kF16);
 }
@@ -402,7 +402,7 @@ TEST(KvCacheTest, TruncateWithinTheRollbackMargin) {
       cache.Advance(1);
     }
   };
-  feed(W + kKvRollback);  // not wrapped past anything position 0 … W + kKvRollback sees
+  feed(W + kKvDrafterRows + kKvRollback);  // not wrapped past anything position 1 reads
   EXPECT_TRUE(cache.Truncate(1));
   EXPECT_EQ(cache.size(), 1);
   feed(4 * W);
@@ -411,6 +411,11 @@ TEST(KvCacheTest, TruncateWithinTheRollbackMargin) {
   EXPECT_EQ(cache.size(), n - kKvRollback);
   feed(kKvRollback);
   EXPECT_FALSE(cache.Truncate(n - kKvRollback - 1)) << "that row was overwritten";
+  // After the deepest rollback the drafter still finds its W + 1 rows.
+  ASSERT_TRUE(cache.Truncate(n - kKvRollback));
+  ops::KvSegment drafter_segs[2];
+  EXPECT_GE(cache.PastFrom(0, n - kKvRollback - W - 1, drafter_segs), 1);
+  feed(kKvRollback);
   EXPECT_EQ(cache.size(), n) << "a refused truncation changes nothing";
   EXPECT_TRUE(cache.Truncate(n));
   ops::KvSegment segs[2];
@@ -425,7 +430,7 @@ TEST(KvCacheTest, TruncateWithinTheRollbackMargin) {
   for (int i = 0; i < count; ++i) rows += segs[i].count;
   EXPECT_EQ(rows, W + 1);
   EXPECT_EQ(segs[0].pos0, n - W - 1);
-  EXPECT_EQ(cache.PastFrom(0, n - W - kKvRollback - 1, segs), -1) << "overwritten";
+  EXPECT_EQ(cache.PastFrom(0, n - W - kKvDrafterRows - kKvRollback - 1, segs), -1) << "overwritten";
   EXPECT_EQ(cache.model::KvStore::PastFrom(0, n - W - 1, segs), -1) << "beyond what Past shows";
   count = cache.model::KvStore::PastFrom(0, n - 3, segs);
   ASSERT_GE(count, 1);

@@ -68,12 +68,12 @@ Status Session::Prefill(const MediaPrompt& prompt, std::vector<float>* logits) {
 }
 
 Status Session::PrefillRows(std::span<const int32_t> tokens, std::span<const int64_t> rows, float* logits,
-                            std::span<const int64_t> embed_rows, const float* embeddings) {
-  return Feed(tokens, rows, logits, embed_rows, embeddings);
+                            std::span<const int64_t> embed_rows, const float* embeddings, float* hidden) {
+  return Feed(tokens, rows, logits, embed_rows, embeddings, hidden);
 }
 
 Status Session::Feed(std::span<const int32_t> tokens, std::span<const int64_t> rows, float* logits,
-                     std::span<const int64_t> embed_rows, const float* embeddings) {
+                     std::span<const int64_t> embed_rows, const float* embeddings, float* hidden) {
   const int64_t n = static_cast<int64_t>(tokens.size());
   const int64_t V = engine_.config().vocab_size, D = engine_.config().hidden_size;
   if (n == 0) return InvalidArgument("no tokens to feed");
@@ -94,7 +94,7 @@ Status Session::Feed(std::span<const int32_t> tokens, std::span<const int64_t> r
   for (size_t i = 0; i < rows.size(); ++i) {
     GEMLET_CHECK_MSG(rows[i] >= 0 && rows[i] < n && (i == 0 || rows[i] > rows[i - 1]), "rows increase, in the tokens");
   }
-  GEMLET_CHECK(rows.empty() || logits != nullptr);
+  GEMLET_CHECK(rows.empty() || logits != nullptr || hidden != nullptr);
   model::ForwardOptions fopt{engine_.mode(), n == 1 ? engine_.decode_pool() : engine_.pool()};
   fopt.skip_shared_rows = skip_shared_rows_;
   size_t next = 0;  // the first of `rows` not yet computed
@@ -105,25 +105,28 @@ Status Session::Feed(std::span<const int32_t> tokens, std::span<const int64_t> r
     const int64_t T = std::min(chunk_, n - b);
     rows_.clear();
     float* out = logits ? logits + next * V : nullptr;
+    float* hid = hidden ? hidden + next * D : nullptr;
     for (; next < rows.size() && rows[next] < b + T; ++next) rows_.push_back(rows[next] - b);
-    if (rows_.empty()) out = nullptr;
+    if (rows_.empty()) out = hid = nullptr;
     const size_t e0 = e;
     chunk_rows.clear();
     while (e < embed_rows.size() && embed_rows[e] < b + T) chunk_rows.push_back(embed_rows[e++] - b);
-    if (chunk_rows.empty()) {
+    if (chunk_rows.empty() && hid == nullptr) {
       RETURN_IF_ERROR(model::Forward(engine_.model(), tokens.subspan(b, T), rows_, &kv_, &scratch_, fopt, out));
     } else {
       // Embedding rows use the pad id for their per-layer token embedding (Gemma4Model.forward).
       ids.assign(tokens.begin() + b, tokens.begin() + b + T);
       for (int64_t r : chunk_rows) ids[r] = static_cast<int32_t>(engine_.config().pad_token_id);
+      // (a chunk without embedding rows: here only for its hidden states)
       model::BatchSequence seq{&kv_, T};
       model::Batch batch;
       batch.tokens = ids;
       batch.embed_rows = chunk_rows;
-      batch.embeddings = embeddings + e0 * D;
+      batch.embeddings = chunk_rows.empty() ? nullptr : embeddings + e0 * D;
       batch.seqs = std::span<const model::BatchSequence>(&seq, 1);
       batch.out_rows = rows_;
       batch.logits = out;
+      batch.hidden = hid;
       RETURN_IF_ERROR(model::Forward(engine_.model(), batch, &scratch_, fopt));
     }
     history_.insert(history_.end(), tokens.begin() + b, tokens.begin() + b + T);

@@ -49,9 +49,12 @@ class Session : public Sequence {
   // Feeds `tokens` likewise, writing the logits after tokens[rows[i]] to logits [rows.size(), V]
   // (rows increasing, within the tokens); only those rows' logits are computed (the forward
   // pass's out_rows), so the KV-shared layers run only for them.
-  // With embedding rows as in the Prefill above.
+  // With embedding rows as in the Prefill above. If `hidden` is non-null it receives those
+  // rows' final hidden states after the final norm [rows.size(), D] (what the MTP drafter
+  // reads: model::Batch::hidden).
   Status PrefillRows(std::span<const int32_t> tokens, std::span<const int64_t> rows, float* logits,
-                     std::span<const int64_t> embed_rows = {}, const float* embeddings = nullptr);
+                     std::span<const int64_t> embed_rows = {}, const float* embeddings = nullptr,
+                     float* hidden = nullptr);
   // One token: logits [V] of the position after it.
   Status Decode(int32_t token, std::vector<float>* logits);
 
@@ -95,9 +98,10 @@ class Session : public Sequence {
   // OutOfRange with the numbers if n more tokens do not fit the context limit.
   Status CheckRoom(int64_t n) const;
   // The Prefills: `tokens` in chunks, the logits after tokens[rows[i]] to logits [rows.size(),
-  // V], the rows `embed_rows` taking rows of `embeddings` [embed_rows.size(), D].
+  // V] (and, if non-null, their final hidden states to hidden [rows.size(), D]), the rows
+  // `embed_rows` taking rows of `embeddings` [embed_rows.size(), D].
   Status Feed(std::span<const int32_t> tokens, std::span<const int64_t> rows, float* logits,
-              std::span<const int64_t> embed_rows, const float* embeddings);
+              std::span<const int64_t> embed_rows, const float* embeddings, float* hidden = nullptr);
 
   const Engine& engine_;
   SessionOptions options_;

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <map>
 #include <memory>
@@ -17,7 +18,9 @@
 #include "kernels/kernels.h"
 #include "runtime/engine.h"
 #include "runtime/session.h"
+#include "tools/cli/bench_speculative.h"
 #include "tools/cli/command.h"
+#include "tools/cli/draft_flags.h"
 #include "tools/cli/kv_type_flag.h"
 #include "tools/cli/read_bandwidth.h"
 
@@ -28,6 +31,8 @@ constexpr char kUsage[] =
     R"(usage: gemlet bench -m MODEL.gemlet [-p LIST] [-n LIST] [-d LIST] [-r N] [-t LIST]
                     [--decode-threads N] [--preset litert] [--json] [--exact] [-ub N]
                     [--kv-type T|full=T,sliding=T] [--bandwidth-mib N] [--no-warmup]
+       gemlet bench -m MODEL.gemlet [--drafter FILE] --draft-p LIST [--draft M] [--draft-max K]
+                    [--draft-fixed] [-p N] [-n N] [-r N] [-t N] [--json]
 
 Measures a model on this machine with random token ids (the numbers do not depend on the
 text): for each thread count, context depth and size,
@@ -70,7 +75,14 @@ flags:
   --no-warmup        skip the untimed warm-up run (a short prefill and decode) that first
                      brings the weights' pages in, so the first test's first repetition is
                      not the only one that pays for it
-  --json             {"model", "load_s", "peak_rss_bytes", "decode_bytes_per_token",
+  --draft-p LIST     speculative decoding against plain decoding in the same run, e.g.
+                     0,0.3,0.5,0.7,0.9: each draft is replaced with probability p by the
+                     target's own greedy continuation (random weights accept no draft), the
+                     drafter still running every step; decode tok/s and its ratio to plain
+                     per p, the acceptance, and the cost of a draft step and of verify passes
+                     of widths 1-8 relative to a decode step. Uses the first -p (the prompt,
+                     random tokens; 0: 64), -n and -t values; --draft defaults to mtp here
+)" GEMLET_DRAFT_FLAGS_HELP R"(  --json             {"model", "load_s", "peak_rss_bytes", "decode_bytes_per_token",
                      "results": [{"test", "tok_s", "tok_s_all", "ttft_s" (prefill tests),
                      "read_gb_s", "bound_tok_s" (decode tests), "threads", ...}]}
 
@@ -152,6 +164,8 @@ int Run(Flags& flags) {
   const std::string kv_type = flags.Str({"--kv-type"}, "");
   auto bw_mib = flags.Int({"--bandwidth-mib"}, 1024);
   auto ctx_flag = flags.Int({"--ctx"}, 0);
+  const std::string draft_p = flags.Str({"--draft-p"}, "");
+  DraftFlags draft_flags = ReadDraftFlags(flags);
   for (const auto* r : {&p_list, &n_list, &d_list, &t_list}) {
     if (!r->ok()) return UsageError("bench", r->status().message());
   }
@@ -205,6 +219,36 @@ int Run(Flags& flags) {
   eo.mode = exact ? ops::MatMulMode::kExact : ops::MatMulMode::kFast;
   eo.decode_threads = static_cast<int>(*decode_threads);
   SetKvTypes(kv, &eo);
+  ApplyDrafter(draft_flags, &eo);
+  if (!draft_p.empty()) {  // the speculative bench (tools/cli/bench_speculative.h)
+    SpeculativeBenchOptions sb;
+    size_t b = 0;
+    while (b <= draft_p.size()) {
+      size_t e = draft_p.find(',', b);
+      if (e == std::string::npos) e = draft_p.size();
+      char* end = nullptr;
+      const std::string item = draft_p.substr(b, e - b);
+      const double p = std::strtod(item.c_str(), &end);
+      if (item.empty() || *end != '\0' || !(p >= 0 && p <= 1)) {
+        return UsageError("bench", "--draft-p takes probabilities in [0, 1], comma-separated, got '" + draft_p + "'");
+      }
+      sb.p.push_back(p);
+      b = e + 1;
+    }
+    sb.n_prompt = pp.empty() || pp[0] == 0 ? 64 : pp[0];
+    sb.n_gen = tg.empty() || tg[0] == 0 ? 128 : tg[0];
+    sb.reps = *reps;
+    sb.json = json;
+    eo.threads = static_cast<int>(threads.empty() ? 0 : threads[0]);
+    auto engine_or = runtime::Engine::Open(model, eo);
+    if (!engine_or.ok()) return ReportModelError("bench", engine_or.status());
+    if (draft_flags.mode.empty()) draft_flags.mode = (*engine_or)->drafter() ? "mtp" : "lookup";
+    auto spec = SpeculativeFromFlags(draft_flags, **engine_or);
+    if (!spec.ok()) return UsageError("bench", spec.status().message());
+    if (spec->mode == runtime::DraftMode::kOff) return UsageError("bench", "--draft-p needs drafts (not --draft off)");
+    sb.spec = *spec;
+    return RunSpeculativeBench(**engine_or, model, sb);
+  }
   std::string kv_name;
   std::vector<Result1> results;
   double load_s = 0;

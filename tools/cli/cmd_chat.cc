@@ -13,6 +13,7 @@
 #include "tools/cli/chat_input.h"
 #include "tools/cli/chat_options.h"
 #include "tools/cli/command.h"
+#include "tools/cli/draft_flags.h"
 #include "tools/cli/grammar_flags.h"
 #include "tools/cli/kv_type_flag.h"
 #include "tools/cli/demo_model.h"
@@ -75,7 +76,7 @@ flags:
   --image-tokens N        soft tokens per /image: 70, 140, 280 (default), 560 or 1120
   -q, --quiet             no prefill progress line (it is drawn on stderr only when that
                           is a terminal: tokens done, tok/s, ETA)
-)" GEMLET_GRAMMAR_FLAGS_HELP;
+)" GEMLET_GRAMMAR_FLAGS_HELP GEMLET_DRAFT_FLAGS_HELP;
 
 constexpr char kUsageTail[] = R"(
 examples:
@@ -273,6 +274,7 @@ int Run(Flags& flags) {
   auto image_tokens = flags.Int({"--image-tokens"}, 280);
   auto sampling = ReadSamplingFlags(flags);
   const GrammarFlags grammar_flags = ReadGrammarFlags(flags);
+  const DraftFlags draft_flags = ReadDraftFlags(flags);
   for (const Status* st : {&ctx.status(), &n_predict.status(), &threads.status(), &chunk.status(),
                            &image_tokens.status()}) {
     if (!st->ok()) return UsageError("chat", st->message());
@@ -306,8 +308,12 @@ int Run(Flags& flags) {
   eo.threads = static_cast<int>(*threads);
   SetKvTypes(kv, &eo);
   eo.mode = exact ? ops::MatMulMode::kExact : ops::MatMulMode::kFast;
+  ApplyDrafter(draft_flags, &eo);
   auto engine = runtime::Engine::Open(*model, eo);
   if (!engine.ok()) return ReportModelError("chat", engine.status());
+  auto spec = SpeculativeFromFlags(draft_flags, **engine);
+  if (!spec.ok()) return UsageError("chat", spec.status().message());
+  co.speculative = *spec;
   const auto& cfg = (*engine)->config();
   if (*ctx > cfg.max_position_embeddings) {
     return UsageError("chat", "--ctx " + std::to_string(*ctx) + " exceeds the model's " +

@@ -18,6 +18,7 @@
 #include "tools/cli/chat_input.h"
 #include "tools/cli/chat_options.h"
 #include "tools/cli/command.h"
+#include "tools/cli/draft_flags.h"
 #include "tools/cli/grammar_flags.h"
 #include "tools/cli/kv_type_flag.h"
 #include "tools/cli/prefill_progress.h"
@@ -79,7 +80,7 @@ flags:
                           else they come before the text; each becomes <|image>, its soft
                           tokens, <image|>
   --image-tokens N        soft tokens per image: 70, 140, 280 (default), 560 or 1120
-)" GEMLET_GRAMMAR_FLAGS_HELP R"(  (no -p, no --tokens*)   the prompt is read from stdin: echo Hello | gemlet run --chat
+)" GEMLET_GRAMMAR_FLAGS_HELP GEMLET_DRAFT_FLAGS_HELP R"(  (no -p, no --tokens*)   the prompt is read from stdin: echo Hello | gemlet run --chat
   (no -m)                 the tiny demo model: random weights, made once in ~/.cache/gemlet
   --verify                check this build on this CPU, no model needed: every kernel tier
                           against its scalar twin on random data, and a tiny synthetic model's
@@ -101,6 +102,7 @@ examples:
   gemlet run -m e2b.gemlet -p "The capital of France is" -n 32 --temp 0
   gemlet run -m e2b.gemlet -p $'<|turn>user\nHello<turn|>\n<|turn>model\n' --seed 7
   gemlet run -m tiny.gemlet --tokens 2,105,437,107 -n 8 --temp 0 --json
+  gemlet run -m e2b.gemlet --drafter e2b-drafter.gemlet -p "Repeat: ..." --draft auto --json
   gemlet run -m e2b.gemlet --chat --system "Answer in one line." -p "Why is the sky blue?"
   gemlet run -m e2b.gemlet --chat --image cat.jpg -p "Describe this image."
   gemlet run -m e2b.gemlet --chat -f report.txt --ctx 131072 -n 512
@@ -139,6 +141,7 @@ int Run(Flags& flags) {
                            &rep.status(), &presence.status(), &last_n.status(), &seed.status()}) {
     if (!st->ok()) return UsageError("run", st->message());
   }
+  const DraftFlags draft_flags = ReadDraftFlags(flags);
   RunChatFlags chat_flags = ReadRunChatFlags(flags);
   chat_flags.images = static_cast<int64_t>(images.size());
   const GrammarFlags grammar_flags = ReadGrammarFlags(flags);
@@ -188,10 +191,13 @@ int Run(Flags& flags) {
   runtime::EngineOptions eo;
   eo.threads = static_cast<int>(*threads);
   SetKvTypes(kv, &eo);
+  ApplyDrafter(draft_flags, &eo);
   eo.mode = exact ? ops::MatMulMode::kExact : ops::MatMulMode::kFast;
   auto engine_or = runtime::Engine::Open(model, eo);
   if (!engine_or.ok()) return ReportModelError("run", engine_or.status());
   const runtime::Engine& engine = **engine_or;
+  auto spec = SpeculativeFromFlags(draft_flags, engine);
+  if (!spec.ok()) return UsageError("run", spec.status().message());
   const auto& cfg = engine.config();
   const Tokenizer* tok = engine.tokenizer();
 
@@ -275,6 +281,7 @@ int Run(Flags& flags) {
   runtime::GenerateOptions go;
   go.max_tokens = max_new;
   go.stop_at_eog = !ignore_eos;
+  go.speculative = *spec;
   std::unique_ptr<runtime::GrammarConstraint> constraint;
   if (!gbnf->empty()) {
     if (!tok) return UsageError("run", "--grammar and --json-schema need a model with a vocabulary");
@@ -355,6 +362,20 @@ int Run(Flags& flags) {
                     {"prefill_ms", t.prefill_ms},         {"decode_ms", t.decode_ms},
                     {"prefill_tok_s", t.prefill_tok_s()}, {"decode_tok_s", t.decode_tok_s()},
                     {"threads", engine.threads()}};
+    if (go.speculative.mode != runtime::DraftMode::kOff) {
+      const auto& sp = t.speculative;
+      j["timings"]["speculative"] = {{"draft", runtime::DraftModeName(go.speculative.mode)},
+                                     {"rounds", sp.rounds},
+                                     {"plain_steps", sp.plain_steps},
+                                     {"drafted", sp.drafted},
+                                     {"accepted", sp.accepted},
+                                     {"acceptance_rate", sp.acceptance_rate()},
+                                     {"mean_accepted", sp.mean_accepted()},
+                                     {"mtp_rounds", sp.mtp_rounds},
+                                     {"lookup_rounds", sp.lookup_rounds},
+                                     {"draft_ms", sp.draft_ms},
+                                     {"verify_ms", sp.verify_ms}};
+    }
     std::printf("%s\n", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     return kExitOk;
   }
@@ -377,6 +398,14 @@ int Run(Flags& flags) {
                : *n_predict < 0       ? "the context is full"
                                       : "token limit (-n)",
                engine.threads(), engine.threads() == 1 ? "" : "s");
+  if (go.speculative.mode != runtime::DraftMode::kOff) {
+    const auto& sp = t.speculative;
+    std::fprintf(stderr,
+                 "draft %s: %lld rounds, %lld plain steps; %lld drafted, %lld accepted (%.1f %%), %.2f per round\n",
+                 runtime::DraftModeName(go.speculative.mode), static_cast<long long>(sp.rounds),
+                 static_cast<long long>(sp.plain_steps), static_cast<long long>(sp.drafted),
+                 static_cast<long long>(sp.accepted), 100 * sp.acceptance_rate(), sp.mean_accepted());
+  }
   return kExitOk;
 }
 

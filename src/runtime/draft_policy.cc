@@ -1,0 +1,91 @@
+#include "runtime/draft_policy.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace gemlet::runtime {
+
+namespace {
+double Blend(double old, double now, double w) { return old > 0 ? old + w * (now - old) : now; }
+constexpr int64_t kMaxBackoff = 64;
+}  // namespace
+
+DraftPolicy::DraftPolicy(int64_t max_draft, double prior)
+    : max_(std::clamp<int64_t>(max_draft, 0, kMaxDraft)), alpha_{prior, prior} {}
+
+double DraftPolicy::verify_ms(int64_t width) const {
+  width = std::clamp<int64_t>(width, 1, kMaxDraft + 1);
+  if (verify_ms_[width] > 0) return verify_ms_[width];
+  for (int64_t w = width - 1; w >= 1; --w) {
+    if (verify_ms_[w] > 0) return verify_ms_[w] * (1.0 + 0.1 * static_cast<double>(width - w));
+  }
+  for (int64_t w = width + 1; w <= kMaxDraft + 1; ++w) {  // only wider ones: no cheaper than them
+    if (verify_ms_[w] > 0) return verify_ms_[w];
+  }
+  return 0;
+}
+
+double DraftPolicy::draft_ms(Proposer p) const {
+  const double d = draft_ms_[static_cast<int>(p)];
+  if (d > 0) return d;
+  return p == Proposer::kLookup ? 0 : 0.1 * verify_ms(1);
+}
+
+double DraftPolicy::Rate(Proposer p, int64_t K) const {
+  const double a = std::clamp(alpha_[static_cast<int>(p)], 0.0, 0.999);
+  const double tokens = (1.0 - std::pow(a, static_cast<double>(K + 1))) / (1.0 - a);
+  const double ms = static_cast<double>(K) * draft_ms(p) + verify_ms(K + 1);
+  return ms > 0 ? tokens / ms : tokens;
+}
+
+int64_t DraftPolicy::Choose(Proposer p, int64_t limit) {
+  const int i = static_cast<int>(p);
+  const int64_t top = std::min(max_, limit);
+  if (top <= 0) return 0;
+  probing_[i] = false;
+  if (wait_[i] > 0) {  // paused: plain steps until the next probe
+    --wait_[i];
+    if (wait_[i] > 0) return 0;
+    probing_[i] = true;
+    return std::min<int64_t>(2, top);
+  }
+  if (verify_ms(1) <= 0) return top;  // nothing measured yet: try the longest
+  int64_t best = 0;
+  double best_rate = Rate(p, 0);
+  for (int64_t K = 1; K <= top; ++K) {
+    const double r = Rate(p, K);
+    if (r > best_rate) {
+      best = K;
+      best_rate = r;
+    }
+  }
+  if (best == 0) wait_[i] = backoff_[i];
+  return best;
+}
+
+void DraftPolicy::Observe(Proposer p, int64_t drafted, int64_t accepted) {
+  const int i = static_cast<int>(p);
+  // Each draft tried is one Bernoulli trial of "accepted, given the ones before were".
+  const int64_t trials = accepted + (accepted < drafted ? 1 : 0);
+  for (int64_t t = 0; t < trials; ++t) alpha_[i] += kDecay * ((t < accepted ? 1.0 : 0.0) - alpha_[i]);
+  if (probing_[i]) {
+    if (Rate(p, std::max<int64_t>(1, drafted)) > Rate(p, 0)) {
+      backoff_[i] = 4;  // paying again: back to choosing each round
+    } else {
+      backoff_[i] = std::min(kMaxBackoff, backoff_[i] * 2);
+      wait_[i] = backoff_[i];
+    }
+    probing_[i] = false;
+  }
+}
+
+void DraftPolicy::MeasureDraft(Proposer p, double ms) {
+  draft_ms_[static_cast<int>(p)] = Blend(draft_ms_[static_cast<int>(p)], ms, kDecay);
+}
+
+void DraftPolicy::MeasureVerify(int64_t width, double ms) {
+  if (width < 1 || width > kMaxDraft + 1) return;
+  verify_ms_[width] = Blend(verify_ms_[width], ms, kDecay);
+}
+
+}  // namespace gemlet::runtime

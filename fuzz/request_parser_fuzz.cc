@@ -1,5 +1,6 @@
 // libFuzzer target: the server's request parser (tools/server/request_parser.h) on arbitrary
-// request bodies, as /v1/chat/completions and /v1/completions receive them. Parsing must not
+// request bodies, as /v1/chat/completions and /v1/completions receive them, and the Ollama
+// and Anthropic translations (ollama_api.h, anthropic_api.h) of the same bodies. Parsing must not
 // crash, and a request it accepts must hold what the limits allow: every bound of ParseLimits,
 // and every sampling option inside the range the OpenAI API gives it.
 #include <cstddef>
@@ -8,6 +9,8 @@
 #include <cstdlib>
 #include <string_view>
 
+#include "tools/server/anthropic_api.h"
+#include "tools/server/ollama_api.h"
 #include "tools/server/request_parser.h"
 
 namespace {
@@ -41,6 +44,24 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   limits.max_stop = 4;
   limits.max_stop_bytes = 16;
   limits.max_prompt_tokens = 64;
+  // The other APIs' bodies, translated to OpenAI's: a translation that succeeds must parse
+  // within the same bounds (or be refused with a 4xx).
+  if (auto j = gemlet::server::ParseRequestBody(body); j.ok()) {
+    bool raw = false;
+    for (auto t : {gemlet::server::OllamaChatToOpenAi(*j), gemlet::server::OllamaGenerateToOpenAi(*j, &raw),
+                   gemlet::server::AnthropicToOpenAi(*j)}) {
+      if (!t.ok()) {
+        Require(t.error().status >= 400 && t.error().status < 500, "a translation error outside 4xx");
+        continue;
+      }
+      auto r = gemlet::server::ParseChatRequest(*t, limits);
+      if (r.ok()) {
+        Require(r->messages.size() <= limits.max_messages, "more messages than the limit (translated)");
+        Require(r->stop.size() <= limits.max_stop, "more stop strings than the limit (translated)");
+        CheckSampling(r->sampling);
+      }
+    }
+  }
   auto chat = gemlet::server::ParseChatRequest(body, limits);
   if (chat.ok()) {
     Require(!chat->messages.empty(), "no messages");

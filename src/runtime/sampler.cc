@@ -23,6 +23,7 @@ Status SamplerOptions::Validate() const {
     if (std::isnan(bias)) return InvalidArgument("logit bias of token " + std::to_string(id) + " is NaN");
   }
   if (penalty_last_n < 0) return InvalidArgument("--repeat-last-n must be >= 0");
+  if (logprobs < -1) return InvalidArgument("logprobs must be >= -1");
   return Status::Ok();
 }
 
@@ -107,8 +108,12 @@ void Sampler::Remember(int32_t t) {
 int32_t Sampler::PickAllowed(std::span<const float> logits, const std::span<const int32_t>* history,
                              TokenConstraint* constraint) {
   Score(logits, history);
+  if (opt_.logprobs >= 0) scores_ = work_;  // Pick may rewrite work_
   const int32_t t = Pick();
-  if (constraint == nullptr || constraint->Allows(t)) return t;
+  if (constraint == nullptr || constraint->Allows(t)) {
+    if (opt_.logprobs >= 0) RecordLogprobs(scores_, t);
+    return t;
+  }
   // Refused: the mask, then the same pick over the allowed tokens only, made over them alone
   // (in id order, so ties and the draw's order are kept): a grammar's structural step allows a
   // handful of the vocabulary, and the draw need not weigh the rest. (Pick rewrote work_ for
@@ -123,12 +128,45 @@ int32_t Sampler::PickAllowed(std::span<const float> logits, const std::span<cons
       if (id < V) allowed_.push_back(static_cast<int32_t>(id));
     }
   }
-  if (allowed_.empty()) return kNoToken;
+  if (allowed_.empty()) {
+    last_logprobs_ = {};
+    return kNoToken;
+  }
   Score(logits, history);
+  if (opt_.logprobs >= 0) {  // over the vocabulary, the refused tokens impossible
+    scores_.assign(V, -std::numeric_limits<float>::infinity());
+    for (int32_t id : allowed_) scores_[static_cast<size_t>(id)] = work_[static_cast<size_t>(id)];
+  }
   for (size_t j = 0; j < allowed_.size(); ++j) work_[j] = work_[static_cast<size_t>(allowed_[j])];
   work_.resize(allowed_.size());
   // (Every allowed token −inf, from NaN logits: the pick is the first of them.)
-  return allowed_[static_cast<size_t>(Pick())];
+  const int32_t u = allowed_[static_cast<size_t>(Pick())];
+  if (opt_.logprobs >= 0) RecordLogprobs(scores_, u);
+  return u;
+}
+
+void Sampler::RecordLogprobs(std::span<const float> scores, int32_t t) {
+  // log p_i = s_i − max − log Σ e^(s_j − max), summed in double.
+  const int32_t top = ArgMax(scores);
+  const float mx = scores[top];
+  double sum = 0;
+  if (std::isfinite(mx)) {
+    for (float v : scores) sum += std::exp(static_cast<double>(v) - mx);
+  }
+  const double log_z = std::isfinite(mx) ? mx + std::log(sum) : 0.0;
+  auto logprob = [&](int32_t id) {
+    const double lp = static_cast<double>(scores[id]) - log_z;
+    return std::isfinite(mx) ? static_cast<float>(lp) : -std::numeric_limits<float>::infinity();
+  };
+  last_logprobs_.chosen = {t, logprob(t)};
+  last_logprobs_.top.clear();
+  const int64_t n = std::min<int64_t>(opt_.logprobs, static_cast<int64_t>(scores.size()));
+  if (n <= 0) return;
+  idx_.resize(scores.size());
+  std::iota(idx_.begin(), idx_.end(), 0);
+  auto better = [&](int32_t a, int32_t b) { return scores[a] > scores[b] || (scores[a] == scores[b] && a < b); };
+  std::partial_sort(idx_.begin(), idx_.begin() + n, idx_.end(), better);
+  for (int64_t i = 0; i < n; ++i) last_logprobs_.top.push_back({idx_[i], logprob(idx_[i])});
 }
 
 int32_t Sampler::Sample(std::span<const float> logits, std::span<const int32_t> history) {

@@ -37,6 +37,9 @@ struct SamplerOptions {
   // (token id, bias) pairs added to the logits before anything else, in order (OpenAI's
   // logit_bias); a bias ≤ −100 bans the token. Ids outside the vocabulary are ignored.
   std::vector<std::pair<int32_t, float>> logit_bias;
+  // ≥ 0: after each pick, record the log-probabilities (last_logprobs()) of the pick and of
+  // this many most likely tokens (OpenAI's logprobs / top_logprobs); -1: off (no cost).
+  int32_t logprobs = -1;
 
   // InvalidArgument naming the option for values outside their range.
   Status Validate() const;
@@ -44,6 +47,21 @@ struct SamplerOptions {
 
 // What Sample returns when a constraint allows no token at all (a grammar's dead end).
 inline constexpr int32_t kNoToken = -1;
+
+// A token and its log-probability.
+struct TokenLogprob {
+  int32_t token = 0;
+  float logprob = 0;
+};
+
+// The distribution a pick was drawn from, as log-probabilities: the log-softmax of the scores
+// after the logit bias, the penalties and a constraint's mask (a refused token has −inf), at
+// temperature 1 and before the top-k / top-p / min-p cuts — the model's distribution as the
+// request adjusted it, which does not change with the temperature (as OpenAI reports it).
+struct PickLogprobs {
+  TokenLogprob chosen;
+  std::vector<TokenLogprob> top;  // most likely first (ties: lower id first)
+};
 
 // Index of the largest value; ties go to the lowest index.
 int32_t ArgMax(std::span<const float> logits);
@@ -73,7 +91,13 @@ class Sampler {
                  TokenConstraint* constraint);
   int32_t Sample(std::span<const float> logits, TokenConstraint& constraint);
 
+  // The last pick's log-probabilities (options().logprobs ≥ 0; empty before the first pick
+  // and after a kNoToken).
+  const PickLogprobs& last_logprobs() const { return last_logprobs_; }
+
  private:
+  // last_logprobs_ for pick `t` over the scores `scores` (work_ before Pick).
+  void RecordLogprobs(std::span<const float> scores, int32_t t);
   // Moves the smallest set of most likely candidates (by `less`) whose weights reach
   // `target` to the front of idx_; returns its size.
   template <typename Less>
@@ -110,6 +134,8 @@ class Sampler {
   std::vector<int32_t> idx_;
   std::vector<uint32_t> mask_;     // the constraint's mask, when a pick was refused
   std::vector<int32_t> allowed_;  // its allowed ids, in order
+  std::vector<float> scores_;     // logprobs: the scores a pick was made from
+  PickLogprobs last_logprobs_;
 };
 
 }  // namespace gemlet::runtime

@@ -118,3 +118,63 @@ TEST(SamplerConstraintTest, PenaltiesRememberTheAllowedPick) {
 
 }  // namespace
 }  // namespace gemlet::runtime
+
+namespace gemlet::runtime {
+namespace {
+
+// Logprobs: the log-softmax of the adjusted scores (bias, penalties, mask) at temperature 1,
+// whatever temperature the pick used; the top entries in order.
+TEST(SamplerLogprobsTest, LogSoftmaxOfTheAdjustedScores) {
+  const std::vector<float> logits = {1.0f, 3.0f, 2.0f, -1.0f, 0.5f};
+  double z = 0;
+  for (float l : logits) z += std::exp(static_cast<double>(l));
+  for (double temp : {0.0, 0.7, 1.5}) {
+    SamplerOptions o;
+    o.temperature = temp;
+    o.seed = 5;
+    o.logprobs = 3;
+    Sampler s(o);
+    const int32_t t = s.Sample(logits, {});
+    const PickLogprobs& lp = s.last_logprobs();
+    EXPECT_EQ(lp.chosen.token, t);
+    EXPECT_NEAR(lp.chosen.logprob, logits[t] - std::log(z), 1e-5) << temp;
+    ASSERT_EQ(lp.top.size(), 3u);
+    EXPECT_EQ(lp.top[0].token, 1);
+    EXPECT_EQ(lp.top[1].token, 2);
+    EXPECT_EQ(lp.top[2].token, 0);
+    EXPECT_NEAR(lp.top[0].logprob, 3.0 - std::log(z), 1e-5);
+    if (temp == 0.0) EXPECT_EQ(t, lp.top[0].token);
+  }
+  // Off by default: nothing recorded.
+  Sampler off{SamplerOptions{}};
+  off.Sample(logits, {});
+  EXPECT_TRUE(off.last_logprobs().top.empty());
+  EXPECT_EQ(off.last_logprobs().chosen.logprob, 0.0f);
+}
+
+TEST(SamplerLogprobsTest, BiasAndMaskChangeTheDistribution) {
+  std::vector<float> logits(40, 0.0f);
+  logits[3] = 9;   // refused by the constraint
+  logits[35] = 5;
+  logits[36] = 4;
+  SamplerOptions o;
+  o.temperature = 0;
+  o.logprobs = 2;
+  o.logit_bias = {{36, 2.0f}};  // 36 now scores 6, above 35
+  Sampler s(o);
+  SetConstraint c(40, {35, 36, 1});
+  EXPECT_EQ(s.Sample(logits, {}, &c), 36);
+  const PickLogprobs& lp = s.last_logprobs();
+  // Over the allowed tokens only: e^6, e^5, e^0.
+  const double z = std::exp(6.0) + std::exp(5.0) + 1.0;
+  EXPECT_EQ(lp.chosen.token, 36);
+  EXPECT_NEAR(lp.chosen.logprob, 6.0 - std::log(z), 1e-5);
+  ASSERT_EQ(lp.top.size(), 2u);
+  EXPECT_EQ(lp.top[0].token, 36);
+  EXPECT_EQ(lp.top[1].token, 35);
+  EXPECT_NEAR(lp.top[1].logprob, 5.0 - std::log(z), 1e-5);
+  EXPECT_NEAR(std::exp(lp.top[0].logprob) + std::exp(lp.top[1].logprob) + 1.0 / z, 1.0, 1e-5);
+}
+
+}  // namespace
+}  // namespace gemlet::runtime

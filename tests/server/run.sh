@@ -25,6 +25,7 @@ node_major="$(node -p 'process.versions.node.split(".")[0]')"
 # build folders may run this test at once.
 needs_ci() {
   [[ ! -d "$here/node_modules/openai" || ! -d "$here/node_modules/playwright-core" ||
+     ! -d "$here/node_modules/ollama" || ! -d "$here/node_modules/@anthropic-ai/sdk" ||
      "$here/package-lock.json" -nt "$here/node_modules/.package-lock.json" ]]
 }
 if needs_ci; then
@@ -97,8 +98,8 @@ export GEMLET_BASE_URL="http://127.0.0.1:$port/v1" GEMLET_API_KEY="$key"
 export GEMLET_STRUCTURED_URL="http://127.0.0.1:$vport/v1"
 status=0
 start=$SECONDS
-(cd "$here" && node --test --test-concurrency=1 openai_client.test.mjs chat_page.test.mjs hostile.test.mjs \
-  structured_output.test.mjs) || status=$?
+(cd "$here" && node --test --test-concurrency=1 openai_client.test.mjs apis.test.mjs chat_page.test.mjs \
+  hostile.test.mjs structured_output.test.mjs) || status=$?
 echo "run.sh: node tests took $((SECONDS - start)) s"
 
 # The server must still be up after everything, and stop cleanly on SIGTERM (under ASan a leak

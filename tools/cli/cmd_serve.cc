@@ -14,6 +14,9 @@ constexpr char kUsage[] = R"usage(usage: gemlet serve -m MODEL.gemlet [--host AD
 Serves the model over an OpenAI-compatible HTTP API until Ctrl+C (SIGINT) or SIGTERM:
   POST /v1/chat/completions   chat (streaming or not, tools, thinking via reasoning_effort)
   POST /v1/completions        raw text completion
+  POST /v1/messages           Anthropic's Messages API
+  POST /api/chat, /api/generate, GET /api/tags, ...   Ollama's API
+  POST /tokenize, /detokenize  llama-server's shapes
   GET  /v1/models, /health, /metrics (Prometheus), and a chat page at /
 Concurrent requests share each decode step (one pass over the weights for all of them).
 
@@ -38,6 +41,11 @@ flags:
                           a client that sends nothing for 5 s is disconnected)
   --shutdown-grace S      on SIGINT/SIGTERM, seconds running requests get to finish before
                           they are cut (default 5; a cut stream still ends properly)
+  --log-format text|json  the request log on stderr, one line per request: time, method,
+                          path, status, prompt and generated tokens, duration, client
+                          (default text)
+  --no-log                no request log
+  --verbose               also a log line per scheduler step (rows and wall time)
   --exact                 f32 reference matmuls instead of the fast int8 kernels
   --kv-type T             KV cache rows: f16, f32 or q8 (default f16; f32 with --exact; q8
                           is 8-bit blocks, half the memory of f16); or
@@ -75,6 +83,9 @@ int Run(Flags& flags) {
   auto http_threads = flags.Int({"--http-threads"}, 128);
   auto grace = flags.Float({"--shutdown-grace"}, 5.0);
   o.exact = flags.Bool({"--exact"});
+  const std::string log_format = flags.Str({"--log-format"}, "text");
+  o.request_log = !flags.Bool({"--no-log"});
+  o.verbose = flags.Bool({"--verbose"});
   const std::string kv_type = flags.Str({"--kv-type"}, "");
   auto temp = flags.Float({"--temp"}, 1.0);
   auto top_k = flags.Int({"--top-k"}, 64);
@@ -90,6 +101,9 @@ int Run(Flags& flags) {
   if (!flags.Positional().empty()) return UsageError("serve", "unexpected argument '" + flags.Positional()[0] + "'");
   if (*port < 0 || *port > 65535) return UsageError("serve", "--port must be in [0, 65535]");
   if (o.http.host.empty()) return UsageError("serve", "--host must not be empty");
+  if (!server::ParseLogFormat(log_format, &o.log_format)) {
+    return UsageError("serve", "--log-format must be text or json");
+  }
   if (*ctx < 16) return UsageError("serve", "--ctx must be at least 16");
   runtime::EngineOptions kv;
   if (!ParseKvType(kv_type, &kv)) return UsageError("serve", KvTypeError(kv_type));

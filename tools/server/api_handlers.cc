@@ -2,7 +2,6 @@
 
 #include <random>
 
-#include "tools/server/generation.h"
 #include "tools/server/openai_format.h"
 
 namespace gemlet::server {
@@ -10,22 +9,81 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-HttpReply JsonReply(const Json& j, int status = 200) {
+Usage UsageOf(const std::vector<JobOutcome>& o) {
+  const UsageTotals t = TotalsOf(o);
+  Usage u;
+  u.prompt_tokens = t.prompt;
+  u.completion_tokens = t.completion;
+  u.cached_tokens = t.cached;
+  return u;
+}
+
+bool Failed(const JobOutcome& o) {
+  return o.reason == FinishReason::kCancelled || o.reason == FinishReason::kError;
+}
+
+// The first cancelled or failed choice, if any.
+const JobOutcome* FirstFailure(const std::vector<JobOutcome>& outcomes) {
+  for (const auto& o : outcomes) {
+    if (Failed(o)) return &o;
+  }
+  return nullptr;
+}
+
+// Drives every choice to its end. on_events gets each batch of a choice's events as they
+// arrive and returns false when the client is gone; keepalive() is called after `interval`
+// without a write (events count as writes when `events_write`) and returns false likewise.
+// Returns the outcomes, or nullopt after cancelling the job.
+std::optional<std::vector<JobOutcome>> Drive(
+    const Started& s, std::chrono::milliseconds interval,
+    const std::function<bool(size_t, std::vector<GenerationEvent>&)>& on_events,
+    const std::function<bool()>& keepalive, bool events_write) {
+  const size_t n = s.gens.size();
+  std::vector<std::optional<JobOutcome>> outcomes(n);
+  size_t done = 0;
+  // One choice waits on its generation; several poll each in turn.
+  const auto wait = std::chrono::milliseconds(n == 1 ? 100 : 10);
+  auto last = Clock::now();
+  while (done < n) {
+    for (size_t i = 0; i < n; ++i) {
+      if (outcomes[i]) continue;
+      std::vector<GenerationEvent> events;
+      std::optional<JobOutcome> outcome;
+      s.gens[i]->Wait(wait, &events, &outcome);
+      if (!events.empty()) {
+        if (!on_events(i, events)) {
+          s.handle->Cancel();
+          return std::nullopt;
+        }
+        if (events_write) last = Clock::now();
+      }
+      if (outcome) {
+        outcomes[i] = outcome;
+        ++done;
+      }
+    }
+    if (done < n && Clock::now() - last >= interval) {
+      if (!keepalive()) {
+        s.handle->Cancel();
+        return std::nullopt;
+      }
+      last = Clock::now();
+    }
+  }
+  std::vector<JobOutcome> out;
+  for (auto& o : outcomes) out.push_back(*o);
+  return out;
+}
+
+}  // namespace
+
+HttpReply JsonReply(const Json& j, int status) {
   HttpReply r;
   r.status = status;
   r.body = Dump(j);
   return r;
 }
 
-Usage UsageOf(const JobOutcome& o) {
-  Usage u;
-  u.prompt_tokens = o.prompt_tokens;
-  u.completion_tokens = o.completion_tokens;
-  u.cached_tokens = o.cached_tokens;
-  return u;
-}
-
-// What a finished generation says as an API error (only kError and kCancelled end this way).
 ApiError OutcomeError(const JobOutcome& o) {
   if (o.reason == FinishReason::kCancelled) {
     return Overloaded("the generation was cancelled (server shutting down)", 1);
@@ -33,38 +91,15 @@ ApiError OutcomeError(const JobOutcome& o) {
   return FromStatus(o.status);
 }
 
-// Drives a generation to its end. on_events gets each batch of events as it arrives and
-// returns false when the client is gone; keepalive() is called after `interval` without a
-// write (events count as writes when `events_write`) and returns false likewise. Returns the
-// outcome, or nullopt after cancelling the job.
-std::optional<JobOutcome> Drive(Generation& gen, JobHandle& handle,
-                                std::chrono::milliseconds interval,
-                                const std::function<bool(std::vector<GenerationEvent>&)>& on_events,
-                                const std::function<bool()>& keepalive, bool events_write) {
-  auto last = Clock::now();
-  for (;;) {
-    std::vector<GenerationEvent> events;
-    std::optional<JobOutcome> outcome;
-    gen.Wait(std::chrono::milliseconds(100), &events, &outcome);
-    if (!events.empty()) {
-      if (!on_events(events)) {
-        handle.Cancel();
-        return std::nullopt;
-      }
-      if (events_write) last = Clock::now();
-    }
-    if (outcome) return outcome;
-    if (Clock::now() - last >= interval) {
-      if (!keepalive()) {
-        handle.Cancel();
-        return std::nullopt;
-      }
-      last = Clock::now();
-    }
+UsageTotals TotalsOf(const std::vector<JobOutcome>& outcomes) {
+  UsageTotals t;
+  if (!outcomes.empty()) {
+    t.prompt = outcomes[0].prompt_tokens;
+    t.cached = outcomes[0].cached_tokens;
   }
+  for (const auto& o : outcomes) t.completion += o.completion_tokens;
+  return t;
 }
-
-}  // namespace
 
 HttpReply ErrorReply(const ApiError& e) {
   HttpReply r;
@@ -87,13 +122,11 @@ SamplingOptions ApiHandlers::WithDefaults(const SamplingOptions& s) const {
   return o;
 }
 
-ApiOr<std::shared_ptr<JobHandle>> ApiHandlers::Start(std::vector<int32_t> prompt,
-                                                     int64_t shared_prefix,
-                                                     const SamplingOptions& sampling,
-                                                     std::optional<int64_t> max_tokens,
-                                                     bool ignore_eos,
-                                                     std::unique_ptr<runtime::TokenConstraint> constraint,
-                                                     std::shared_ptr<JobSink> sink) {
+ApiOr<std::shared_ptr<JobHandle>> ApiHandlers::Start(
+    std::vector<int32_t> prompt, int64_t shared_prefix, const SamplingOptions& sampling,
+    std::optional<int64_t> max_tokens, bool ignore_eos,
+    std::vector<std::unique_ptr<runtime::TokenConstraint>> constraints,
+    const std::vector<std::shared_ptr<Generation>>& sinks) {
   const int64_t n = static_cast<int64_t>(prompt.size());
   if (options_.max_prompt_tokens > 0 && n > options_.max_prompt_tokens) {
     return BadRequest("the prompt has " + std::to_string(n) + " tokens; this server accepts at "
@@ -115,103 +148,269 @@ ApiOr<std::shared_ptr<JobHandle>> ApiHandlers::Start(std::vector<int32_t> prompt
                         "logit_bias", "invalid_value");
     }
   }
-  spec.sampler = model_.NewSampler(s, seed, std::move(constraint));
-  spec.sink = std::move(sink);
+  GEMLET_CHECK(!sinks.empty() && constraints.size() == sinks.size());
+  spec.sampler = model_.NewSampler(s, seed, std::move(constraints[0]));
+  spec.sink = sinks[0];
+  for (size_t i = 1; i < sinks.size(); ++i) {
+    spec.forks.push_back({model_.NewSampler(s, seed + i, std::move(constraints[i])), sinks[i]});
+  }
   spec.cache_prefix = shared_prefix;
   return scheduler_.Submit(std::move(spec));
 }
 
+ApiOr<Started> ApiHandlers::StartChat(const ChatRequest& req) {
+  auto rendered = model_.RenderChat(req);
+  if (!rendered.ok()) return rendered.error();
+  Started s;
+  std::vector<std::unique_ptr<runtime::TokenConstraint>> constraints;
+  for (int64_t i = 0; i < req.n; ++i) {
+    auto c = model_.ChatConstraint(req);
+    if (!c.ok()) return c.error();
+    constraints.push_back(std::move(c).value());
+    s.gens.push_back(std::make_shared<Generation>(model_, req.stop, /*chat=*/true,
+                                                  rendered->reply_prefix));
+  }
+  auto handle = Start(std::move(rendered->tokens), rendered->shared_prefix, req.sampling,
+                      req.max_tokens, req.ignore_eos, std::move(constraints), s.gens);
+  if (!handle.ok()) return handle.error();
+  s.handle = *handle;
+  return s;
+}
+
+ApiOr<Started> ApiHandlers::StartText(std::vector<int32_t> prompt, const CompletionRequest& req) {
+  if (prompt.empty()) return BadRequest("'prompt' is empty", "prompt");
+  Started s;
+  std::vector<std::unique_ptr<runtime::TokenConstraint>> constraints;
+  for (int64_t i = 0; i < req.n; ++i) {
+    auto c = model_.TextConstraint(req.format);
+    if (!c.ok()) return c.error();
+    constraints.push_back(std::move(c).value());
+    s.gens.push_back(std::make_shared<Generation>(model_, req.stop, /*chat=*/false,
+                                                  std::vector<int32_t>{}));
+  }
+  auto handle = Start(std::move(prompt), 0, req.sampling, req.max_tokens, req.ignore_eos,
+                      std::move(constraints), s.gens);
+  if (!handle.ok()) return handle.error();
+  s.handle = *handle;
+  return s;
+}
+
+HttpReply ApiHandlers::Respond(Started started, ReplyFormat f) const {
+  HttpReply reply;
+  reply.content_type = f.content_type;
+  reply.headers = f.headers;
+  reply.tokens = std::make_shared<ReplyTokens>();
+  std::shared_ptr<JobHandle> h = started.handle;
+  reply.abandon = [h] { h->Cancel(); };
+  const auto interval = options_.keepalive;
+  auto tokens = reply.tokens;
+  reply.stream = [started = std::move(started), f = std::move(f), interval,
+                  tokens](const StreamWriter& write) {
+    if (f.head && !write(f.head())) {
+      started.handle->Cancel();
+      return;
+    }
+    auto on_events = [&](size_t i, std::vector<GenerationEvent>& events) {
+      return write(f.events(i, events));
+    };
+    auto outcomes = Drive(started, interval, on_events, [&] { return write(f.keepalive); },
+                          f.streaming);
+    if (!outcomes) return;
+    const UsageTotals t = TotalsOf(*outcomes);
+    tokens->prompt = t.prompt;
+    tokens->completion = t.completion;
+    write(f.tail(*outcomes));
+  };
+  return reply;
+}
+
+namespace {
+
+// The OpenAI chat reply, streamed or whole, over n choices.
+ReplyFormat OpenAiChatFormat(const ChatRequest& req, const Started& s, const ResponseMeta& meta) {
+  struct State {
+    std::vector<int> tool_index;
+    std::vector<ChatResult> results;
+  };
+  auto st = std::make_shared<State>();
+  const size_t n = s.gens.size();
+  st->tool_index.assign(n, 0);
+  st->results.resize(n);
+  if (req.sampling.logprobs >= 0) {
+    for (auto& r : st->results) r.logprobs.emplace();
+  }
+  const bool include_usage = req.include_usage;
+  const bool want_logprobs = req.sampling.logprobs >= 0;
+  auto gens = s.gens;
+  ReplyFormat f;
+  if (req.stream) {
+    f.content_type = "text/event-stream";
+    f.headers = {{"Cache-Control", "no-cache"}, {"X-Accel-Buffering", "no"}};
+    f.streaming = true;
+    f.keepalive = SseComment("keep-alive");
+    f.head = [meta, include_usage, n] {
+      std::string out;
+      for (size_t i = 0; i < n; ++i) {
+        out += SseData(ChatChunkJson(meta, {{"role", "assistant"}, {"content", ""}}, std::nullopt,
+                                     include_usage, static_cast<int>(i)));
+      }
+      return out;
+    };
+    f.events = [st, meta, include_usage, want_logprobs](size_t i, std::vector<GenerationEvent>& events) {
+      std::string out;
+      for (const auto& e : events) {
+        Json delta;
+        if (e.kind == GenerationEvent::kContent) {
+          delta = {{"content", e.text}};
+        } else if (e.kind == GenerationEvent::kReasoning) {
+          delta = {{"reasoning_content", e.text}};
+        } else {
+          delta = {{"tool_calls", Json::array({ToolCallDeltaJson(st->tool_index[i]++, e.call)})}};
+        }
+        const Json lp = want_logprobs && !e.logprobs.empty() ? ChatLogprobsJson(e.logprobs) : Json();
+        out += SseData(ChatChunkJson(meta, delta, std::nullopt, include_usage, static_cast<int>(i), lp));
+      }
+      return out;
+    };
+    f.tail = [gens, meta, include_usage](const std::vector<JobOutcome>& outcomes) {
+      std::string tail;
+      if (const JobOutcome* bad = FirstFailure(outcomes)) {
+        if (bad->reason == FinishReason::kCancelled) {
+          // Shutting down: a final chunk says the reply is cut, the error event why.
+          for (size_t i = 0; i < outcomes.size(); ++i) {
+            tail += SseData(ChatChunkJson(meta, Json::object(), "cancelled", include_usage,
+                                          static_cast<int>(i)));
+          }
+        }
+        tail += SseData(Json::parse(OutcomeError(*bad).ToJson()));
+      } else {
+        for (size_t i = 0; i < outcomes.size(); ++i) {
+          tail += SseData(ChatChunkJson(meta, Json::object(), gens[i]->FinishReasonText(outcomes[i]),
+                                        include_usage, static_cast<int>(i)));
+        }
+        if (include_usage) tail += SseData(ChatUsageChunkJson(meta, UsageOf(outcomes)));
+      }
+      return tail + SseDone();
+    };
+    return f;
+  }
+  f.events = [st](size_t i, std::vector<GenerationEvent>& events) {
+    ChatResult& r = st->results[i];
+    for (auto& e : events) {
+      if (e.kind == GenerationEvent::kContent) {
+        r.content += e.text;
+      } else if (e.kind == GenerationEvent::kReasoning) {
+        r.reasoning += e.text;
+      } else {
+        r.tool_calls.push_back(std::move(e.call));
+      }
+      if (r.logprobs) {
+        for (auto& t : e.logprobs) r.logprobs->push_back(std::move(t));
+      }
+    }
+    return std::string();
+  };
+  f.tail = [st, gens, meta](const std::vector<JobOutcome>& outcomes) {
+    if (const JobOutcome* bad = FirstFailure(outcomes)) return OutcomeError(*bad).ToJson();
+    for (size_t i = 0; i < outcomes.size(); ++i) {
+      st->results[i].finish_reason = gens[i]->FinishReasonText(outcomes[i]);
+    }
+    return Dump(ChatCompletionJson(meta, st->results, UsageOf(outcomes)));
+  };
+  return f;
+}
+
+// The OpenAI text completion reply; `echo` is the prompt's text when echoed.
+ReplyFormat OpenAiTextFormat(const CompletionRequest& req, const Started& s, const ResponseMeta& meta,
+                             const std::string& echo) {
+  const size_t n = s.gens.size();
+  auto results = std::make_shared<std::vector<TextResult>>(n);
+  auto offsets = std::make_shared<std::vector<int64_t>>(n, static_cast<int64_t>(echo.size()));
+  const bool want_logprobs = req.sampling.logprobs >= 0;
+  for (auto& r : *results) {
+    r.text = echo;
+    r.logprob_offset = static_cast<int64_t>(echo.size());
+    if (want_logprobs) r.logprobs.emplace();
+  }
+  const bool include_usage = req.include_usage;
+  auto gens = s.gens;
+  ReplyFormat f;
+  if (req.stream) {
+    f.content_type = "text/event-stream";
+    f.headers = {{"Cache-Control", "no-cache"}};
+    f.streaming = true;
+    f.keepalive = SseComment("keep-alive");
+    if (!echo.empty()) {
+      f.head = [meta, include_usage, echo, n] {
+        std::string out;
+        for (size_t i = 0; i < n; ++i) {
+          out += SseData(TextChunkJson(meta, echo, std::nullopt, include_usage, static_cast<int>(i)));
+        }
+        return out;
+      };
+    }
+    f.events = [meta, include_usage, want_logprobs, offsets](size_t i, std::vector<GenerationEvent>& events) {
+      std::string out;
+      for (const auto& e : events) {
+        Json lp;
+        if (want_logprobs && !e.logprobs.empty()) {
+          lp = TextLogprobsJson(e.logprobs, (*offsets)[i]);
+          for (const auto& t : e.logprobs) (*offsets)[i] += static_cast<int64_t>(t.token.size());
+        }
+        out += SseData(TextChunkJson(meta, e.text, std::nullopt, include_usage, static_cast<int>(i), lp));
+      }
+      return out;
+    };
+    f.tail = [gens, meta, include_usage](const std::vector<JobOutcome>& outcomes) {
+      std::string tail;
+      if (const JobOutcome* bad = FirstFailure(outcomes)) {
+        if (bad->reason == FinishReason::kCancelled) {  // shutting down (see chat)
+          for (size_t i = 0; i < outcomes.size(); ++i) {
+            tail += SseData(TextChunkJson(meta, "", "cancelled", include_usage, static_cast<int>(i)));
+          }
+        }
+        tail += SseData(Json::parse(OutcomeError(*bad).ToJson()));
+      } else {
+        for (size_t i = 0; i < outcomes.size(); ++i) {
+          tail += SseData(TextChunkJson(meta, "", gens[i]->FinishReasonText(outcomes[i]), include_usage,
+                                        static_cast<int>(i)));
+        }
+        if (include_usage) tail += SseData(TextUsageChunkJson(meta, UsageOf(outcomes)));
+      }
+      return tail + SseDone();
+    };
+    return f;
+  }
+  f.events = [results](size_t i, std::vector<GenerationEvent>& events) {
+    TextResult& r = (*results)[i];
+    for (auto& e : events) {
+      r.text += e.text;
+      if (r.logprobs) {
+        for (auto& t : e.logprobs) r.logprobs->push_back(std::move(t));
+      }
+    }
+    return std::string();
+  };
+  f.tail = [results, gens, meta](const std::vector<JobOutcome>& outcomes) {
+    if (const JobOutcome* bad = FirstFailure(outcomes)) return OutcomeError(*bad).ToJson();
+    for (size_t i = 0; i < outcomes.size(); ++i) {
+      (*results)[i].finish_reason = gens[i]->FinishReasonText(outcomes[i]);
+    }
+    return Dump(TextCompletionJson(meta, *results, UsageOf(outcomes)));
+  };
+  return f;
+}
+
+}  // namespace
+
 HttpReply ApiHandlers::ChatCompletions(std::string_view body) {
   auto req = ParseChatRequest(body, options_.limits);
   if (!req.ok()) return ErrorReply(req.error());
-  auto rendered = model_.RenderChat(*req);
-  if (!rendered.ok()) return ErrorReply(rendered.error());
-  auto constraint = model_.ChatConstraint(*req);
-  if (!constraint.ok()) return ErrorReply(constraint.error());
-  auto gen = std::make_shared<Generation>(model_, req->stop, /*chat=*/true,
-                                          rendered->reply_prefix);
-  auto handle = Start(std::move(rendered->tokens), rendered->shared_prefix, req->sampling,
-                      req->max_tokens, req->ignore_eos, std::move(constraint).value(), gen);
-  if (!handle.ok()) return ErrorReply(handle.error());
-
+  auto started = StartChat(*req);
+  if (!started.ok()) return ErrorReply(started.error());
   ResponseMeta meta{NewId("chatcmpl-"), UnixNow(), model_.id()};
-  std::shared_ptr<JobHandle> h = *handle;
-  const auto interval = options_.keepalive;
-  HttpReply reply;
-  reply.abandon = [h] { h->Cancel(); };
-  if (req->stream) {
-    const bool include_usage = req->include_usage;
-    reply.content_type = "text/event-stream";
-    reply.headers.emplace_back("Cache-Control", "no-cache");
-    reply.headers.emplace_back("X-Accel-Buffering", "no");
-    reply.stream = [gen, h, meta, include_usage, interval](const StreamWriter& write) {
-      if (!write(SseData(ChatChunkJson(meta, {{"role", "assistant"}, {"content", ""}},
-                                       std::nullopt, include_usage)))) {
-        h->Cancel();
-        return;
-      }
-      int tool_index = 0;
-      auto on_events = [&](std::vector<GenerationEvent>& events) {
-        std::string out;
-        for (const auto& e : events) {
-          Json delta;
-          if (e.kind == GenerationEvent::kContent) {
-            delta = {{"content", e.text}};
-          } else if (e.kind == GenerationEvent::kReasoning) {
-            delta = {{"reasoning_content", e.text}};
-          } else {
-            delta = {{"tool_calls", Json::array({ToolCallDeltaJson(tool_index++, e.call)})}};
-          }
-          out += SseData(ChatChunkJson(meta, delta, std::nullopt, include_usage));
-        }
-        return write(out);
-      };
-      auto outcome = Drive(*gen, *h, interval, on_events,
-                           [&] { return write(SseComment("keep-alive")); }, true);
-      if (!outcome) return;
-      std::string tail;
-      if (outcome->reason == FinishReason::kCancelled) {
-        // Shutting down: a final chunk says the reply is cut, the error event why.
-        tail += SseData(ChatChunkJson(meta, Json::object(), "cancelled", include_usage));
-        tail += SseData(Json::parse(OutcomeError(*outcome).ToJson()));
-      } else if (outcome->reason == FinishReason::kError) {
-        tail += SseData(Json::parse(OutcomeError(*outcome).ToJson()));
-      } else {
-        tail += SseData(ChatChunkJson(meta, Json::object(), gen->FinishReasonText(*outcome),
-                                      include_usage));
-        if (include_usage) tail += SseData(ChatUsageChunkJson(meta, UsageOf(*outcome)));
-      }
-      tail += SseDone();
-      write(tail);
-    };
-    return reply;
-  }
-  reply.stream = [gen, h, meta, interval](const StreamWriter& write) {
-    ChatResult result;
-    auto on_events = [&](std::vector<GenerationEvent>& events) {
-      for (auto& e : events) {
-        if (e.kind == GenerationEvent::kContent) {
-          result.content += e.text;
-        } else if (e.kind == GenerationEvent::kReasoning) {
-          result.reasoning += e.text;
-        } else {
-          result.tool_calls.push_back(std::move(e.call));
-        }
-      }
-      return true;
-    };
-    // Leading whitespace is valid JSON; it keeps the connection checked while we wait.
-    auto outcome = Drive(*gen, *h, interval, on_events, [&] { return write(" "); }, false);
-    if (!outcome) return;
-    if (outcome->reason == FinishReason::kCancelled || outcome->reason == FinishReason::kError) {
-      write(OutcomeError(*outcome).ToJson());
-      return;
-    }
-    result.finish_reason = gen->FinishReasonText(*outcome);
-    result.usage = UsageOf(*outcome);
-    write(Dump(ChatCompletionJson(meta, result)));
-  };
-  return reply;
+  ReplyFormat f = OpenAiChatFormat(*req, *started, meta);
+  return Respond(std::move(started).value(), std::move(f));
 }
 
 HttpReply ApiHandlers::Completions(std::string_view body) {
@@ -235,72 +434,67 @@ HttpReply ApiHandlers::Completions(std::string_view body) {
   } else if (req->echo) {
     echo = req->prompt;
   }
-  auto constraint = model_.TextConstraint(req->format);
-  if (!constraint.ok()) return ErrorReply(constraint.error());
-  auto gen = std::make_shared<Generation>(model_, req->stop, /*chat=*/false,
-                                          std::vector<int32_t>{});
-  auto handle = Start(std::move(prompt), 0, req->sampling, req->max_tokens, req->ignore_eos,
-                      std::move(constraint).value(), gen);
-  if (!handle.ok()) return ErrorReply(handle.error());
-
+  auto started = StartText(std::move(prompt), *req);
+  if (!started.ok()) return ErrorReply(started.error());
   ResponseMeta meta{NewId("cmpl-"), UnixNow(), model_.id()};
-  std::shared_ptr<JobHandle> h = *handle;
-  const auto interval = options_.keepalive;
-  HttpReply reply;
-  reply.abandon = [h] { h->Cancel(); };
-  if (req->stream) {
-    const bool include_usage = req->include_usage;
-    reply.content_type = "text/event-stream";
-    reply.headers.emplace_back("Cache-Control", "no-cache");
-    reply.stream = [gen, h, meta, include_usage, interval, echo](const StreamWriter& write) {
-      if (!echo.empty() &&
-          !write(SseData(TextChunkJson(meta, echo, std::nullopt, include_usage)))) {
-        h->Cancel();
-        return;
-      }
-      auto on_events = [&](std::vector<GenerationEvent>& events) {
-        std::string out;
-        for (const auto& e : events) {
-          out += SseData(TextChunkJson(meta, e.text, std::nullopt, include_usage));
-        }
-        return write(out);
-      };
-      auto outcome = Drive(*gen, *h, interval, on_events,
-                           [&] { return write(SseComment("keep-alive")); }, true);
-      if (!outcome) return;
-      std::string tail;
-      if (outcome->reason == FinishReason::kCancelled) {  // shutting down (see chat)
-        tail += SseData(TextChunkJson(meta, "", "cancelled", include_usage));
-        tail += SseData(Json::parse(OutcomeError(*outcome).ToJson()));
-      } else if (outcome->reason == FinishReason::kError) {
-        tail += SseData(Json::parse(OutcomeError(*outcome).ToJson()));
-      } else {
-        tail += SseData(TextChunkJson(meta, "", gen->FinishReasonText(*outcome), include_usage));
-        if (include_usage) tail += SseData(TextUsageChunkJson(meta, UsageOf(*outcome)));
-      }
-      tail += SseDone();
-      write(tail);
-    };
-    return reply;
+  ReplyFormat f = OpenAiTextFormat(*req, *started, meta, echo);
+  return Respond(std::move(started).value(), std::move(f));
+}
+
+HttpReply ApiHandlers::Tokenize(std::string_view body) {
+  auto j = ParseRequestBody(body);
+  if (!j.ok()) return ErrorReply(j.error());
+  auto c = j->find("content");
+  if (c == j->end() || !c->is_string()) {
+    return ErrorReply(BadRequest("'content' must be a string", "content", "invalid_value"));
   }
-  reply.stream = [gen, h, meta, interval, echo](const StreamWriter& write) {
-    TextResult result;
-    result.text = echo;
-    auto on_events = [&](std::vector<GenerationEvent>& events) {
-      for (const auto& e : events) result.text += e.text;
-      return true;
-    };
-    auto outcome = Drive(*gen, *h, interval, on_events, [&] { return write(" "); }, false);
-    if (!outcome) return;
-    if (outcome->reason == FinishReason::kCancelled || outcome->reason == FinishReason::kError) {
-      write(OutcomeError(*outcome).ToJson());
-      return;
+  auto w = j->find("with_pieces");
+  const bool with_pieces = w != j->end() && w->is_boolean() && w->get<bool>();
+  auto ids = model_.Tokenize(c->get<std::string>());
+  if (!ids.ok()) return ErrorReply(ids.error());
+  // add_special (default false, as llama-server): the prompt's leading <bos>.
+  auto a = j->find("add_special");
+  std::vector<int32_t> tokens;
+  if (a != j->end() && a->is_boolean() && a->get<bool>()) {
+    const int32_t bos = model_.BosToken();
+    if (bos >= 0 && (ids->empty() || (*ids)[0] != bos)) tokens.push_back(bos);
+  }
+  tokens.insert(tokens.end(), ids->begin(), ids->end());
+  Json list = Json::array();
+  for (int32_t t : tokens) {
+    if (!with_pieces) {
+      list.push_back(t);
+      continue;
     }
-    result.finish_reason = gen->FinishReasonText(*outcome);
-    result.usage = UsageOf(*outcome);
-    write(Dump(TextCompletionJson(meta, result)));
-  };
-  return reply;
+    auto d = model_.output_vocab().NewDecoder();
+    std::string piece = d->Push(t);
+    piece += d->Flush();
+    list.push_back({{"id", t}, {"piece", piece}});
+  }
+  return JsonReply(Json{{"tokens", std::move(list)}});
+}
+
+HttpReply ApiHandlers::Detokenize(std::string_view body) {
+  auto j = ParseRequestBody(body);
+  if (!j.ok()) return ErrorReply(j.error());
+  auto t = j->find("tokens");
+  if (t == j->end() || !t->is_array()) {
+    return ErrorReply(BadRequest("'tokens' must be an array of token ids", "tokens", "invalid_value"));
+  }
+  const int32_t vocab = model_.backend().vocab_size();
+  auto decoder = model_.output_vocab().NewDecoder();
+  std::string text;
+  for (size_t i = 0; i < t->size(); ++i) {
+    const Json& v = (*t)[i];
+    if (!v.is_number_integer() || v.get<int64_t>() < 0 || v.get<int64_t>() >= vocab) {
+      return ErrorReply(BadRequest("'tokens[" + std::to_string(i) + "]' is not a token id in [0, " +
+                                       std::to_string(vocab) + ")",
+                                   "tokens", "invalid_value"));
+    }
+    text += decoder->Push(static_cast<int32_t>(v.get<int64_t>()));
+  }
+  text += decoder->Flush();
+  return JsonReply(Json{{"content", text}});
 }
 
 HttpReply ApiHandlers::Models() const {

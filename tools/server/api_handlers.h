@@ -3,9 +3,11 @@
 // HTTP layer drives (http_server.cc adapts it to cpp-httplib).
 #pragma once
 
+#include <atomic>
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -13,11 +15,19 @@
 
 #include "tools/server/api_error.h"
 #include "tools/server/chat_model.h"
+#include "tools/server/generation.h"
 #include "tools/server/metrics.h"
 #include "tools/server/request_parser.h"
 #include "tools/server/scheduler.h"
 
 namespace gemlet::server {
+
+// The tokens a request used, for the request log: filled by the reply's stream when the
+// generation ends (read after the reply was sent).
+struct ReplyTokens {
+  std::atomic<int64_t> prompt{-1};
+  std::atomic<int64_t> completion{-1};
+};
 
 // Writes bytes to the client; false once the client is gone.
 using StreamWriter = std::function<bool(std::string_view)>;
@@ -32,9 +42,43 @@ struct HttpReply {
   std::function<void(const StreamWriter& write)> stream;
   // Called instead of stream() if the connection ends before streaming starts.
   std::function<void()> abandon;
+  std::shared_ptr<ReplyTokens> tokens;  // set by replies that generate
 };
 
 HttpReply ErrorReply(const ApiError& e);
+// A JSON body with `status`.
+HttpReply JsonReply(const Json& j, int status = 200);
+// What a finished generation says as an API error (only kError and kCancelled end this way).
+ApiError OutcomeError(const JobOutcome& o);
+
+// A started request: one Generation per choice (n), all on one job.
+struct Started {
+  std::vector<std::shared_ptr<Generation>> gens;
+  std::shared_ptr<JobHandle> handle;
+};
+
+// How an API writes a generation's reply (each API's translation file fills one in); the
+// generation path (ApiHandlers::Respond) is shared.
+struct ReplyFormat {
+  std::string content_type = "application/json";
+  std::vector<std::pair<std::string, std::string>> headers;
+  // true: events are written as they come, and keep-alives follow silence since the last
+  // write; false: the reply is written whole at the end (keep-alives while waiting).
+  bool streaming = false;
+  std::string keepalive = " ";  // bytes that keep the connection checked ("" = none)
+  std::function<std::string()> head;  // the first bytes (optional)
+  // The bytes for new events of choice `index` (a non-streaming reply collects them and
+  // returns "").
+  std::function<std::string(size_t index, std::vector<GenerationEvent>& events)> events;
+  // The last bytes, given every choice's outcome (kCancelled / kError included).
+  std::function<std::string(const std::vector<JobOutcome>& outcomes)> tail;
+};
+
+// Usage of a request's choices: the prompt once, the generated tokens of all.
+struct UsageTotals {
+  int64_t prompt = 0, cached = 0, completion = 0;
+};
+UsageTotals TotalsOf(const std::vector<JobOutcome>& outcomes);
 
 struct HandlerOptions {
   ParseLimits limits;
@@ -49,6 +93,8 @@ struct HandlerOptions {
   // space before a JSON body), which also reveals a closed connection.
   std::chrono::milliseconds keepalive{1000};
   int64_t created = 0;  // model "created" time (Unix seconds)
+  int64_t model_bytes = 0;  // the model file's size (Ollama's /api/tags)
+  int64_t context = 0;      // tokens per request (Ollama's /api/show, /api/ps)
 };
 
 class ApiHandlers {
@@ -58,21 +104,36 @@ class ApiHandlers {
 
   HttpReply ChatCompletions(std::string_view body);
   HttpReply Completions(std::string_view body);
+  // llama-server's POST /tokenize {"content", "add_special", "with_pieces"} and POST
+  // /detokenize {"tokens"}.
+  HttpReply Tokenize(std::string_view body);
+  HttpReply Detokenize(std::string_view body);
   HttpReply Models() const;
   HttpReply Model(const std::string& id) const;
   HttpReply Health() const;
   HttpReply MetricsText() const;
 
   const std::string& model_id() const { return model_.id(); }
+  ChatModel& model() { return model_; }
+  int64_t created() const { return options_.created; }
+  const HandlerOptions& options() const { return options_; }
+
+  // The shared generation path of every API: a chat request (n choices, its constraint per
+  // choice), or a raw token prompt (n choices).
+  ApiOr<Started> StartChat(const ChatRequest& req);
+  ApiOr<Started> StartText(std::vector<int32_t> prompt, const CompletionRequest& req);
+  // Drives `started` to its end, writing what `format` makes of it.
+  HttpReply Respond(Started started, ReplyFormat format) const;
 
  private:
   SamplingOptions WithDefaults(const SamplingOptions& s) const;
-  // Checks the prompt length, builds the job and submits it.
-  ApiOr<std::shared_ptr<JobHandle>> Start(std::vector<int32_t> prompt, int64_t shared_prefix,
-                                          const SamplingOptions& sampling,
-                                          std::optional<int64_t> max_tokens, bool ignore_eos,
-                                          std::unique_ptr<runtime::TokenConstraint> constraint,
-                                          std::shared_ptr<JobSink> sink);
+  // Checks the prompt length, builds the job (choice i samples with seed + i and
+  // constraints[i]) and submits it.
+  ApiOr<std::shared_ptr<JobHandle>> Start(
+      std::vector<int32_t> prompt, int64_t shared_prefix, const SamplingOptions& sampling,
+      std::optional<int64_t> max_tokens, bool ignore_eos,
+      std::vector<std::unique_ptr<runtime::TokenConstraint>> constraints,
+      const std::vector<std::shared_ptr<Generation>>& sinks);
 
   ChatModel& model_;
   Scheduler& scheduler_;

@@ -59,6 +59,17 @@ struct SamplingOptions {
   std::optional<uint64_t> seed;
   // logit_bias: token id → bias in [-100, 100] added to its logit (-100 bans the token).
   std::vector<std::pair<int32_t, float>> logit_bias;
+  // ≥ 0: report each generated token's log-probability and this many alternatives
+  // (chat: logprobs + top_logprobs ≤ 20; completions: logprobs N); -1: off.
+  int32_t logprobs = -1;
+};
+
+// One generated token's log-probability and its most likely alternatives, as text (what a
+// reply's logprobs report).
+struct TokenLogprobText {
+  std::string token;
+  float logprob = 0;
+  std::vector<std::pair<std::string, float>> top;
 };
 
 struct ChatRequest {
@@ -76,6 +87,7 @@ struct ChatRequest {
   OutputFormat format;
   bool enable_thinking = false;  // reasoning_effort / chat_template_kwargs.enable_thinking / think
   bool ignore_eos = false;       // extension (llama.cpp, vLLM): generate past end-of-turn tokens
+  int64_t n = 1;  // choices, forked from one prefill
 };
 
 struct CompletionRequest {
@@ -91,6 +103,7 @@ struct CompletionRequest {
   std::vector<std::string> stop;
   bool ignore_eos = false;
   OutputFormat format;
+  int64_t n = 1;
 };
 
 }  // namespace gemlet::server

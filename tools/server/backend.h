@@ -6,6 +6,7 @@
 #include <span>
 
 #include "base/status.h"
+#include "runtime/sampler.h"
 
 namespace gemlet::server {
 
@@ -20,6 +21,9 @@ class TokenSampler {
   // The tokens the job may still sample, this one included (runtime::TokenConstraint::
   // SetBudget: a constrained output is steered to end whole within it). Called before Sample.
   virtual void SetBudget(int64_t tokens) { (void)tokens; }
+  // The last pick's log-probabilities, when the request asked for them (SamplingOptions::
+  // logprobs ≥ 0); null otherwise.
+  virtual const runtime::PickLogprobs* logprobs() const { return nullptr; }
 };
 
 }  // namespace gemlet::server

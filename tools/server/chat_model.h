@@ -40,6 +40,8 @@ class ChatModel {
   // Which generated tokens are markers, and the text of the others.
   virtual const OutputVocab& output_vocab() const = 0;
   virtual std::vector<int32_t> StopTokens() const = 0;
+  // The beginning-of-sequence token (/tokenize's add_special), -1 if none.
+  virtual int32_t BosToken() const { return -1; }
   // What a request's output must be, enforced while sampling: response_format / grammar, and
   // for chats the tool calls (tool_choice "required" or a named function: a call to a declared
   // function with arguments valid against its parameters; "auto": a call, once opened).

@@ -21,6 +21,10 @@ struct GenerationEvent {
   enum Kind { kContent, kReasoning, kToolCall } kind = kContent;
   std::string text;
   ToolCall call;  // kToolCall: with its id and the arguments as JSON text
+  // The tokens generated since the previous event with logprobs, when the request asked for
+  // them (the text of an event and its tokens need not align: stop strings are held back).
+  // Tokens left at the end come in a last kContent event with empty text.
+  std::vector<TokenLogprobText> logprobs;
 };
 
 class Generation : public JobSink {
@@ -34,6 +38,7 @@ class Generation : public JobSink {
 
   // JobSink (scheduler thread).
   bool OnToken(int32_t token) override;
+  bool OnToken(int32_t token, const runtime::PickLogprobs* logprobs) override;
   void OnFinish(const JobOutcome& outcome) override;
 
   // HTTP thread: waits up to `timeout` for news. Moves new events to *events; sets *outcome
@@ -44,11 +49,22 @@ class Generation : public JobSink {
   // "stop", "length" or "tool_calls" (valid once finished). A stop string found in the text
   // released at the end still counts as "stop", as OpenAI reports it.
   std::string FinishReasonText(const JobOutcome& outcome) const;
+  // Whether the generation ended on one of the request's stop strings, and which (the one
+  // whose first occurrence in the generated text ends first). Valid once finished.
+  bool StopMatched() const;
+  std::string MatchedStop() const;
 
  private:
   void Publish(ChatParser::Delta delta);
 
+  std::string TokenText(int32_t token) const;
+
+  ChatModel& model_;
   ChatParser parser_;  // scheduler thread only
+  std::vector<TokenLogprobText> pending_logprobs_;  // scheduler thread only
+  std::vector<std::string> stops_;
+  std::unique_ptr<TokenTextDecoder> raw_decoder_;  // scheduler thread only
+  std::string raw_text_;  // every generated token's text (under mu_ once finished)
   mutable std::mutex mu_;
   std::condition_variable cv_;
   std::vector<GenerationEvent> events_;

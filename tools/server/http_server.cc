@@ -6,22 +6,37 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <cerrno>
 #include <cstring>
 
+#include "tools/server/anthropic_api.h"
+#include "tools/server/ollama_api.h"
 #include "tools/server/web_page.h"
 
 namespace gemlet::server {
 namespace {
 
+struct Route {
+  const char* path;
+  bool post;  // POST (else GET/HEAD)
+};
 // Routes that exist, for 405 (known path, wrong method) versus 404 and for metric labels.
+constexpr Route kRoutes[] = {
+    {"/", false}, {"/health", false}, {"/metrics", false}, {"/index.html", false},
+    {"/favicon.ico", false}, {"/v1/models", false}, {"/v1/chat/completions", true},
+    {"/v1/completions", true}, {"/chat/completions", true}, {"/completions", true},
+    {"/tokenize", true}, {"/detokenize", true},
+    // Ollama
+    {"/api/chat", true}, {"/api/generate", true}, {"/api/tags", false}, {"/api/show", true},
+    {"/api/version", false}, {"/api/ps", false},
+    // Anthropic
+    {"/v1/messages", true},
+};
+
 const char* RouteLabel(const std::string& path) {
-  static const char* kRoutes[] = {"/",        "/health",          "/metrics",
-                                  "/v1/models", "/v1/chat/completions", "/v1/completions",
-                                  "/chat/completions", "/completions", "/index.html",
-                                  "/favicon.ico"};
-  for (const char* r : kRoutes) {
-    if (path == r) return r;
+  for (const Route& r : kRoutes) {
+    if (path == r.path) return r.path;
   }
   if (path.rfind("/v1/models/", 0) == 0) return "/v1/models/{id}";
   return "other";
@@ -29,11 +44,21 @@ const char* RouteLabel(const std::string& path) {
 
 // The methods a known route answers (the Allow header of a 405); nullptr for unknown paths.
 const char* AllowedMethods(const std::string& path) {
-  const std::string label = RouteLabel(path);
-  if (label == "other") return nullptr;
-  if (label.find("completions") != std::string::npos) return "POST, OPTIONS";
-  return "GET, HEAD, OPTIONS";
+  for (const Route& r : kRoutes) {
+    if (path == r.path) return r.post ? "POST, OPTIONS" : "GET, HEAD, OPTIONS";
+  }
+  if (path.rfind("/v1/models/", 0) == 0) return "GET, HEAD, OPTIONS";
+  return nullptr;
 }
+
+// The request log's per-request state. Every request is handled on one connection thread
+// from its headers to its last byte, so it lives there.
+struct LogState {
+  std::chrono::steady_clock::time_point start;
+  int64_t unix_ms = 0;
+  std::shared_ptr<ReplyTokens> tokens;
+};
+thread_local LogState t_log;
 
 bool MethodAllowed(const std::string& allowed, const std::string& method) {
   return allowed.find(method) != std::string::npos;
@@ -47,6 +72,7 @@ bool ConstantTimeEquals(const std::string& a, const std::string& b) {
 }
 
 void SendReply(HttpReply reply, httplib::Response& res) {
+  t_log.tokens = reply.tokens;
   res.status = reply.status;
   for (const auto& [k, v] : reply.headers) res.set_header(k.c_str(), v);
   if (!reply.stream) {
@@ -83,7 +109,8 @@ struct HttpServer::Impl {
   httplib::Server svr;
 };
 
-HttpServer::HttpServer(ApiHandlers& handlers, Metrics& metrics, const HttpOptions& options)
+HttpServer::HttpServer(ApiHandlers& handlers, Metrics& metrics, const HttpOptions& options,
+                       RequestLog* log)
     : impl_(std::make_unique<Impl>()), options_(options) {
   httplib::Server& svr = impl_->svr;
   const int threads = std::max(4, options_.threads);
@@ -113,6 +140,11 @@ HttpServer::HttpServer(ApiHandlers& handlers, Metrics& metrics, const HttpOption
   const size_t max_body = options_.max_body_bytes;
   svr.set_pre_routing_handler([key, max_body](const httplib::Request& req,
                                               httplib::Response& res) {
+    t_log.start = std::chrono::steady_clock::now();
+    t_log.unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
+                        std::chrono::system_clock::now().time_since_epoch())
+                        .count();
+    t_log.tokens.reset();
     if (req.method == "OPTIONS") {  // CORS preflight (no CORS headers unless --cors)
       res.status = 204;
       return httplib::Server::HandlerResponse::Handled;
@@ -225,6 +257,23 @@ HttpServer::HttpServer(ApiHandlers& handlers, Metrics& metrics, const HttpOption
   svr.Post("/chat/completions", chat);
   svr.Post("/v1/completions", completions);
   svr.Post("/completions", completions);
+  svr.Post("/tokenize", post([&handlers](std::string_view b) { return handlers.Tokenize(b); }));
+  svr.Post("/detokenize", post([&handlers](std::string_view b) { return handlers.Detokenize(b); }));
+  // Ollama's API (ollama_api.h).
+  svr.Post("/api/chat", post([&handlers](std::string_view b) { return OllamaChat(handlers, b); }));
+  svr.Post("/api/generate", post([&handlers](std::string_view b) { return OllamaGenerate(handlers, b); }));
+  svr.Post("/api/show", post([&handlers](std::string_view b) { return OllamaShow(handlers, b); }));
+  svr.Get("/api/tags", [&handlers](const httplib::Request&, httplib::Response& res) {
+    SendReply(OllamaTags(handlers), res);
+  });
+  svr.Get("/api/ps", [&handlers](const httplib::Request&, httplib::Response& res) {
+    SendReply(OllamaPs(handlers), res);
+  });
+  svr.Get("/api/version", [](const httplib::Request&, httplib::Response& res) {
+    SendReply(OllamaVersion(), res);
+  });
+  // Anthropic's Messages API (anthropic_api.h).
+  svr.Post("/v1/messages", post([&handlers](std::string_view b) { return AnthropicMessages(handlers, b); }));
 
   svr.set_expect_100_continue_handler([max_body](const httplib::Request& req,
                                                  httplib::Response& res) {
@@ -277,8 +326,25 @@ HttpServer::HttpServer(ApiHandlers& handlers, Metrics& metrics, const HttpOption
         }
         SendError(InternalError("internal error: " + what), res);
       });
-  svr.set_logger([&metrics](const httplib::Request& req, const httplib::Response& res) {
+  svr.set_logger([&metrics, log](const httplib::Request& req, const httplib::Response& res) {
     metrics.CountRequest(RouteLabel(req.path), res.status);
+    if (log == nullptr) return;
+    RequestLogEntry e;
+    e.unix_ms = t_log.unix_ms;
+    e.method = req.method;
+    e.path = req.path;
+    e.status = res.status;
+    if (t_log.tokens) {
+      e.prompt_tokens = t_log.tokens->prompt;
+      e.completion_tokens = t_log.tokens->completion;
+    }
+    e.duration_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
+                                                              t_log.start)
+                        .count();
+    e.client = req.remote_addr + ":" + std::to_string(req.remote_port);
+    e.user_agent = req.get_header_value("User-Agent");
+    log->Request(e);
+    t_log.tokens.reset();
   });
 }
 

@@ -8,6 +8,7 @@
 
 #include "base/status.h"
 #include "tools/server/api_handlers.h"
+#include "tools/server/request_log.h"
 
 namespace gemlet::server {
 
@@ -32,7 +33,9 @@ struct HttpOptions {
 
 class HttpServer {
  public:
-  HttpServer(ApiHandlers& handlers, Metrics& metrics, const HttpOptions& options);
+  // `log` (may be null) gets one line per request.
+  HttpServer(ApiHandlers& handlers, Metrics& metrics, const HttpOptions& options,
+             RequestLog* log = nullptr);
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;

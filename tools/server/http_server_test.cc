@@ -4,6 +4,7 @@
 #include <httplib.h>
 
 #include <random>
+#include <set>
 
 #include "tools/server/testing/test_server.h"
 
@@ -643,6 +644,61 @@ TEST(HttpServerTest, SecondServerOnTheSamePortFails) {
   Status st = second.Bind();
   ASSERT_FALSE(st.ok()) << "a second server bound port " << s.port;
   EXPECT_NE(st.message().find("address in use"), std::string::npos) << st.message();
+}
+
+}  // namespace
+}  // namespace gemlet::server
+
+namespace gemlet::server {
+namespace {
+
+// n choices: forks of one prompt, whole and streamed with their indexes; the same seed gives
+// the same choices.
+TEST(HttpServerTest, ChoicesN) {
+  TestServer s;
+  httplib::Client c("127.0.0.1", s.port);
+  auto r = c.Post(kChat, ChatBody(R"(,"n":3,"max_tokens":6,"seed":4)"), "application/json");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  Json j = Json::parse(r->body);
+  ASSERT_EQ(j["choices"].size(), 3u);
+  std::set<std::string> texts;
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(j["choices"][i]["index"], i);
+    texts.insert(j["choices"][i]["message"]["content"].get<std::string>());
+  }
+  EXPECT_GT(texts.size(), 1u);  // different seeds per choice
+  EXPECT_EQ(j["usage"]["completion_tokens"], 18);
+  EXPECT_EQ(j["usage"]["prompt_tokens"], 20);  // the prompt once
+  auto again = c.Post(kChat, ChatBody(R"(,"n":3,"max_tokens":6,"seed":4,"stream":true)"), "application/json");
+  ASSERT_TRUE(again);
+  bool done = false;
+  std::vector<std::string> streamed(3);
+  std::vector<int> finished(3, 0);
+  for (const Json& ev : SseEvents(again->body, &done)) {
+    const Json& ch = ev["choices"][0];
+    const int i = ch["index"];
+    if (ch["delta"].contains("content")) streamed[i] += ch["delta"]["content"].get<std::string>();
+    if (!ch["finish_reason"].is_null()) finished[i]++;
+  }
+  EXPECT_TRUE(done);
+  for (int i = 0; i < 3; ++i) {
+    EXPECT_EQ(streamed[i], j["choices"][i]["message"]["content"]) << i;
+    EXPECT_EQ(finished[i], 1) << i;
+  }
+  // Tokenize / detokenize (llama-server's shapes): the fake's tokens are bytes.
+  auto t = c.Post("/tokenize", R"({"content":"ab","with_pieces":true})", "application/json");
+  ASSERT_TRUE(t);
+  Json tj = Json::parse(t->body);
+  ASSERT_EQ(tj["tokens"].size(), 2u);
+  EXPECT_EQ(tj["tokens"][0]["id"], 'a');
+  EXPECT_EQ(tj["tokens"][1]["piece"], "b");
+  auto d = c.Post("/detokenize", R"({"tokens":[104,105]})", "application/json");
+  ASSERT_TRUE(d);
+  EXPECT_EQ(Json::parse(d->body)["content"], "hi");
+  auto bad = c.Post("/detokenize", R"({"tokens":[-1]})", "application/json");
+  ASSERT_TRUE(bad);
+  EXPECT_EQ(bad->status, 400);
 }
 
 }  // namespace

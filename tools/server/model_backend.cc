@@ -30,6 +30,9 @@ class RuntimeSampler : public TokenSampler {
   void SetBudget(int64_t tokens) override {
     if (constraint_) constraint_->SetBudget(tokens);
   }
+  const runtime::PickLogprobs* logprobs() const override {
+    return sampler_.options().logprobs >= 0 ? &sampler_.last_logprobs() : nullptr;
+  }
 
  private:
   runtime::Sampler sampler_;
@@ -131,6 +134,7 @@ std::unique_ptr<TokenSampler> GemmaChatModel::NewSampler(
   so.frequency_penalty = o.frequency_penalty;
   so.penalty_last_n = 0;  // every generated token
   so.logit_bias = o.logit_bias;
+  so.logprobs = o.logprobs;
   return std::make_unique<RuntimeSampler>(so, std::move(constraint));
 }
 

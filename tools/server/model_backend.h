@@ -30,6 +30,7 @@ class GemmaChatModel : public ChatModel {
   ApiOr<std::vector<int32_t>> Tokenize(const std::string& text) override;
   const OutputVocab& output_vocab() const override { return vocab_; }
   std::vector<int32_t> StopTokens() const override { return engine_.eog_ids(); }
+  int32_t BosToken() const override { return tok_.bos_id(); }
   ApiOr<std::unique_ptr<runtime::TokenConstraint>> ChatConstraint(const ChatRequest& req) override;
   ApiOr<std::unique_ptr<runtime::TokenConstraint>> TextConstraint(const OutputFormat& format) override;
   std::unique_ptr<TokenSampler> NewSampler(const SamplingOptions& options, uint64_t seed,

@@ -1,6 +1,7 @@
 #include "tools/server/openai_format.h"
 
 #include <chrono>
+#include <cmath>
 #include <random>
 
 namespace gemlet::server {
@@ -43,7 +44,18 @@ Json ToolCallDeltaJson(int index, const ToolCall& call) {
               {"function", {{"name", call.name}, {"arguments", call.arguments}}}};
 }
 
-Json ChatCompletionJson(const ResponseMeta& meta, const ChatResult& r) {
+namespace {
+
+Json BytesJson(const std::string& s) {
+  Json b = Json::array();
+  for (unsigned char c : s) b.push_back(static_cast<int>(c));
+  return b;
+}
+
+// A logprob as JSON: −inf (a token the request made impossible) is not a JSON number.
+Json LogprobJson(float lp) { return std::isfinite(lp) ? Json(lp) : Json(-9999.0); }
+
+Json ChatMessageJson(const ChatResult& r) {
   Json message = {{"role", "assistant"},
                   {"content", r.content.empty() && !r.tool_calls.empty() ? Json() : Json(r.content)}};
   if (!r.reasoning.empty()) message["reasoning_content"] = r.reasoning;
@@ -57,28 +69,79 @@ Json ChatCompletionJson(const ResponseMeta& meta, const ChatResult& r) {
     message["tool_calls"] = std::move(calls);
   }
   message["refusal"] = nullptr;
+  return message;
+}
+
+}  // namespace
+
+Json ChatLogprobsJson(const std::vector<TokenLogprobText>& tokens) {
+  Json content = Json::array();
+  for (const auto& t : tokens) {
+    Json top = Json::array();
+    for (const auto& [text, lp] : t.top) {
+      top.push_back({{"token", text}, {"logprob", LogprobJson(lp)}, {"bytes", BytesJson(text)}});
+    }
+    content.push_back({{"token", t.token},
+                       {"logprob", LogprobJson(t.logprob)},
+                       {"bytes", BytesJson(t.token)},
+                       {"top_logprobs", std::move(top)}});
+  }
+  return Json{{"content", std::move(content)}, {"refusal", nullptr}};
+}
+
+Json TextLogprobsJson(const std::vector<TokenLogprobText>& tokens, int64_t offset) {
+  Json toks = Json::array(), lps = Json::array(), tops = Json::array(), offs = Json::array();
+  for (const auto& t : tokens) {
+    toks.push_back(t.token);
+    lps.push_back(LogprobJson(t.logprob));
+    Json top = Json::object();
+    for (const auto& [text, lp] : t.top) {
+      if (!top.contains(text)) top[text] = LogprobJson(lp);
+    }
+    tops.push_back(std::move(top));
+    offs.push_back(offset);
+    offset += static_cast<int64_t>(t.token.size());
+  }
+  return Json{{"tokens", std::move(toks)},
+              {"token_logprobs", std::move(lps)},
+              {"top_logprobs", std::move(tops)},
+              {"text_offset", std::move(offs)}};
+}
+
+Json ChatCompletionJson(const ResponseMeta& meta, const ChatResult& r) {
+  return ChatCompletionJson(meta, std::vector<ChatResult>{r}, r.usage);
+}
+
+Json ChatCompletionJson(const ResponseMeta& meta, const std::vector<ChatResult>& choices,
+                        const Usage& usage) {
+  Json list = Json::array();
+  for (size_t i = 0; i < choices.size(); ++i) {
+    const ChatResult& r = choices[i];
+    list.push_back({{"index", i},
+                    {"message", ChatMessageJson(r)},
+                    {"logprobs", r.logprobs ? ChatLogprobsJson(*r.logprobs) : Json()},
+                    {"finish_reason", r.finish_reason}});
+  }
   return Json{{"id", meta.id},
               {"object", "chat.completion"},
               {"created", meta.created},
               {"model", meta.model},
               {"system_fingerprint", kFingerprint},
-              {"choices", Json::array({{{"index", 0},
-                                        {"message", std::move(message)},
-                                        {"logprobs", nullptr},
-                                        {"finish_reason", r.finish_reason}}})},
-              {"usage", UsageJson(r.usage)}};
+              {"choices", std::move(list)},
+              {"usage", UsageJson(usage)}};
 }
 
 Json ChatChunkJson(const ResponseMeta& meta, const Json& delta,
-                   const std::optional<std::string>& finish_reason, bool include_usage) {
+                   const std::optional<std::string>& finish_reason, bool include_usage, int index,
+                   const Json& logprobs) {
   Json j = {{"id", meta.id},
             {"object", "chat.completion.chunk"},
             {"created", meta.created},
             {"model", meta.model},
             {"system_fingerprint", kFingerprint},
-            {"choices", Json::array({{{"index", 0},
+            {"choices", Json::array({{{"index", index},
                                       {"delta", delta},
-                                      {"logprobs", nullptr},
+                                      {"logprobs", logprobs},
                                       {"finish_reason", FinishJson(finish_reason)}}})}};
   if (include_usage) j["usage"] = nullptr;
   return j;
@@ -95,28 +158,39 @@ Json ChatUsageChunkJson(const ResponseMeta& meta, const Usage& usage) {
 }
 
 Json TextCompletionJson(const ResponseMeta& meta, const TextResult& r) {
+  return TextCompletionJson(meta, std::vector<TextResult>{r}, r.usage);
+}
+
+Json TextCompletionJson(const ResponseMeta& meta, const std::vector<TextResult>& choices,
+                        const Usage& usage) {
+  Json list = Json::array();
+  for (size_t i = 0; i < choices.size(); ++i) {
+    const TextResult& r = choices[i];
+    list.push_back({{"text", r.text},
+                    {"index", i},
+                    {"logprobs", r.logprobs ? TextLogprobsJson(*r.logprobs, r.logprob_offset) : Json()},
+                    {"finish_reason", r.finish_reason}});
+  }
   return Json{{"id", meta.id},
               {"object", "text_completion"},
               {"created", meta.created},
               {"model", meta.model},
               {"system_fingerprint", kFingerprint},
-              {"choices", Json::array({{{"text", r.text},
-                                        {"index", 0},
-                                        {"logprobs", nullptr},
-                                        {"finish_reason", r.finish_reason}}})},
-              {"usage", UsageJson(r.usage)}};
+              {"choices", std::move(list)},
+              {"usage", UsageJson(usage)}};
 }
 
 Json TextChunkJson(const ResponseMeta& meta, const std::string& text,
-                   const std::optional<std::string>& finish_reason, bool include_usage) {
+                   const std::optional<std::string>& finish_reason, bool include_usage, int index,
+                   const Json& logprobs) {
   Json j = {{"id", meta.id},
             {"object", "text_completion"},
             {"created", meta.created},
             {"model", meta.model},
             {"system_fingerprint", kFingerprint},
             {"choices", Json::array({{{"text", text},
-                                      {"index", 0},
-                                      {"logprobs", nullptr},
+                                      {"index", index},
+                                      {"logprobs", logprobs},
                                       {"finish_reason", FinishJson(finish_reason)}}})}};
   if (include_usage) j["usage"] = nullptr;
   return j;

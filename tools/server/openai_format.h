@@ -36,15 +36,27 @@ struct ChatResult {
   std::vector<ToolCall> tool_calls;
   std::string finish_reason = "stop";  // stop | length | tool_calls
   Usage usage;
+  std::optional<std::vector<TokenLogprobText>> logprobs;  // when the request asked
 };
 
 // {"id","object":"chat.completion","created","model","system_fingerprint","choices":[...],"usage"}
 Json ChatCompletionJson(const ResponseMeta& meta, const ChatResult& r);
+// n choices (index = position), with the usage of all of them.
+Json ChatCompletionJson(const ResponseMeta& meta, const std::vector<ChatResult>& choices,
+                        const Usage& usage);
 
 // One streaming chunk. `delta` is e.g. {"content": "Hel"}; finish_reason null until the last
 // choice chunk. With include_usage every chunk carries "usage": null, as OpenAI does.
+// `logprobs` is the choice's "logprobs" (null, or ChatLogprobsJson of the chunk's tokens).
 Json ChatChunkJson(const ResponseMeta& meta, const Json& delta,
-                   const std::optional<std::string>& finish_reason, bool include_usage);
+                   const std::optional<std::string>& finish_reason, bool include_usage,
+                   int index = 0, const Json& logprobs = nullptr);
+
+// Chat logprobs: {"content": [{"token","logprob","bytes","top_logprobs":[...]}], "refusal": null}.
+Json ChatLogprobsJson(const std::vector<TokenLogprobText>& tokens);
+// Completions logprobs (the legacy shape): {"tokens","token_logprobs","top_logprobs":[{tok:
+// lp}],"text_offset"}, offsets counted in bytes from `offset`.
+Json TextLogprobsJson(const std::vector<TokenLogprobText>& tokens, int64_t offset);
 // The extra last chunk of a stream with include_usage: "choices": [] and the usage.
 Json ChatUsageChunkJson(const ResponseMeta& meta, const Usage& usage);
 // Delta for tool call `index` (sent whole, as one delta with id, name and arguments).
@@ -54,10 +66,15 @@ struct TextResult {
   std::string text;
   std::string finish_reason = "stop";
   Usage usage;
+  std::optional<std::vector<TokenLogprobText>> logprobs;
+  int64_t logprob_offset = 0;  // bytes of echoed prompt before the first token
 };
 Json TextCompletionJson(const ResponseMeta& meta, const TextResult& r);
+Json TextCompletionJson(const ResponseMeta& meta, const std::vector<TextResult>& choices,
+                        const Usage& usage);
 Json TextChunkJson(const ResponseMeta& meta, const std::string& text,
-                   const std::optional<std::string>& finish_reason, bool include_usage);
+                   const std::optional<std::string>& finish_reason, bool include_usage,
+                   int index = 0, const Json& logprobs = nullptr);
 Json TextUsageChunkJson(const ResponseMeta& meta, const Usage& usage);
 
 // GET /v1/models and GET /v1/models/{id}.

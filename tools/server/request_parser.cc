@@ -180,14 +180,36 @@ std::optional<ApiError> ReadStreamOptions(const Json& b, bool stream, bool* incl
   return ReadBool(*it, "include_usage", "stream_options.include_usage", include_usage);
 }
 
-std::optional<ApiError> RejectUnsupported(const Json& b, bool chat) {
-  std::optional<int64_t> n;
-  if (auto e = ReadInt(b, "n", 1, 128, &n)) return e;
-  if (n && *n != 1) return BadRequest("only 'n': 1 is supported", "n", "unsupported_value");
-  if (!chat) return std::nullopt;
-  bool logprobs = false;
-  if (auto e = ReadBool(b, "logprobs", "logprobs", &logprobs)) return e;
-  if (logprobs) return BadRequest("'logprobs' is not supported", "logprobs", "unsupported_value");
+// Most choices per request (each takes a slot of its own).
+constexpr int64_t kMaxChoices = 16;
+// OpenAI's limit for top_logprobs.
+constexpr int64_t kMaxTopLogprobs = 20;
+
+// "n" (choices) and the logprobs fields: chat has logprobs (bool) + top_logprobs (0..20),
+// completions an integer logprobs (0..20 here; OpenAI allows 5).
+std::optional<ApiError> ReadChoicesAndLogprobs(const Json& b, bool chat, int64_t* n,
+                                               int32_t* logprobs) {
+  std::optional<int64_t> choices;
+  if (auto e = ReadInt(b, "n", 1, kMaxChoices, &choices)) return e;
+  if (choices) *n = *choices;
+  std::optional<int64_t> top;
+  if (chat) {
+    bool want = false;
+    if (auto e = ReadBool(b, "logprobs", "logprobs", &want)) return e;
+    if (auto e = ReadInt(b, "top_logprobs", 0, kMaxTopLogprobs, &top)) return e;
+    if (top && !want) {
+      return BadRequest("'top_logprobs' needs 'logprobs': true", "top_logprobs", "invalid_value");
+    }
+    if (want) *logprobs = static_cast<int32_t>(top.value_or(0));
+    return std::nullopt;
+  }
+  auto lp = b.find("logprobs");
+  if (lp != b.end() && lp->is_boolean()) {  // some clients send the chat form here
+    if (lp->get<bool>()) *logprobs = 0;
+    return std::nullopt;
+  }
+  if (auto e = ReadInt(b, "logprobs", 0, kMaxTopLogprobs, &top)) return e;
+  if (top) *logprobs = static_cast<int32_t>(*top);
   return std::nullopt;
 }
 
@@ -526,7 +548,7 @@ ApiOr<ChatRequest> ParseChatRequest(const Json& b, const ParseLimits& limits) {
   if (auto e = ReadStop(b, limits, &req.stop)) return *e;
   if (auto e = ReadThinking(b, &req.enable_thinking)) return *e;
   if (auto e = ReadBool(b, "ignore_eos", "ignore_eos", &req.ignore_eos)) return *e;
-  if (auto e = RejectUnsupported(b, /*chat=*/true)) return *e;
+  if (auto e = ReadChoicesAndLogprobs(b, /*chat=*/true, &req.n, &req.sampling.logprobs)) return *e;
   return req;
 }
 
@@ -575,15 +597,11 @@ ApiOr<CompletionRequest> ParseCompletionRequest(const Json& b, const ParseLimits
   if (!req.max_tokens) req.max_tokens = 16;
   if (auto e = ReadStop(b, limits, &req.stop)) return *e;
   if (auto e = ReadBool(b, "ignore_eos", "ignore_eos", &req.ignore_eos)) return *e;
-  if (auto e = RejectUnsupported(b, /*chat=*/false)) return *e;
+  if (auto e = ReadChoicesAndLogprobs(b, /*chat=*/false, &req.n, &req.sampling.logprobs)) return *e;
   std::optional<int64_t> best_of;
   if (auto e = ReadInt(b, "best_of", 1, 128, &best_of)) return *e;
   if (best_of && *best_of != 1) {
     return BadRequest("only 'best_of': 1 is supported", "best_of", "unsupported_value");
-  }
-  auto lp = b.find("logprobs");  // /v1/completions uses an integer here
-  if (lp != b.end() && lp->is_number() && lp->get<double>() > 0) {
-    return BadRequest("'logprobs' is not supported", "logprobs", "unsupported_value");
   }
   std::string suffix;
   if (auto e = ReadString(b, "suffix", "suffix", &suffix)) return *e;

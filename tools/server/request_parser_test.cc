@@ -116,7 +116,11 @@ TEST(RequestParserTest, WrongTypesNameTheField) {
       {R"({"messages": [{"role":"user","content":"x"}], "stop": 5})", "stop"},
       {R"({"messages": [{"role":"user","content":"x"}], "stop": ["a", 1]})", "stop[1]"},
       {R"({"messages": [{"role":"user","content":"x"}], "seed": "1"})", "seed"},
-      {R"({"messages": [{"role":"user","content":"x"}], "n": 2})", "n"},
+      {R"({"messages": [{"role":"user","content":"x"}], "n": 17})", "n"},
+      {R"({"messages": [{"role":"user","content":"x"}], "n": 0})", "n"},
+      {R"({"messages": [{"role":"user","content":"x"}], "logprobs": true, "top_logprobs": 21})",
+       "top_logprobs"},
+      {R"({"messages": [{"role":"user","content":"x"}], "top_logprobs": 2})", "top_logprobs"},
       {R"({"messages": [{"role":"user","content":"x"}], "tools": [{"type":"function"}]})",
        "tools[0].function"},
       {R"({"messages": [{"role":"user","content":"x"}], "tools": [{"type":"function","function":{"name":"a b"}}]})",
@@ -212,7 +216,8 @@ TEST(RequestParserTest, CompletionPrompts) {
   EXPECT_TRUE(c->echo);
   for (const std::string body : {R"({})", R"({"prompt": 5})", R"({"prompt": [-1]})",
                                  R"({"prompt": ["a", "b"]})", R"({"prompt": "x", "best_of": 2})",
-                                 R"({"prompt": "x", "logprobs": 3})",
+                                 R"({"prompt": "x", "logprobs": 21})",
+                                 R"({"prompt": "x", "n": 17})",
                                  R"({"prompt": "x", "suffix": "y"})"}) {
     auto r = ParseCompletionRequest(std::string_view(body));
     EXPECT_FALSE(r.ok()) << body;
@@ -220,6 +225,25 @@ TEST(RequestParserTest, CompletionPrompts) {
       EXPECT_EQ(r.error().status, 400);
     }
   }
+}
+
+TEST(RequestParserTest, ChoicesAndLogprobs) {
+  auto a = ParseChatRequest(std::string_view(
+      R"({"messages": [{"role":"user","content":"x"}], "n": 3, "logprobs": true, "top_logprobs": 5})"));
+  ASSERT_TRUE(a.ok());
+  EXPECT_EQ(a->n, 3);
+  EXPECT_EQ(a->sampling.logprobs, 5);
+  auto b = ParseChatRequest(std::string_view(R"({"messages": [{"role":"user","content":"x"}], "logprobs": true})"));
+  ASSERT_TRUE(b.ok());
+  EXPECT_EQ(b->sampling.logprobs, 0);
+  EXPECT_EQ(b->n, 1);
+  auto c = ParseChatRequest(std::string_view(R"({"messages": [{"role":"user","content":"x"}], "logprobs": false})"));
+  ASSERT_TRUE(c.ok());
+  EXPECT_EQ(c->sampling.logprobs, -1);
+  auto d = ParseCompletionRequest(std::string_view(R"({"prompt": "x", "logprobs": 3, "n": 2})"));
+  ASSERT_TRUE(d.ok());
+  EXPECT_EQ(d->sampling.logprobs, 3);
+  EXPECT_EQ(d->n, 2);
 }
 
 TEST(RequestParserTest, ErrorJsonHasOpenAiShape) {

@@ -62,6 +62,14 @@ ApiOr<std::shared_ptr<JobHandle>> Scheduler::Submit(JobSpec spec) {
     }
   }
   if (!spec.sampler || !spec.sink) return InternalError("job without sampler or sink");
+  for (const auto& f : spec.forks) {
+    if (!f.sampler || !f.sink) return InternalError("fork without sampler or sink");
+  }
+  if (static_cast<int64_t>(spec.forks.size()) + 1 > options_.slots) {
+    return BadRequest("'n' is " + std::to_string(spec.forks.size() + 1) + "; this server runs " +
+                          std::to_string(options_.slots) + " sequences at once (--slots)",
+                      "n", "invalid_value");
+  }
   spec.max_tokens = std::max<int64_t>(1, spec.max_tokens);
   auto handle = std::make_shared<JobHandle>();
   handle->wake_ = [this] { cv_.notify_all(); };
@@ -141,10 +149,12 @@ void Scheduler::Loop() {
       }
       int64_t free_slots = 0;
       for (const Slot& s : slots_) free_slots += s.job == nullptr;
-      while (free_slots > 0 && !queue_.empty()) {
+      // A job takes a slot per choice (in order: one that needs more waits for them).
+      while (!queue_.empty() &&
+             free_slots >= 1 + static_cast<int64_t>(queue_.front()->spec.forks.size())) {
+        free_slots -= 1 + static_cast<int64_t>(queue_.front()->spec.forks.size());
         admitted.push_back(std::move(queue_.front()));
         queue_.pop_front();
-        --free_slots;
       }
       metrics_.SetQueueDepth(static_cast<int64_t>(queue_.size()));
     }
@@ -181,6 +191,29 @@ void Scheduler::Admit(std::unique_ptr<Job> job) {
   }
   GEMLET_CHECK(slot != nullptr);
   *slot = Slot{};
+  // The forks wait in slots of their own (Loop admitted the job with enough free ones).
+  for (JobSpec::Fork& f : job->spec.forks) {
+    Slot* fs = nullptr;
+    for (Slot& s : slots_) {
+      if (!s.job && &s != slot) {
+        fs = &s;
+        break;
+      }
+    }
+    GEMLET_CHECK(fs != nullptr);
+    *fs = Slot{};
+    auto fj = std::make_unique<Job>();
+    fj->spec.prompt = job->spec.prompt;
+    fj->spec.max_tokens = job->spec.max_tokens;
+    fj->spec.stop_tokens = job->spec.stop_tokens;
+    fj->spec.sampler = std::move(f.sampler);
+    fj->spec.sink = std::move(f.sink);
+    fj->handle = job->handle;
+    fs->job = std::move(fj);
+    fs->awaiting_fork = true;
+    slot->forks.push_back(fs);
+  }
+  job->spec.forks.clear();
   const auto& prompt = job->spec.prompt;
   runtime::PrefixCache::Hit hit = cache_.Lookup(prompt, model_);
   if (hit.seq) {
@@ -207,7 +240,7 @@ void Scheduler::Step() {
   std::vector<Slot*> active;
   std::vector<int64_t> pending;
   for (Slot& s : slots_) {
-    if (!s.job || s.job->handle->cancelled()) continue;
+    if (!s.job || s.awaiting_fork || s.job->handle->cancelled()) continue;
     const JobSpec& spec = s.job->spec;
     int64_t n = 1;
     if (!s.decoding) {
@@ -252,6 +285,14 @@ void Scheduler::Step() {
   const double rows = static_cast<double>(decode_rows + prefill_rows);
   if (prefill_rows > 0) metrics_.AddPrefill(prefill_rows, secs * prefill_rows / rows);
   if (decode_rows > 0) metrics_.AddDecodeStep(decode_rows, secs * decode_rows / rows);
+  if (options_.on_step) {
+    StepLogEntry e;
+    e.decode_rows = decode_rows;
+    e.prefill_rows = prefill_rows;
+    e.sequences = static_cast<int64_t>(parts.size());
+    e.duration_ms = secs * 1000;
+    options_.on_step(e);
+  }
   int64_t k = 0;
   for (size_t i = 0; i < parts.size(); ++i) {
     const float* lg = parts[i].logits ? logits_.data() + (k++) * vocab_ : nullptr;
@@ -294,6 +335,7 @@ void Scheduler::AfterStep(Slot& slot, std::span<const int32_t> fed, const float*
     }
     if (logits == nullptr) return;
     slot.decoding = true;
+    if (!slot.forks.empty()) StartForks(slot, logits);
   } else {
     slot.pending = -1;
   }
@@ -303,6 +345,28 @@ void Scheduler::AfterStep(Slot& slot, std::span<const int32_t> fed, const float*
   slot.job->spec.sampler->SetBudget(std::min(slot.job->spec.max_tokens - slot.generated,
                                              max_context_ - slot.seq->length()));
   HandleToken(slot, slot.job->spec.sampler->Sample(lg));
+}
+
+void Scheduler::StartForks(Slot& parent, const float* logits) {
+  std::vector<Slot*> forks = std::move(parent.forks);
+  parent.forks.clear();
+  std::vector<float> copy;
+  for (Slot* f : forks) {
+    if (!f->job || !f->awaiting_fork || f->job->handle != parent.job->handle) continue;
+    auto seq = model_.Fork(*parent.seq, parent.seq->length());
+    if (!seq.ok()) {
+      Finish(*f, FinishReason::kError, seq.status());
+      continue;
+    }
+    f->seq = std::move(seq).value();
+    f->awaiting_fork = false;
+    f->decoding = true;
+    f->prompt_done = parent.prompt_done;
+    f->cached = parent.cached;
+    copy.assign(logits, logits + vocab_);  // a sampler may change the logits it is given
+    f->job->spec.sampler->SetBudget(std::min(f->job->spec.max_tokens, max_context_ - f->seq->length()));
+    HandleToken(*f, f->job->spec.sampler->Sample(std::span<float>(copy)));
+  }
 }
 
 void Scheduler::HandleToken(Slot& slot, int32_t token) {
@@ -318,7 +382,7 @@ void Scheduler::HandleToken(Slot& slot, int32_t token) {
     Finish(slot, FinishReason::kStop);
     return;
   }
-  if (!spec.sink->OnToken(token)) {
+  if (!spec.sink->OnToken(token, spec.sampler->logprobs())) {
     Finish(slot, FinishReason::kStop);
     return;
   }
@@ -338,11 +402,17 @@ void Scheduler::Finish(Slot& slot, FinishReason reason, Status status) {
   out.cached_tokens = slot.cached;
   out.completion_tokens = slot.generated;
   std::shared_ptr<JobSink> sink = slot.job->spec.sink;
+  std::shared_ptr<JobHandle> handle = slot.job->handle;
+  std::vector<Slot*> forks = std::move(slot.forks);
   if (reason != FinishReason::kError && slot.seq) {
     cache_.Put(std::move(slot.seq));
   }
   slot = Slot{};
   sink->OnFinish(out);
+  // Forks still waiting for this prefill end the same way.
+  for (Slot* f : forks) {
+    if (f->job && f->awaiting_fork && f->job->handle == handle) Finish(*f, reason, out.status);
+  }
 }
 
 }  // namespace gemlet::server

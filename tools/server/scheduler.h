@@ -24,6 +24,7 @@
 #include "tools/server/api_error.h"
 #include "tools/server/backend.h"
 #include "tools/server/metrics.h"
+#include "tools/server/request_log.h"
 #include "runtime/prefix_cache.h"
 #include "runtime/sequence_model.h"
 
@@ -49,6 +50,12 @@ class JobSink {
   // A sampled token that is not a stop token. Return false to end the job (e.g. a stop string
   // was found); it then finishes with kStop.
   virtual bool OnToken(int32_t token) = 0;
+  // The same with the token's log-probabilities (null unless the request asked for them);
+  // the scheduler calls this one.
+  virtual bool OnToken(int32_t token, const runtime::PickLogprobs* logprobs) {
+    (void)logprobs;
+    return OnToken(token);
+  }
   // Called exactly once, last.
   virtual void OnFinish(const JobOutcome& outcome) = 0;
 };
@@ -62,6 +69,14 @@ struct JobSpec {
   // When 0 < cache_prefix < prompt size: after prefilling that many prompt tokens, keep a copy
   // of the state in the prefix cache for later prompts that share it (a system prompt).
   int64_t cache_prefix = 0;
+  // More choices of the same prompt (n > 1), each with its own sampler and sink: the prompt
+  // is prefilled once, its sequence forked when the prefill is done, and every choice decodes
+  // in the same steps. They share the job's handle and need a slot each.
+  struct Fork {
+    std::unique_ptr<TokenSampler> sampler;
+    std::shared_ptr<JobSink> sink;
+  };
+  std::vector<Fork> forks;
 };
 
 class JobHandle {
@@ -86,6 +101,9 @@ struct SchedulerOptions {
   // runtime::kKvRollback for free.
   int64_t cache_rollback = 16;
   int retry_after_s = 1;        // Retry-After of the 503
+  // Called after every step on the scheduler thread (--verbose: per-step timings); may be
+  // empty.
+  std::function<void(const StepLogEntry&)> on_step;
 };
 
 class Scheduler {
@@ -121,6 +139,9 @@ class Scheduler {
     int64_t generated = 0;
     int32_t pending = -1;         // sampled, not yet fed (decode phase)
     bool decoding = false;
+    // A fork (JobSpec::forks) waiting for its parent's prefill: no sequence yet.
+    bool awaiting_fork = false;
+    std::vector<Slot*> forks;     // the parent: its forks still waiting
   };
 
   void Loop();
@@ -135,6 +156,9 @@ class Scheduler {
   // A freshly sampled token: stop checks, the sink, budgets. Finishes the slot or makes the
   // token pending.
   void HandleToken(Slot& slot, int32_t token);
+  // The parent's prefill is done: each waiting fork gets a copy of its sequence and samples
+  // from the same logits.
+  void StartForks(Slot& parent, const float* logits);
   void Finish(Slot& slot, FinishReason reason, Status status = Status::Ok());
   void UpdateGauges();
 

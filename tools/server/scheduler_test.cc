@@ -334,3 +334,72 @@ TEST(SchedulerTest, DrainLetsRunningJobsFinishWithinTheGrace) {
 
 }  // namespace
 }  // namespace gemlet::server
+
+namespace gemlet::server {
+namespace {
+
+// n > 1: one prefill, forked; the choices decode in the same steps, and each is what the
+// same seed gives alone.
+TEST(SchedulerTest, ForksSharePrefillAndDecodeTogether) {
+  std::vector<std::vector<int32_t>> alone;
+  for (uint64_t seed : {1, 2, 3}) {
+    FakeBackend backend;
+    Metrics metrics;
+    Scheduler sched(backend, metrics, SchedulerOptions{});
+    auto sink = std::make_shared<CollectSink>();
+    ASSERT_TRUE(sched.Submit(Spec("abc", 8, seed, sink)).ok());
+    sink->WaitDone();
+    alone.push_back(sink->tokens);
+  }
+  FakeBackend backend;
+  Metrics metrics;
+  Scheduler sched(backend, metrics, SchedulerOptions{});
+  std::vector<std::shared_ptr<CollectSink>> sinks = {std::make_shared<CollectSink>(),
+                                                     std::make_shared<CollectSink>(),
+                                                     std::make_shared<CollectSink>()};
+  JobSpec spec = Spec("abc", 8, 1, sinks[0]);
+  for (uint64_t i = 1; i < 3; ++i) {
+    spec.forks.push_back({std::make_unique<FakeSampler>(1.0, 1 + i), sinks[i]});
+  }
+  ASSERT_TRUE(sched.Submit(std::move(spec)).ok());
+  for (size_t i = 0; i < 3; ++i) {
+    JobOutcome o = sinks[i]->WaitDone();
+    EXPECT_EQ(o.reason, FinishReason::kLength) << i;
+    EXPECT_EQ(o.prompt_tokens, 3);
+    EXPECT_EQ(sinks[i]->tokens, alone[i]) << i;
+  }
+  EXPECT_NE(alone[0], alone[1]);
+  EXPECT_EQ(backend.prefill_parts.load(), 1);  // the prompt once
+  EXPECT_EQ(backend.fork_calls.load(), 2);
+  EXPECT_EQ(backend.max_batch.load(), 3);      // the three decode side by side
+}
+
+TEST(SchedulerTest, ForksNeedASlotEach) {
+  FakeBackend backend;
+  Metrics metrics;
+  SchedulerOptions so;
+  so.slots = 2;
+  Scheduler sched(backend, metrics, so);
+  auto sink = std::make_shared<CollectSink>();
+  JobSpec spec = Spec("abc", 8, 1, sink);
+  for (int i = 0; i < 2; ++i) spec.forks.push_back({std::make_unique<FakeSampler>(1.0, 9), sink});
+  auto r = sched.Submit(std::move(spec));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().status, 400);
+  EXPECT_EQ(r.error().param, "n");
+  // Two choices in a context of 4: each ends by length.
+  FakeBackend small(4);
+  Scheduler s2(small, metrics, so);
+  auto a = std::make_shared<CollectSink>(), b = std::make_shared<CollectSink>();
+  JobSpec two = Spec("ab", 8, 1, a);
+  two.forks.push_back({std::make_unique<FakeSampler>(1.0, 2), b});
+  ASSERT_TRUE(s2.Submit(std::move(two)).ok());
+  const JobOutcome oa = a->WaitDone(), ob = b->WaitDone();
+  EXPECT_EQ(oa.reason, FinishReason::kLength);
+  EXPECT_EQ(ob.reason, FinishReason::kLength);
+  EXPECT_EQ(a->tokens.size(), 3u);  // positions 2, 3 and the last, sampled at 4
+  EXPECT_EQ(b->tokens.size(), 3u);
+}
+
+}  // namespace
+}  // namespace gemlet::server

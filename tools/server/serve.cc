@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <thread>
 
 #include "runtime/engine.h"
@@ -48,11 +49,18 @@ Status Serve(const ServeOptions& options) {
   if (!model.ok()) return model.status().WithContext(options.model_path);
 
   Metrics metrics;
-  Scheduler scheduler((*model)->backend(), metrics, options.scheduler);
+  RequestLog log(options.request_log ? stderr : nullptr, options.log_format, options.verbose);
+  SchedulerOptions sopt = options.scheduler;
+  if (log.verbose()) sopt.on_step = [&log](const StepLogEntry& e) { log.Step(e); };
+  Scheduler scheduler((*model)->backend(), metrics, sopt);
   HandlerOptions hopt = options.handlers;
   if (hopt.created == 0) hopt.created = UnixNow();
+  std::error_code size_error;
+  const auto bytes = std::filesystem::file_size(options.model_path, size_error);
+  if (!size_error) hopt.model_bytes = static_cast<int64_t>(bytes);
+  hopt.context = scheduler.max_context();
   ApiHandlers handlers(**model, scheduler, metrics, hopt);
-  HttpServer http(handlers, metrics, options.http);
+  HttpServer http(handlers, metrics, options.http, &log);
   RETURN_IF_ERROR(http.Bind());
 
   std::thread waiter([&] {

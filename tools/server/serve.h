@@ -26,6 +26,11 @@ struct ServeOptions {
   // to finish, then they are cut (a stream ends with finish_reason "cancelled", an error
   // event and [DONE]).
   double shutdown_grace_s = 5;
+  // The request log on stderr: one line per request, text or JSON; --verbose adds a line
+  // per scheduler step.
+  bool request_log = true;
+  LogFormat log_format = LogFormat::kText;
+  bool verbose = false;
   HttpOptions http;
   SchedulerOptions scheduler;
   HandlerOptions handlers;

@@ -20,14 +20,14 @@ namespace gemlet::server::testing {
 class TestServer {
  public:
   explicit TestServer(SchedulerOptions sopt = {}, HttpOptions hopt = {},
-                      HandlerOptions aopt = {}) {
+                      HandlerOptions aopt = {}, RequestLog* log = nullptr) {
     model = std::make_unique<FakeChatModel>(backend);
     scheduler = std::make_unique<Scheduler>(backend, metrics, sopt);
     aopt.keepalive = std::chrono::milliseconds(200);
     handlers = std::make_unique<ApiHandlers>(*model, *scheduler, metrics, aopt);
     hopt.port = 0;
     hopt.host = "127.0.0.1";
-    http = std::make_unique<HttpServer>(*handlers, metrics, hopt);
+    http = std::make_unique<HttpServer>(*handlers, metrics, hopt, log);
     Status st = http->Bind();
     if (!st.ok()) std::abort();
     port = http->port();

@@ -33,6 +33,20 @@ function(gemlet_layer name)
   endif()
 endfunction()
 
+# ctest -j starts the tests in decreasing COST, which it takes from the previous run's times;
+# a fresh CI clone has none and would start them in declaration order, leaving the longest
+# ones to run alone at the end. gemlet_test_cost(NAME) gives the long tests a COST from this
+# table (seconds, roughly, in the ASan stage), so that they start first.
+set(GEMLET_TEST_COSTS gemlet_server_e2e=300 gemlet_cli=150 gemlet_integration=130
+    gemlet_runtime=90 gemlet_kernels=55 gemlet_format=30 gemlet_convert=20)
+function(gemlet_test_cost name)
+  foreach(_entry ${GEMLET_TEST_COSTS})
+    if(_entry MATCHES "^${name}=([0-9]+)$")
+      set_tests_properties(${name} PROPERTIES COST ${CMAKE_MATCH_1})
+    endif()
+  endforeach()
+endfunction()
+
 # gemlet_tests(NAME LIBS...): a test binary NAME_tests from the *_test.cc files here.
 function(gemlet_tests name)
   if(NOT GEMLET_TESTS)
@@ -49,6 +63,7 @@ function(gemlet_tests name)
       GEMLET_BINARY_DIR="${PROJECT_BINARY_DIR}")
     add_test(NAME ${name} COMMAND ${name}_tests)
     set_tests_properties(${name} PROPERTIES TIMEOUT 900)
+    gemlet_test_cost(${name})
   endif()
 endfunction()
 

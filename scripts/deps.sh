@@ -5,14 +5,17 @@
 # The project uses Debian packages only (no vendored code, no downloads).
 
 GEMLET_APT_PACKAGES=(
-  # build
-  cmake make g++ pkg-config
+  # build (scripts/test.sh uses Ninja for new build folders, make otherwise)
+  cmake make ninja-build g++ pkg-config
   # libraries (header-only or static): GoogleTest/GoogleMock (googletest also ships the source
   # that the aarch64 cross build compiles), Google Benchmark, JSON, HTTP server, line editing
   googletest libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev libcpp-httplib-dev
   libedit-dev
   # image decoding (src/format/image_decode.cc): JPEG (libjpeg-turbo), PNG, WebP
   libjpeg62-turbo-dev libpng-dev libwebp-dev
+  # audio (src/format/audio_decode.cc, src/ops/log_mel.cc): libsndfile (WAV, FLAC, Ogg
+  # Vorbis/Opus, MP3), libsoxr (resampling), FFTW (the log-mel features' FFT)
+  libsndfile1-dev libsoxr-dev libfftw3-dev
   # clang + libFuzzer runtime (fuzz targets)
   clang libclang-rt-14-dev
   # Arm64 cross build, run under qemu-user

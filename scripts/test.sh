@@ -3,26 +3,30 @@
 #   release  Release build (-j$JOBS) of everything, including the benchmarks, and ctest
 #   asan     clang ASan + UBSan build (-DGEMLET_SANITIZE=ON -DGEMLET_FUZZ=ON, no benchmarks; -O0,
 #            with the compute libraries at -O1 so the model-running tests stay quick) and ctest
-#   aarch64  Arm64 cross build (cmake/toolchain-aarch64.cmake) and ctest under qemu-user, then
-#            the CPU feature and kernel tests once each under qemu -cpu cortex-a72 (NEON),
-#            cortex-a76 (+dotprod) and max (+i8mm), each asserting that tier
-#   fuzz     every fuzz/*_fuzz.cc libFuzzer target (built in the asan stage's folder), each run
-#            for $FUZZ_SECONDS from its seed corpus fuzz/corpus/<target>/ (real files cut down,
-#            and the crash inputs found before, which every run replays first); a target
-#            without a seed corpus fails the stage
+#   aarch64  Arm64 cross build (cmake/toolchain-aarch64.cmake) and ctest under qemu-user
+#            -cpu max (+i8mm), then the CPU feature and kernel tests once each under qemu -cpu
+#            cortex-a72 (NEON) and cortex-a76 (+dotprod); each run asserts its tier
+#   fuzz     every fuzz/*_fuzz.cc libFuzzer target (built in the asan stage's folder), run from
+#            its seed corpus fuzz/corpus/<target>/ (real files cut down, and the crash inputs
+#            found before, which every run replays first); a target without a seed corpus
+#            fails the stage. The stage's fuzzing time is $FUZZ_BUDGET seconds of wall time
+#            (JOBS targets at a time), shared equally by the targets, at least 15 s each;
+#            FUZZ_SECONDS sets each target's time directly (e.g. FUZZ_SECONDS=600 for a
+#            real fuzzing session)
 # The native stages' ctest runs include the layering check (gemlet_layering:
 # scripts/check_layering.sh on the tree; gemlet_layering_selftest: tests/layering_test.sh).
 # Usage: scripts/test.sh [STAGE...]      (no stage: all four, in that order)
 # Every stage runs even if an earlier one failed; the summary at the end lists each stage's
 # result and time, and the exit code is 1 if anything failed.
-# Environment: JOBS (default 2), FUZZ_SECONDS (default 60).
+# Environment: JOBS (default 2), FUZZ_BUDGET (default 180), FUZZ_SECONDS (default: from the budget).
 # Build folders: build/ (shared with scripts/demo.sh), build-asan/ (also the fuzzers), build-aarch64/.
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 JOBS=${JOBS:-2}
-FUZZ_SECONDS=${FUZZ_SECONDS:-60}
+FUZZ_BUDGET=${FUZZ_BUDGET:-180}
+FUZZ_SECONDS=${FUZZ_SECONDS:-}
 ALL_STAGES=(release asan aarch64 fuzz)
 if [ $# -gt 0 ]; then STAGES=("$@"); else STAGES=("${ALL_STAGES[@]}"); fi
 for s in "${STAGES[@]}"; do
@@ -40,6 +44,11 @@ NOTES="$LOG_DIR/notes"
 : >"$NOTES"
 
 banner() { printf '\n==== %s ====\n' "$*"; }
+# generator DIR: the -G flag for a new build folder: Ninja when installed (it keeps both cores
+# busier than make across targets); an existing folder keeps the generator it was made with.
+generator() {
+  if [ ! -f "$1/CMakeCache.txt" ] && command -v ninja >/dev/null; then echo "-GNinja"; fi
+}
 count() { echo "$1 $2" >>"$COUNTS"; }  # count PASSED FAILED
 note() { echo "$*" >>"$NOTES"; }
 
@@ -78,7 +87,7 @@ count_binary_run() {
 stage_release() {
   # GEMLET_SERVER_E2E=ON: a missing node/npm/chromium fails the configure instead of leaving
   # the server's end-to-end test out.
-  cmake -S . -B build -DCMAKE_BUILD_TYPE=Release -DGEMLET_SERVER_E2E=ON
+  cmake -S . -B build $(generator build) -DCMAKE_BUILD_TYPE=Release -DGEMLET_SERVER_E2E=ON
   cmake --build build -j"$JOBS"
   ctest_run build
 }
@@ -88,7 +97,7 @@ stage_release() {
 # compiles fast and reports name file:line; the libraries that run the model (base, format,
 # kernels, ops, model, runtime) at -O1 (GEMLET_HOT_OPT), which halves the tests' time.
 configure_asan() {
-  CC=clang CXX=clang++ cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=Release -DGEMLET_SANITIZE=ON \
+  CC=clang CXX=clang++ cmake -S . -B build-asan $(generator build-asan) -DCMAKE_BUILD_TYPE=Release -DGEMLET_SANITIZE=ON \
     -DGEMLET_FUZZ=ON -DGEMLET_BENCH=OFF -DGEMLET_SERVER_E2E=ON -DCMAKE_CXX_FLAGS_RELEASE="-O0 -g1" \
     -DGEMLET_HOT_OPT=-O1 \
     -DCMAKE_C_FLAGS_RELEASE="-O0 -g1"
@@ -107,7 +116,7 @@ stage_asan() {
 }
 
 stage_aarch64() {
-  cmake -S . -B build-aarch64 -DCMAKE_BUILD_TYPE=Release \
+  cmake -S . -B build-aarch64 $(generator build-aarch64) -DCMAKE_BUILD_TYPE=Release \
     -DCMAKE_TOOLCHAIN_FILE="$ROOT/cmake/toolchain-aarch64.cmake" -DGEMLET_BENCH=OFF
   # Only the test binaries. gemlet_cli is not run here: it starts the `gemlet`
   # binary as a child process, which needs binfmt_misc registration of qemu for aarch64 (not
@@ -118,7 +127,9 @@ stage_aarch64() {
   # Every registered test whose gtest binary target exists (tests that run scripts or the
   # gemlet binary, like gemlet_server_e2e, are not registered in cross builds).
   local all_targets
-  all_targets=$(cmake --build build-aarch64 --target help | sed -nE 's/^\.\.\. ([A-Za-z0-9_]+).*/\1/p')
+  # (make prints "... NAME", Ninja "NAME: phony" or "NAME: CUSTOM_COMMAND")
+  all_targets=$(cmake --build build-aarch64 --target help |
+    sed -nE 's/^\.\.\. ([A-Za-z0-9_]+).*/\1/p; s/^([A-Za-z0-9_]+): [A-Z_a-z]+$/\1/p')
   for t in $tests; do
     # gemlet_cli: see above. gemlet_server: HTTP and JSON plumbing with no architecture-specific
     # code (its model path is covered by gemlet_integration); left out to keep CI short.
@@ -143,20 +154,32 @@ stage_aarch64() {
   ctest_run build-aarch64 -E '^(gemlet_cli|gemlet_server)$' -LE '^long' || rc=1
   # Each CPU model with the tier it must select (GEMLET_EXPECT_CPU_TIER, set in the guest by
   # qemu -E): the CPU feature test and the kernel dispatch test assert it, so that a detection
-  # fault cannot make the three runs test the same tier.
+  # fault cannot make the runs test the same tier. The ctest run above was -cpu max (tier
+  # i8mm; cmake/toolchain-aarch64.cmake sets the emulator); the two older CPU models run here,
+  # side by side (one core each).
   local kt=build-aarch64/src/kernels/gemlet_kernels_tests bt=build-aarch64/src/base/gemlet_base_tests
   local cpu tier
   if [ -x "$kt" ] && [ -x "$bt" ]; then
-    for cpu in cortex-a72:neon cortex-a76:dotprod max:i8mm; do
+    local pids=() cpus=()
+    for cpu in cortex-a72:neon cortex-a76:dotprod; do
       tier=${cpu#*:}
       cpu=${cpu%%:*}
-      banner "CPU feature and kernel tests under qemu-aarch64 -cpu $cpu (expecting tier $tier)"
-      count_binary_run "gemlet_base_tests CpuFeatures.* (-cpu $cpu)" \
-        qemu-aarch64 -L /usr/aarch64-linux-gnu -cpu "$cpu" -E GEMLET_EXPECT_CPU_TIER="$tier" \
-        "$bt" --gtest_filter='CpuFeatures.*' --gtest_brief=1 || rc=1
-      count_binary_run "gemlet_kernels_tests (-cpu $cpu)" \
-        qemu-aarch64 -L /usr/aarch64-linux-gnu -cpu "$cpu" -E GEMLET_EXPECT_CPU_TIER="$tier" \
-        "$kt" --gtest_brief=1 || rc=1
+      (
+        q=(qemu-aarch64 -L /usr/aarch64-linux-gnu -cpu "$cpu" -E GEMLET_EXPECT_CPU_TIER="$tier")
+        r=0
+        count_binary_run "gemlet_base_tests CpuFeatures.* (-cpu $cpu)" \
+          "${q[@]}" "$bt" --gtest_filter='CpuFeatures.*' --gtest_brief=1 || r=1
+        count_binary_run "gemlet_kernels_tests (-cpu $cpu)" "${q[@]}" "$kt" --gtest_brief=1 || r=1
+        exit "$r"
+      ) >"$LOG_DIR/qemu-$cpu.log" 2>&1 &
+      pids+=($!)
+      cpus+=("$cpu:$tier")
+    done
+    local j
+    for ((j = 0; j < ${#pids[@]}; j++)); do
+      banner "CPU feature and kernel tests under qemu-aarch64 -cpu ${cpus[$j]%%:*} (expecting tier ${cpus[$j]#*:})"
+      wait "${pids[$j]}" || rc=1
+      cat "$LOG_DIR/qemu-${cpus[$j]%%:*}.log"
     done
   else
     echo "aarch64: $kt or $bt was not built" >&2
@@ -186,7 +209,14 @@ stage_fuzz() {
   cmake --build build-asan -j"$JOBS" --target "${targets[@]}"
   mkdir -p build-asan/artifacts
   # Each target runs $FUZZ_SECONDS; $JOBS of them at a time, each on its own core.
-  local pids=() names=() rc=0 i
+  local pids=() names=() rc=0 i rounds
+  if [ -z "$FUZZ_SECONDS" ]; then
+    rounds=$(((${#targets[@]} + JOBS - 1) / JOBS))
+    FUZZ_SECONDS=$((FUZZ_BUDGET / rounds))
+    [ "$FUZZ_SECONDS" -ge 15 ] || FUZZ_SECONDS=15
+  fi
+  echo "fuzz: ${#targets[@]} targets, $FUZZ_SECONDS s each, $JOBS at a time"
+  note "fuzz: each target ran $FUZZ_SECONDS s (FUZZ_BUDGET=$FUZZ_BUDGET s for ${#targets[@]} targets; FUZZ_SECONDS=N for longer runs)"
   run_one() {
     local t=$1 corpus=build-asan/corpus/$1
     mkdir -p "$corpus"

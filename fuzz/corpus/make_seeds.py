@@ -285,6 +285,31 @@ def image_seeds(oracle):
         b"RIFF" + struct.pack("<I", 4 + 8 + len(vp8l)) + b"WEBP" + b"VP8L" + struct.pack("<I", len(vp8l)) + vp8l)
 
 
+def wav(pcm, channels, rate, bits=16, tag=1):
+    """A RIFF/WAVE file around the raw sample bytes `pcm`."""
+    block = channels * bits // 8
+    fmt = struct.pack("<HHIIHH", tag, channels, rate, rate * block, block, bits)
+    body = b"WAVE" + b"fmt " + struct.pack("<I", len(fmt)) + fmt + b"data" + struct.pack("<I", len(pcm)) + pcm
+    return b"RIFF" + struct.pack("<I", len(body)) + body
+
+
+def audio_seeds(oracle):
+    """Seeds of audio_decode_fuzz: short cuts of the oracle's clips (a few KB) and WAV variants."""
+    audio = os.path.join(oracle, "tiny-e2b-audio")
+    click = open(os.path.join(audio, "click.wav"), "rb").read()[44:]  # PCM16 mono 16 kHz
+    sweep = open(os.path.join(audio, "sweep.wav"), "rb").read()[44:]
+    stereo = open(os.path.join(audio, "stereo44k.wav"), "rb").read()[44:]  # PCM16 stereo 44.1 kHz
+    put("audio_decode_fuzz", "click-2k.wav", wav(click[:4000], 1, 16000))
+    put("audio_decode_fuzz", "sweep-1k.wav", wav(sweep[8000:10000], 1, 16000))
+    put("audio_decode_fuzz", "stereo44k-600.wav", wav(stereo[20000:22400], 2, 44100))
+    put("audio_decode_fuzz", "sweep-8bit.wav", wav(bytes(b // 2 + 64 for b in sweep[8001:9001:2]), 1, 16000, bits=8))
+    put("audio_decode_fuzz", "sweep-float.wav",
+        wav(b"".join(struct.pack("<f", struct.unpack("<h", sweep[i:i + 2])[0] / 32768.0)
+                     for i in range(8000, 9000, 2)), 1, 16000, bits=32, tag=3))
+    put("audio_decode_fuzz", "click-cut.wav", wav(click[:4000], 1, 16000)[:1500])
+    put("audio_decode_fuzz", "header-only.wav", wav(b"", 1, 16000))
+
+
 def main():
     shared, gemlet = sys.argv[1], sys.argv[2]
     gbnf_seeds()
@@ -315,6 +340,7 @@ def main():
     put("npy_fuzz", "scalar-f8.npy", npy("<f8", (), struct.pack("<d", 1.5)))
     put("npy_fuzz", "empty-f4.npy", npy("<f4", (0, 512), b""))
     image_seeds(oracle)
+    audio_seeds(oracle)
     # tokenizer.json (cut down) NUL tokenizer_config.json NUL generation_config.json
     e2b = os.path.join(oracle, "tiny-e2b")
     for keep in (300, 512):

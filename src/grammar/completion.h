@@ -1,5 +1,6 @@
-// How far a matcher state is from a complete match: the fewest code points that take it to an
-// accepting state. A generation that must end within a token budget uses it to steer to a
+// How far a matcher state is from a complete match: the fewest tokens that take it to an
+// accepting state in any vocabulary with byte fallback (a code point costs its UTF-8 bytes, a
+// control-token symbol one; a vocabulary with longer pieces may need fewer). A generation that must end within a token budget uses it to steer to a
 // complete text in time (runtime/grammar_constraint.h: once the budget is about to run out,
 // only tokens that keep a completion within it are allowed), so that a constrained output is
 // never cut off mid-structure when the budget allows finishing it.
@@ -24,7 +25,7 @@ class CompletionCost {
 
   explicit CompletionCost(const Grammar& grammar);
 
-  // Fewest code points from `state` to an accepting state (0: accepting now; kNever: none).
+  // Fewest tokens (as above) from `state` to an accepting state (0: accepting now; kNever: none).
   int64_t Min(const MatchState& state) const;
   // The shortest expansion of rule `rule` (kNever if it has none).
   int64_t RuleMin(uint32_t rule) const { return rule_min_[rule]; }
@@ -32,6 +33,7 @@ class CompletionCost {
  private:
   std::vector<int64_t> rule_min_;
   std::vector<int64_t> rest_;  // per element position: the rest of its alternative from there
+  std::vector<int64_t> set_cost_;  // per character set's first element: its cheapest member
 };
 
 }  // namespace gemlet::grammar

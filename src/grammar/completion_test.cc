@@ -50,5 +50,25 @@ TEST(CompletionCostTest, JsonObjectFromInsideAString) {
   EXPECT_EQ(MinAfter(json, "{ \"k\""), 4);        // : " " }
 }
 
+// A code point costs its UTF-8 bytes (byte-fallback tokens at worst), a control-token symbol
+// one token; a set costs its cheapest member, a negated set its smallest unlisted code point.
+TEST(CompletionCostTest, CountsBytesOfCodePointsAndOneTokenPerSymbol) {
+  EXPECT_EQ(MinAfter("root ::= \"\u00e9\"", ""), 2);
+  EXPECT_EQ(MinAfter("root ::= \"\u65e5\U0001F600\"", ""), 3 + 4);
+  EXPECT_EQ(MinAfter("root ::= \"a\U0001F600b\"", "a"), 4 + 1);
+  EXPECT_EQ(MinAfter("root ::= \"\\U00100030\"", ""), 1);  // a symbol: one token
+  EXPECT_EQ(MinAfter("root ::= [\u00e9\u65e5-\u65ff]", ""), 2);
+  EXPECT_EQ(MinAfter("root ::= [\u65e5-\u65ff\U0001F600]", ""), 3);
+  EXPECT_EQ(MinAfter("root ::= [^\\x00-\\x7F]", ""), 2);
+  EXPECT_EQ(MinAfter("root ::= [^\\x00-\\x7F\\u0080-\\u07FF]", ""), 3);
+  EXPECT_EQ(MinAfter("root ::= [^\"\\\\]", ""), 1);
+  EXPECT_EQ(MinAfter("root ::= .", ""), 1);
+  // Half-way through a code point: its missing bytes, then the rest.
+  const std::string str = "root ::= \"\\\"\" [^\"]* \"\\\"\"";
+  EXPECT_EQ(MinAfter(str, "\"\xE6"), 2 + 1);
+  EXPECT_EQ(MinAfter(str, "\"\xE6\x97"), 1 + 1);
+  EXPECT_EQ(MinAfter(str, "\"\xE6\x97\xA5"), 1);
+}
+
 }  // namespace
 }  // namespace gemlet::grammar

@@ -19,7 +19,8 @@ constexpr ClassName kClassNames[] = {
     {TensorClass::kScalar, "scalar"}, {TensorClass::kDrafterProj, "drafter_proj"},
     {TensorClass::kCentroids, "centroids"}, {TensorClass::kTokenOrder, "token_order"},
     {TensorClass::kVisionMatrix, "vision"}, {TensorClass::kVisionPosTable, "vision_pos"},
-    {TensorClass::kVisionProj, "vision_proj"},
+    {TensorClass::kVisionProj, "vision_proj"}, {TensorClass::kAudioMatrix, "audio"},
+    {TensorClass::kAudioConv, "audio_conv"}, {TensorClass::kAudioProj, "audio_proj"},
 };
 
 // Parses "layers.N." / "blk.N." after `prefix`; returns N or -1.
@@ -47,7 +48,7 @@ Result<TensorClass> ParseTensorClass(const std::string& name) {
   return InvalidArgument("unknown tensor class '" + name +
                          "' (expected token_embd, ple_table, ple_model_proj, attn, ffn, "
                          "ple_gate, ple_proj, norm, scalar, drafter_proj, centroids, token_order, "
-                         "vision, vision_pos or vision_proj)");
+                         "vision, vision_pos, vision_proj, audio, audio_conv or audio_proj)");
 }
 
 std::vector<TensorSpec> ExpectedTensors(const Gemma4Config& c) {

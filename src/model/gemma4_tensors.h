@@ -27,6 +27,9 @@ enum class TensorClass {
   kVisionMatrix,     // the vision tower's linears (patch embedding, attention, GeGLU)
   kVisionPosTable,   // v.position_embd [2, P, Dv] (rows gathered by patch position)
   kVisionProj,       // mm.input_projection [D, Dv] (embed_vision)
+  kAudioMatrix,      // the audio tower's linears (input_proj, conformer, output_proj)
+  kAudioConv,        // the audio tower's convolution kernels (subsampling, depthwise)
+  kAudioProj,        // mm.a.input_projection [D, Da'] (embed_audio)
 };
 const char* TensorClassName(TensorClass c);  // "token_embd", "ple_table", "attn", ...
 // Parses the names TensorClassName returns.

@@ -24,18 +24,6 @@ float* Sized(std::vector<float>& v, int64_t n) {
   return v.data();
 }
 
-void Clamp(const float* x, int64_t n, float lo, float hi, float* y) {
-  for (int64_t i = 0; i < n; ++i) y[i] = std::min(std::max(x[i], lo), hi);
-}
-
-// y [T, L.w.rows] = Gemma4ClippableLinear(x [T, L.w.cols]); `xc` is scratch for the clamped input.
-void Linear(const ClippedLinear& L, const float* x, int64_t T, float* xc, float* y, ops::MatMulMode mode,
-            ThreadPool* pool) {
-  Clamp(x, T * L.w.cols, L.in_min, L.in_max, xc);
-  ops::MatMul(L.w, xc, T, y, mode, pool);
-  Clamp(y, T * L.w.rows, L.out_min, L.out_max, y);
-}
-
 }  // namespace
 
 bool Gemma4Vision::Present(const GemletFile& file) {
@@ -106,13 +94,7 @@ Result<std::unique_ptr<Gemma4Vision>> Gemma4Vision::Bind(const GemletFile& file)
       if (bound.empty()) {
         cl.w = ToWeight(*t);
       } else {
-        const float v = ToF32(*t)[0];
-        if (!std::isfinite(v)) return Corrupt(file.path() + ": vision clip bound '" + n + "' is not finite");
-        if (bound == "input_min") cl.in_min = v;
-        else if (bound == "input_max") cl.in_max = v;
-        else if (bound == "output_min") cl.out_min = v;
-        else if (bound == "output_max") cl.out_max = v;
-        else known = false;
+        ASSIGN_OR_RETURN(known, SetClipBound(*t, bound, file.path() + ": vision tensor '" + n + "'", &cl));
       }
     }
     for (const auto& [name, member] : kNorms) {
@@ -126,9 +108,7 @@ Result<std::unique_ptr<Gemma4Vision>> Gemma4Vision::Bind(const GemletFile& file)
   for (int64_t l = 0; l < cfg->num_layers; ++l) {
     for (const ClippedLinear* cl : {&m->layers_[l].q, &m->layers_[l].k, &m->layers_[l].v, &m->layers_[l].o,
                                     &m->layers_[l].gate, &m->layers_[l].up, &m->layers_[l].down}) {
-      if (!(cl->in_min <= cl->in_max) || !(cl->out_min <= cl->out_max)) {
-        return Corrupt(file.path() + ": a clip bound of vision layer " + std::to_string(l) + " has min above max");
-      }
+      RETURN_IF_ERROR(CheckClipBounds(*cl, file.path() + ": vision layer " + std::to_string(l)));
     }
   }
   // 2-D RoPE: each axis rotates hd/2 channels, inv_freq_i = θ^(−2i/(hd/2)) (HF spatial_dim = hd/2).
@@ -194,9 +174,9 @@ Status Gemma4Vision::Encode(const VisionInput& in, ops::MatMulMode mode, ThreadP
   for (const Gemma4VisionLayer& L : layers_) {
     // ---- Gemma4VisionAttention, bidirectional over the image's patches ----
     ops::RmsNorm(x.data(), L.ln1.data(), N, Dv, eps, h.data());
-    Linear(L.q, h.data(), N, xc.data(), q.data(), mode, pool);
-    Linear(L.k, h.data(), N, xc.data(), kk.data(), mode, pool);
-    Linear(L.v, h.data(), N, xc.data(), v.data(), mode, pool);
+    ClippedMatMul(L.q, h.data(), N, xc.data(), q.data(), mode, pool);
+    ClippedMatMul(L.k, h.data(), N, xc.data(), kk.data(), mode, pool);
+    ClippedMatMul(L.v, h.data(), N, xc.data(), v.data(), mode, pool);
     ops::RmsNorm(q.data(), L.q_norm.data(), N * H, hd, eps, q.data());
     ops::RmsNorm(kk.data(), L.k_norm.data(), N * H, hd, eps, kk.data());
     ops::RmsNorm(v.data(), nullptr, N * H, hd, eps, v.data());
@@ -205,14 +185,14 @@ Status Gemma4Vision::Encode(const VisionInput& in, ops::MatMulMode mode, ThreadP
     // Every query sits at the last position, so the causal mask lets it see every key.
     ops::KvSegment seg{kk.data(), v.data(), QD, 0, N, TensorType::kF32};
     ops::Attention(shape, q.data(), q_pos.data(), N, &seg, 1, a.data(), pool);
-    Linear(L.o, a.data(), N, xc.data(), d.data(), mode, pool);
+    ClippedMatMul(L.o, a.data(), N, xc.data(), d.data(), mode, pool);
     ops::AddRmsNorm(x.data(), d.data(), L.attn_post_norm.data(), N, Dv, eps, 1.0f, pool);
     // ---- Gemma4VisionMLP: down(gelu_tanh(gate(h')) · up(h')) ----
     ops::RmsNorm(x.data(), L.ln2.data(), N, Dv, eps, h.data());
-    Linear(L.gate, h.data(), N, xc.data(), gate.data(), mode, pool);
-    Linear(L.up, h.data(), N, xc.data(), up.data(), mode, pool);
+    ClippedMatMul(L.gate, h.data(), N, xc.data(), gate.data(), mode, pool);
+    ClippedMatMul(L.up, h.data(), N, xc.data(), up.data(), mode, pool);
     ops::GeGlu(gate.data(), up.data(), N * Iv, gate.data());
-    Linear(L.down, gate.data(), N, xc.data(), d.data(), mode, pool);
+    ClippedMatMul(L.down, gate.data(), N, xc.data(), d.data(), mode, pool);
     ops::AddRmsNorm(x.data(), d.data(), L.ffn_post_norm.data(), N, Dv, eps, 1.0f, pool);
   }
 

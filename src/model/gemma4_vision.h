@@ -15,20 +15,13 @@
 #include "base/status.h"
 #include "base/thread_pool.h"
 #include "format/gemlet_file.h"
+#include "model/clipped_linear.h"
 #include "model/gemma4_image.h"
 #include "model/gemma4_vision_tensors.h"
 #include "ops/matmul.h"
 #include "ops/weight.h"
 
 namespace gemlet::model {
-
-// Gemma4ClippableLinear: y = clamp(clamp(x, in_min, in_max) · Wᵀ, out_min, out_max). A bound
-// the file lacks is ±infinity (HF's buffer defaults).
-struct ClippedLinear {
-  ops::Weight w;  // [out, in]
-  float in_min = -std::numeric_limits<float>::infinity(), in_max = std::numeric_limits<float>::infinity();
-  float out_min = -std::numeric_limits<float>::infinity(), out_max = std::numeric_limits<float>::infinity();
-};
 
 struct Gemma4VisionLayer {
   ClippedLinear q, k, v, o, gate, up, down;

@@ -83,16 +83,17 @@ Result<std::unique_ptr<GrammarConstraint>> GrammarConstraint::Create(
   grammar::Matcher m(shared);
   m.set_max_history(kMaxUndo);
   // The one-character tokens (printable ASCII, tab, newline, and the control-token symbols,
-  // which a grammar may need to close: a string's quote, a call's end): the closing steps'
-  // candidates.
+  // which a grammar may need to close: a string's quote, a call's end) and the byte tokens of
+  // non-ASCII text: the closing steps' candidates, each one unit of grammar::CompletionCost.
   auto shorts = std::make_shared<std::vector<int32_t>>();
   for (size_t t = 0; t < vocab->size(); ++t) {
     const int32_t id = static_cast<int32_t>(t);
     if (vocab->kind(id) != grammar::TokenKind::kText) continue;
     const std::string_view p = vocab->piece(id);
     const bool ascii = p.size() == 1 && ((p[0] >= 0x20 && p[0] < 0x7F) || p[0] == '\n' || p[0] == '\t');
+    const bool byte = p.size() == 1 && static_cast<unsigned char>(p[0]) >= 0x80;
     const bool symbol = p.size() == 4 && p[0] == '\xF4';
-    if (ascii || symbol) shorts->push_back(id);
+    if (ascii || byte || symbol) shorts->push_back(id);
   }
   std::unique_ptr<GrammarConstraint> c(
       new GrammarConstraint(grammar::TokenMatcher(std::move(vocab), std::move(m)), schedule));
@@ -163,7 +164,7 @@ const std::vector<int32_t>* GrammarConstraint::Closing() {
   }
   const bool accepting = matcher_.IsAccepting();
   if (options.empty() && !accepting) return nullptr;  // no short way on: the ordinary rules
-  // A token is kept if the rest (m characters, one token each at worst) and the end token
+  // A token is kept if the rest (m tokens at worst: CompletionCost) and the end token
   // still fit: m <= budget - 2. When even the best one does not, the best ones (the output
   // will be cut, but as close to whole as it can be) — unless it may end now: then it ends.
   int64_t best = grammar::CompletionCost::kNever;

@@ -1,13 +1,14 @@
 // Structured output through the official OpenAI client: response_format (json_schema,
 // json_object), tool_choice required / named / auto, and GBNF grammars, against `gemlet serve`
 // on the tiny random model WITH the real Gemma 4 vocabulary (run.sh starts it and sets
-// GEMLET_STRUCTURED_URL). A random-weight model at temperature 1 tries every token: the
+// GEMLET_STRUCTURED_URL; with GEMLET_STRUCTURED_VOCAB=tiny, as in the ASan stage, it is the
+// 512-token demo model, whose byte tokens make every non-ASCII character several tokens). A random-weight model at temperature 1 tries every token: the
 // grammar is the only reason its output parses. Every reply is checked by validators
 // independent of gemlet's grammar code: ajv (JSON Schema draft 2020-12 + ajv-formats) for
 // JSON, and parsers written here for the grammars in tests/data/grammars.
 //   GEMLET_STRUCTURED_SEEDS  seeds per schema (default 50; CI's release stage uses 8)
 //   GEMLET_STRUCTURED_LIMIT  test at most this many schemas and grammars (default all; the
-//                            ASan stage, ~20x slower, uses a few with one seed)
+//                            ASan stage, ~20x slower, uses 8 with one seed)
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';

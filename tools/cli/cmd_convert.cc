@@ -102,6 +102,7 @@ int Run(Flags& flags) {
   }
   std::printf("wrote %s: %zu tensors, %s, %.1f s\n", o.out.c_str(), report->tensors.size(),
               convert::Progress::FormatBytes(report->file_bytes).c_str(), report->seconds);
+  for (const std::string& note : report->notes) std::printf("  note: %s\n", note.c_str());
   for (const auto& [type, s] : by_type) {
     std::printf("  %-5s %4d tensors  %s\n", type.c_str(), s.tensors,
                 convert::Progress::FormatBytes(s.bytes).c_str());

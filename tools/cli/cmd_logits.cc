@@ -9,6 +9,7 @@
 
 #include "format/npy.h"
 #include "model/gemma4_image.h"
+#include "tools/cli/audio_input.h"
 #include "tools/cli/image_input.h"
 #include "runtime/engine.h"
 #include "runtime/session.h"
@@ -21,7 +22,7 @@ namespace {
 constexpr char kUsage[] =
     R"(usage: gemlet logits -m MODEL.gemlet (--tokens IDS | --tokens-file IDS.npy) -o OUT.npy [--mode MODE]
                      [--threads N] [--exact] [--last | --rows R1,R2,...] [--no-skip] [--kv-type T|full=T,sliding=T]
-                     [--image FILE]... [--image-tokens N] [--no-resize]
+                     [--image FILE]... [--image-tokens N] [--no-resize] [--audio FILE]...
 
 Runs the model over the token ids (fed as given: no BOS is added; positions 0 … n−1) and
 writes the softcapped logits after every token as float32, shape [n_tokens, vocab], to a
@@ -53,6 +54,9 @@ flags:
                       (<|image>, n × <|image|>, <image|>); repeatable, in order
   --image-tokens N    soft-token budget of the images: 70, 140, 280 (default), 560, 1120
   --no-resize         take the images at their own size (sides multiples of 48)
+  --audio FILE        an audio clip whose soft tokens fill the next run of audio-token ids
+                      (<|audio|>) in --tokens, which must already hold the expanded spans
+                      (<|audio>, n × <|audio|>, <audio|>); repeatable, in order
   --kv-type T         KV cache rows: f32 (default here, as logits are for comparisons),
                       f16 (the default of run, chat, bench and serve in the fast path) or
                       q8 (8-bit blocks, a quarter of f32's memory); or per
@@ -79,6 +83,7 @@ int Run(Flags& flags) {
   const bool no_skip = flags.Bool({"--no-skip"});
   const std::string kv_type = flags.Str({"--kv-type"}, "f32");
   const std::vector<std::string> images = flags.StrAll({"--image"});
+  const std::vector<std::string> audios = flags.StrAll({"--audio"});
   auto budget = flags.Int({"--image-tokens"}, 280);
   const bool no_resize = flags.Bool({"--no-resize"});
   if (!budget.ok()) return UsageError("logits", budget.status().message());
@@ -168,22 +173,30 @@ int Run(Flags& flags) {
   std::sort(computed.begin(), computed.end());
   computed.erase(std::unique(computed.begin(), computed.end()), computed.end());
 
-  // Images: each fills the next run of image-token ids, row by row.
-  std::vector<int64_t> embed_rows;
-  std::vector<float> embeddings;
-  if (!images.empty()) {
-    auto vision = model::Gemma4Vision::Bind((*engine)->file());
-    if (!vision.ok()) return ReportError("logits", vision.status());
-    const int64_t image_id = (*vision)->config().image_token_id;
-    std::vector<std::pair<int64_t, int64_t>> spans;  // [first, length] of each run
+  // Images and audio clips: each fills the next run of its placeholder id, row by row.
+  struct Filled {
+    int64_t first = 0, n = 0;
+    std::vector<float> soft;  // [n, D]
+  };
+  std::vector<Filled> filled;
+  // The runs [first, length] of `id` in the tokens.
+  auto runs_of = [&](int64_t id) {
+    std::vector<std::pair<int64_t, int64_t>> spans;
     for (int64_t i = 0; i < n; ++i) {
-      if (ids[i] != image_id) continue;
-      if (i > 0 && ids[i - 1] == image_id) {
+      if (ids[i] != id) continue;
+      if (i > 0 && ids[i - 1] == id) {
         ++spans.back().second;
       } else {
         spans.push_back({i, 1});
       }
     }
+    return spans;
+  };
+  if (!images.empty()) {
+    auto vision = model::Gemma4Vision::Bind((*engine)->file());
+    if (!vision.ok()) return ReportError("logits", vision.status());
+    const int64_t image_id = (*vision)->config().image_token_id;
+    const auto spans = runs_of(image_id);
     if (spans.size() != images.size()) {
       return UsageError("logits", "--tokens holds " + std::to_string(spans.size()) + " run(s) of the image token " +
                                       std::to_string(image_id) + " but " + std::to_string(images.size()) +
@@ -197,9 +210,36 @@ int Run(Flags& flags) {
                                                      " soft tokens but image span " + std::to_string(k + 1) +
                                                      " in --tokens has " + std::to_string(spans[k].second)));
       }
-      for (int64_t r = 0; r < spans[k].second; ++r) embed_rows.push_back(spans[k].first + r);
-      embeddings.insert(embeddings.end(), enc->soft.begin(), enc->soft.end());
+      filled.push_back({spans[k].first, spans[k].second, std::move(enc->soft)});
     }
+  }
+  if (!audios.empty()) {
+    auto tower = model::Gemma4Audio::Bind((*engine)->file());
+    if (!tower.ok()) return ReportError("logits", tower.status());
+    const int64_t audio_id = (*tower)->config().audio_token_id;
+    const auto spans = runs_of(audio_id);
+    if (spans.size() != audios.size()) {
+      return UsageError("logits", "--tokens holds " + std::to_string(spans.size()) + " run(s) of the audio token " +
+                                      std::to_string(audio_id) + " but " + std::to_string(audios.size()) +
+                                      " --audio file(s) were given");
+    }
+    for (size_t k = 0; k < audios.size(); ++k) {
+      auto enc = EncodeAudioFile(**engine, **tower, audios[k]);
+      if (!enc.ok()) return ReportError("logits", enc.status());
+      if (enc->n_soft != spans[k].second) {
+        return ReportError("logits", InvalidArgument(audios[k] + " gives " + std::to_string(enc->n_soft) +
+                                                     " soft tokens but audio span " + std::to_string(k + 1) +
+                                                     " in --tokens has " + std::to_string(spans[k].second)));
+      }
+      filled.push_back({spans[k].first, spans[k].second, std::move(enc->soft)});
+    }
+  }
+  std::sort(filled.begin(), filled.end(), [](const Filled& a, const Filled& b) { return a.first < b.first; });
+  std::vector<int64_t> embed_rows;
+  std::vector<float> embeddings;
+  for (const Filled& f : filled) {
+    for (int64_t r = 0; r < f.n; ++r) embed_rows.push_back(f.first + r);
+    embeddings.insert(embeddings.end(), f.soft.begin(), f.soft.end());
   }
 
   runtime::SessionOptions so;

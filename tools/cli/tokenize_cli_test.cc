@@ -65,10 +65,20 @@ std::string TempPath(const std::string& name) {
   return ::testing::TempDir() + "/tokcli." + std::to_string(::getpid()) + "." + name;
 }
 
+// The real tokenizer's files, parsed once (the library tokenizer and the .gemlet below both
+// start from them; a parse takes seconds under the sanitizers).
+const TokenizerInfo& Info() {
+  static const TokenizerInfo* info = [] {
+    auto r = LoadHfTokenizer(kTok);
+    if (!r.ok()) std::abort();
+    return new TokenizerInfo(std::move(r).value());
+  }();
+  return *info;
+}
+
 const Tokenizer& Lib() {
   static const Tokenizer* tok = [] {
-    auto info = LoadHfTokenizer(kTok);
-    if (!info.ok()) std::abort();
+    const TokenizerInfo* info = &Info();
     auto t = Tokenizer::Create(info->vocab, info->special);
     if (!t.ok()) std::abort();
     return new Tokenizer(std::move(t).value());
@@ -86,8 +96,7 @@ const json& Vectors() {
 const std::string& Model() {
   static const std::string* path = [] {
     auto* p = new std::string(TempPath("vocab.gemlet"));
-    auto info = LoadHfTokenizer(kTok);
-    if (!info.ok()) std::abort();
+    const TokenizerInfo* info = &Info();
     auto w = GemletWriter::Create(*p);
     if (!w.ok()) std::abort();
     (*w)->SetVocab(info->vocab);

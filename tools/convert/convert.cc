@@ -216,11 +216,13 @@ Result<ConvertReport> Convert(const ConvertOptions& o) {
   std::vector<const Checkpoint::Item*> items;
   for (const auto& item : ck.tensors) items.push_back(&item);
   for (const auto& item : ck.vision_tensors) items.push_back(&item);
+  for (const auto& item : ck.audio_tensors) items.push_back(&item);
   for (const Checkpoint::Item* item_ptr : items) {
     const auto& item = *item_ptr;
     TensorType type = PlanType(plan, item.spec.cls, LosslessType(item.src.type));
     const bool vision = item_ptr >= ck.vision_tensors.data() && item_ptr < ck.vision_tensors.data() + ck.vision_tensors.size();
-    if (vision && !StoredBytes(type, item.spec.shape).ok()) {
+    const bool audio = item_ptr >= ck.audio_tensors.data() && item_ptr < ck.audio_tensors.data() + ck.audio_tensors.size();
+    if ((vision || audio) && !StoredBytes(type, item.spec.shape).ok()) {
       type = TensorType::kF16;  // a tower matrix whose rows do not fill blocks (tiny stubs): f16
     }
     if (!StoredBytes(type, item.spec.shape).ok()) {
@@ -286,6 +288,8 @@ Result<ConvertReport> Convert(const ConvertOptions& o) {
     meta["provenance"]["drafter_sha256"] = dsha;
   }
   if (ck.vision.is_object()) meta["vision"] = ck.vision;
+  if (ck.audio.is_object()) meta["audio"] = ck.audio;
+  if (!ck.audio_note.empty()) report.notes.push_back(ck.audio_note);
   try {  // checked above; a safety net, since an exception must not escape
     (void)meta.dump();
   } catch (const nlohmann::json::exception& e) {

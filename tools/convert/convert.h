@@ -40,6 +40,7 @@ struct ConvertedTensor {
 struct ConvertReport {
   std::vector<ConvertedTensor> tensors;
   std::vector<ConvertedTensor> multimodal;  // written to ConvertOptions::multimodal_out
+  std::vector<std::string> notes;  // what was left out and why (e.g. an incomplete audio tower)
   uint64_t file_bytes = 0;
   double seconds = 0;
 };

@@ -4,6 +4,7 @@
 #include <unordered_set>
 
 #include "format/tokenizer_json.h"
+#include "model/gemma4_audio_tensors.h"
 #include "model/gemma4_vision_tensors.h"
 
 namespace gemlet::convert {
@@ -73,6 +74,34 @@ Result<Checkpoint> LoadHfCheckpoint(const std::string& folder) {
       }
       ASSIGN_OR_RETURN(SourceTensor src, FromSafetensors(*e->file, *e->tensor));
       ck.vision_tensors.push_back({spec, std::move(src)});
+    }
+  }
+  if (model::HasAudioConfig(ck.full_config)) {
+    auto acfg = model::Gemma4AudioConfig::FromHfConfig(ck.full_config);
+    if (!acfg.ok()) return acfg.status().WithContext(config_path);
+    std::string missing;  // the first tensor that keeps the tower from being whole
+    std::vector<Checkpoint::Item> items;
+    for (const model::TensorSpec& spec : model::ExpectedAudioTensors(*acfg)) {
+      const SafetensorsFolder::Entry* e = ck.safetensors->Find(spec.hf_name);
+      if (!e && spec.cls == model::TensorClass::kScalar) continue;  // unbounded, as HF's ±inf defaults
+      if (!e) {
+        missing = spec.hf_name + " is missing";
+        break;
+      }
+      const bool scalar_ok = spec.shape == std::vector<int64_t>{1} && e->tensor->shape.empty();
+      if (e->tensor->shape != spec.shape && !scalar_ok) {
+        missing = spec.hf_name + " has shape " + ShapeString(e->tensor->shape) + ", the audio config needs " +
+                  ShapeString(spec.shape);
+        break;
+      }
+      ASSIGN_OR_RETURN(SourceTensor src, FromSafetensors(*e->file, *e->tensor));
+      items.push_back({spec, std::move(src)});
+    }
+    if (missing.empty()) {
+      ck.audio = acfg->ToJson();
+      ck.audio_tensors = std::move(items);
+    } else {
+      ck.audio_note = "the audio tower is not converted: " + missing;
     }
   }
   const std::string text_prefix = model::kHfTextPrefix;

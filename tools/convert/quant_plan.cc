@@ -28,7 +28,15 @@ std::map<TensorClass, TensorType> DefaultTypes() {
           // reduced tier's 0.1 with 2 of E2B's 16 layers (tests/oracle_vision_test.cc). It is read
           // once per image, so its bytes (E2B: 337 MB instead of 179 MB) cost no decode speed.
           {TensorClass::kVisionMatrix, TensorType::kF16}, {TensorClass::kVisionPosTable, TensorType::kF16},
-          {TensorClass::kVisionProj, TensorType::kF16}};
+          {TensorClass::kVisionProj, TensorType::kF16},
+          // The audio tower likewise in f16, read once per clip: on the tiny audio oracle its
+          // soft tokens are within 2.2e-6 × RMS of the reference on the fast path
+          // (tests/oracle_audio_test.cc), but in q8 with int8 activations (the q8 plan) they
+          // are 0.087–0.147 × RMS max / 0.018–0.022 × RMS mean off, 9–15× past the README's
+          // approximate tier (1e-2 × RMS max, 1e-3 mean). The convolution kernels stay f32
+          // (rows of 3 or 5 values fill no block; E2B's are 0.15 M values).
+          {TensorClass::kAudioMatrix, TensorType::kF16}, {TensorClass::kAudioConv, TensorType::kF32},
+          {TensorClass::kAudioProj, TensorType::kF16}};
 }
 
 }  // namespace
@@ -43,7 +51,7 @@ Result<QuantPlan> MakeQuantPlan(const std::string& name, const std::vector<std::
   } else if (name == "q8" || name == "q4") {
     for (auto& [cls, type] : p.types) {
       if (cls != TensorClass::kNorm && cls != TensorClass::kScalar && cls != TensorClass::kCentroids &&
-          cls != TensorClass::kTokenOrder) {
+          cls != TensorClass::kTokenOrder && cls != TensorClass::kAudioConv) {
         type = name == "q8" ? TensorType::kQ8 : TensorType::kQ4;
       }
     }

@@ -2,7 +2,8 @@
 //
 //   default  every matrix q4 (attn, ffn, token_embd, ple_table, ple_gate, ple_proj) except
 //            ple_model_proj q8 (quant_plan.cc says why); norm f32, scalar f32; the vision
-//            tower (vision, vision_pos, vision_proj) f16
+//            tower (vision, vision_pos, vision_proj) f16; the audio
+//            tower (audio, audio_proj) f16 and its kernels (audio_conv) f32
 //   q8       every linear layer and embedding q8, norm f32, scalar f32
 //   q4       every linear layer and embedding q4, norm f32, scalar f32
 //            The q4 and q8 blocks are those of llama.cpp's Q4_0 / Q8_0 quantizer

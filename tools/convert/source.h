@@ -63,6 +63,12 @@ struct Checkpoint {
   // ExpectedVisionTensors order, converted into the same file; `vision` is its metadata.
   std::vector<Item> vision_tensors;
   nlohmann::json vision;  // Gemma4VisionConfig::ToJson(), or null
+  // The audio tower and embed_audio likewise (ExpectedAudioTensors order); `audio` is its
+  // metadata. A checkpoint whose audio tensors do not make a whole tower for its audio_config
+  // (the tiny text oracles' stubs) converts without it, and `audio_note` says why.
+  std::vector<Item> audio_tensors;
+  nlohmann::json audio;
+  std::string audio_note;
   // Tensors of the vision/audio towers and embedders (HF only), for --multimodal; their dtypes
   // are checked only if they are written.
   std::vector<SafetensorsFolder::Entry> multimodal;

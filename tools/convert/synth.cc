@@ -277,6 +277,9 @@ std::vector<SynthTensor> SynthTensors(const Gemma4Config& cfg) {
       case model::TensorClass::kVisionMatrix:  // no vision tower in synth checkpoints (yet)
       case model::TensorClass::kVisionPosTable:
       case model::TensorClass::kVisionProj:
+      case model::TensorClass::kAudioMatrix:  // nor audio towers
+      case model::TensorClass::kAudioConv:
+      case model::TensorClass::kAudioProj:
         break;
     }
     out.push_back(std::move(t));

@@ -1,0 +1,153 @@
+#include "format/audio_decode.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "base/mapped_file.h"
+
+namespace gemlet {
+namespace {
+
+// Built without libsndfile/libsoxr (the Arm64 cross build): decoding is refused, and says so.
+#if !(GEMLET_HAVE_SNDFILE && GEMLET_HAVE_SOXR)
+#define GEMLET_NEED_AUDIO_LIBS() GTEST_SKIP() << "built without libsndfile/libsoxr: audio files cannot be decoded"
+#else
+#define GEMLET_NEED_AUDIO_LIBS() (void)0
+#endif
+
+const std::string kAudio = std::string(GEMLET_SHARED_DIR) + "/oracle/tiny-e2b-audio/";
+
+void Put32(std::vector<uint8_t>* v, uint32_t x) {
+  for (int s = 0; s < 32; s += 8) v->push_back(static_cast<uint8_t>(x >> s));
+}
+void Put16(std::vector<uint8_t>* v, uint16_t x) {
+  v->push_back(static_cast<uint8_t>(x));
+  v->push_back(static_cast<uint8_t>(x >> 8));
+}
+
+// A PCM16 WAV: `declared` data bytes in the header (default: the real size), `tag` the codec.
+std::vector<uint8_t> Wav(const std::vector<int16_t>& samples, int channels, uint32_t rate, int64_t declared = -1,
+                         uint16_t tag = 1) {
+  std::vector<uint8_t> v;
+  const uint32_t data = static_cast<uint32_t>(declared >= 0 ? declared : samples.size() * 2);
+  v.insert(v.end(), {'R', 'I', 'F', 'F'});
+  Put32(&v, 36 + data);
+  v.insert(v.end(), {'W', 'A', 'V', 'E', 'f', 'm', 't', ' '});
+  Put32(&v, 16);
+  Put16(&v, tag);
+  Put16(&v, static_cast<uint16_t>(channels));
+  Put32(&v, rate);
+  Put32(&v, rate * channels * 2);
+  Put16(&v, static_cast<uint16_t>(channels * 2));
+  Put16(&v, 16);
+  v.insert(v.end(), {'d', 'a', 't', 'a'});
+  Put32(&v, data);
+  for (int16_t s : samples) Put16(&v, static_cast<uint16_t>(s));
+  return v;
+}
+
+Result<AudioClip> Decode(const std::vector<uint8_t>& b) { return DecodeAudio(b.data(), b.size(), "test.wav"); }
+
+TEST(AudioDecode, Pcm16MonoAt16kIsExact) {
+  GEMLET_NEED_AUDIO_LIBS();
+  auto bytes = ReadFileToString(kAudio + "click.wav");
+  ASSERT_TRUE(bytes.ok());
+  auto clip = DecodeAudioFile(kAudio + "click.wav");
+  ASSERT_TRUE(clip.ok()) << clip.status().ToString();
+  EXPECT_EQ(clip->sample_rate, 16000);
+  EXPECT_EQ(clip->source_rate, 16000);
+  EXPECT_EQ(clip->source_channels, 1);
+  EXPECT_EQ(clip->source_format, "wav");
+  ASSERT_EQ(clip->samples.size(), 8320u);
+  // The data chunk's samples / 32768, bit for bit (the file is a plain 44-byte-header WAV).
+  const auto* pcm = reinterpret_cast<const uint8_t*>(bytes->data()) + bytes->size() - 8320 * 2;
+  int nonzero = 0;
+  for (size_t i = 0; i < 8320; ++i) {
+    const int16_t s = static_cast<int16_t>(pcm[2 * i] | pcm[2 * i + 1] << 8);
+    ASSERT_EQ(clip->samples[i], static_cast<float>(s) / 32768.0f) << i;
+    nonzero += s != 0;
+  }
+  EXPECT_GT(nonzero, 0);
+}
+
+TEST(AudioDecode, StereoIsAveragedAndResampled) {
+  GEMLET_NEED_AUDIO_LIBS();
+  // 1 s of 44.1 kHz stereo: a 1 kHz tone on the left, its negation plus 0.2 on the right
+  // would cancel; use left = tone, right = 0 so the mean is tone / 2.
+  std::vector<int16_t> s;
+  for (int i = 0; i < 44100; ++i) {
+    s.push_back(static_cast<int16_t>(std::lround(16000 * std::sin(2 * M_PI * 1000.0 * i / 44100.0))));
+    s.push_back(0);
+  }
+  auto clip = Decode(Wav(s, 2, 44100));
+  ASSERT_TRUE(clip.ok()) << clip.status().ToString();
+  EXPECT_EQ(clip->source_channels, 2);
+  EXPECT_EQ(clip->source_rate, 44100);
+  ASSERT_NEAR(static_cast<double>(clip->samples.size()), 16000.0, 1.0);
+  // Away from the edges: a 1 kHz sine of amplitude 8000/32768 at 16 kHz.
+  double err = 0;
+  for (int i = 1000; i < 15000; ++i) {
+    err = std::max(err, std::abs(clip->samples[i] - 8000.0 / 32768.0 * std::sin(2 * M_PI * 1000.0 * i / 16000.0)));
+  }
+  EXPECT_LT(err, 2e-3);
+}
+
+TEST(AudioDecode, BadInputsAreClearErrors) {
+  GEMLET_NEED_AUDIO_LIBS();
+  std::vector<int16_t> s(1600, 100);
+  const std::vector<uint8_t> good = Wav(s, 1, 16000);
+  ASSERT_TRUE(Decode(good).ok());
+  struct Bad {
+    const char* what;
+    std::vector<uint8_t> bytes;
+    const char* message;
+  };
+  std::vector<uint8_t> truncated(good.begin(), good.begin() + good.size() / 2);
+  std::vector<uint8_t> random(4096);
+  std::mt19937 rng(7);
+  for (auto& b : random) b = static_cast<uint8_t>(rng());
+  const std::vector<Bad> bad = {
+      {"truncated", truncated, "truncated WAV"},
+      {"lying header", Wav(s, 1, 16000, 3200 * 100), "truncated WAV"},
+      {"0 samples", Wav({}, 1, 16000), "0 samples"},
+      {"empty file", {}, "empty"},
+      {"random bytes", random, "not a readable audio file"},
+      {"unsupported codec", Wav(s, 1, 16000, -1, 0x1234), "not a readable audio file"},
+      {"10 hours", Wav(s, 1, 16000, int64_t{16000} * 2 * 36000), "over the limit"},
+  };
+  for (const Bad& b : bad) {
+    auto r = Decode(b.bytes);
+    ASSERT_FALSE(r.ok()) << b.what;
+    EXPECT_NE(r.status().message().find(b.message), std::string::npos) << b.what << ": " << r.status().ToString();
+    EXPECT_NE(r.status().message().find("test.wav"), std::string::npos) << b.what << ": names the input";
+  }
+  // A real long file over a smaller limit is refused from its header.
+  AudioDecodeOptions o;
+  o.max_seconds = 0.05;
+  auto r = DecodeAudio(good.data(), good.size(), "test.wav", o);
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("over the limit"), std::string::npos) << r.status().ToString();
+}
+
+TEST(AudioDecode, ResampleKeepsLengthAndTone) {
+  GEMLET_NEED_AUDIO_LIBS();
+  std::vector<float> x(48000);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = 0.5f * std::sin(2 * M_PI * 440.0 * i / 48000.0);
+  auto y = ResampleMono(x, 48000, 16000);
+  ASSERT_TRUE(y.ok());
+  ASSERT_EQ(y->size(), 16000u);
+  double err = 0;
+  for (int i = 1000; i < 15000; ++i) err = std::max(err, std::abs((*y)[i] - 0.5 * std::sin(2 * M_PI * 440.0 * i / 16000.0)));
+  EXPECT_LT(err, 1e-3);
+  auto same = ResampleMono(x, 16000, 16000);
+  ASSERT_TRUE(same.ok());
+  EXPECT_EQ(*same, x);
+}
+
+}  // namespace
+}  // namespace gemlet

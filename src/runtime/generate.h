@@ -41,6 +41,12 @@ struct GenerateTimings {
   double prefill_ms = 0;  // prompt prefill including its last logits
   double decode_ms = 0;   // every later forward step plus sampling
   SpeculativeStats speculative;  // the rounds of speculative decoding (zeros when off)
+  // Parts of prefill_ms + decode_ms: the sampler's time (the constraint's included), and the
+  // time spent in the constraint's calls (SetBudget, Allows, Mask, Accept); `masks`: how many
+  // steps needed the constraint's full mask (their pick was refused). Zeros when drafting.
+  double sample_ms = 0;
+  double constraint_ms = 0;
+  int64_t masks = 0;
   double prefill_tok_s() const { return prefill_ms > 0 ? prompt_tokens * 1000.0 / prefill_ms : 0; }
   // Decode speed counts the steps after the first generated token (each needs one forward).
   double decode_tok_s() const {

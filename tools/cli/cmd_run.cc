@@ -58,7 +58,9 @@ flags:
                           positions; the KV cache grows with the tokens held, not with --ctx)
   --json                  print {"ids": [...], "text": ..., "stop": "eog"|"length"|"grammar_dead_end",
                           "seed": ..., "timings": {...}} instead of streaming; "ids" includes
-                          the end-of-generation token when one ended the run, "text" does not
+                          the end-of-generation token when one ended the run, "text" does not;
+                          with --grammar/--json-schema the timings add constraint_ms (time in
+                          the grammar's calls), constraint_masks and constraint_share (of decode)
   --ignore-eos            keep generating after end-of-generation tokens
   -q, --quiet             no prefill progress and no timings line on stderr
   --threads N             worker threads (default: all cores)
@@ -361,7 +363,7 @@ int Run(Flags& flags) {
     j["timings"] = {{"prompt_tokens", t.prompt_tokens},   {"generated_tokens", t.generated_tokens},
                     {"prefill_ms", t.prefill_ms},         {"decode_ms", t.decode_ms},
                     {"prefill_tok_s", t.prefill_tok_s()}, {"decode_tok_s", t.decode_tok_s()},
-                    {"threads", engine.threads()}};
+                    {"sample_ms", t.sample_ms},           {"threads", engine.threads()}};
     if (go.speculative.mode != runtime::DraftMode::kOff) {
       const auto& sp = t.speculative;
       j["timings"]["speculative"] = {{"draft", runtime::DraftModeName(go.speculative.mode)},
@@ -375,6 +377,12 @@ int Run(Flags& flags) {
                                      {"lookup_rounds", sp.lookup_rounds},
                                      {"draft_ms", sp.draft_ms},
                                      {"verify_ms", sp.verify_ms}};
+    }
+    if (constraint) {
+      j["timings"]["constraint_ms"] = t.constraint_ms;
+      j["timings"]["constraint_masks"] = t.masks;
+      // The constraint's share of the generation (its calls, not the sampler's second draw).
+      j["timings"]["constraint_share"] = t.decode_ms > 0 ? t.constraint_ms / t.decode_ms : 0.0;
     }
     std::printf("%s\n", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     return kExitOk;

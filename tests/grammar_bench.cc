@@ -4,7 +4,15 @@
 // the first mask of a request), the mask per token along a generated JSON document, and the
 // one-token IsAllowed check. Each FillMask call is timed on its own: the counters p50_us and
 // p99_us are the median and the 99th percentile of the calls of a run.
+// Then what constrained decoding adds per token, as `gemlet run` and the server see it: the
+// sampler at temperature 1 over random logits (a random-weight model's: it tries every token)
+// with a GrammarConstraint (JSON, and a 10-property schema) against the sampler alone, each
+// token's SetBudget + Sample + Accept timed — cold (a new constraint per 64-token document, as
+// one-shot `run`) and warm (clones of one constraint, as the server's compiled-grammar cache);
+// and the one-time cost of compiling the schema.
 //   build/tests/gemlet_grammar_bench --benchmark_filter=FillMask
+//   build/tests/gemlet_grammar_bench --benchmark_filter='Constrained|Unconstrained|Compile'
+
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -18,8 +26,10 @@
 #include "format/tokenizer_json.h"
 #include "grammar/gbnf.h"
 #include "grammar/grammar_test_util.h"
+#include "grammar/json_schema.h"
 #include "grammar/token_matcher.h"
 #include "runtime/grammar_constraint.h"
+#include "runtime/sampler.h"
 #include "text/tokenizer.h"
 
 namespace gemlet {
@@ -144,6 +154,119 @@ void BM_IsAllowed(benchmark::State& state) {
   benchmark::DoNotOptimize(allowed);
 }
 BENCHMARK(BM_IsAllowed)->Arg(1)->Arg(2)->Unit(benchmark::kNanosecond);
+
+// A 10-property record: integers with ranges, strings with a length limit and formats, a
+// number, a boolean, an array, an enum and a nullable string.
+constexpr const char* kRecordSchema = R"({"type": "object", "properties": {
+  "id": {"type": "integer", "minimum": 0, "maximum": 99999},
+  "name": {"type": "string", "maxLength": 40},
+  "email": {"type": "string", "format": "email"},
+  "age": {"type": "integer", "minimum": 0, "maximum": 150},
+  "score": {"type": "number"},
+  "active": {"type": "boolean"},
+  "tags": {"type": "array", "items": {"type": "string", "maxLength": 16}, "maxItems": 4},
+  "role": {"enum": ["admin", "user", "guest"]},
+  "created": {"type": "string", "format": "date"},
+  "note": {"type": ["string", "null"]}},
+  "required": ["id", "name", "email", "age", "score", "active", "tags", "role", "created", "note"],
+  "additionalProperties": false})";
+
+// The schema → GBNF text → a constraint ready to mask (the grammar parsed, its completion
+// costs and one-character tokens found); the vocabulary is built once, outside.
+void BM_SchemaCompile(benchmark::State& state) {
+  const Real& r = Get();
+  for (auto _ : state) {
+    auto gbnf = grammar::JsonSchemaTextToGbnf(kRecordSchema);
+    if (!gbnf.ok()) state.SkipWithError(gbnf.status().message().c_str());
+    auto c = runtime::GrammarConstraint::Create(*gbnf, r.vocab);
+    if (!c.ok()) state.SkipWithError(c.status().message().c_str());
+    benchmark::DoNotOptimize(c);
+  }
+}
+BENCHMARK(BM_SchemaCompile)->Unit(benchmark::kMillisecond);
+
+constexpr int kDocTokens = 64;
+
+// Random logits, N(0, 1) per token, a few vectors used in turn (a random model's rows).
+const std::vector<std::vector<float>>& RandomLogits() {
+  static const auto* rows = [] {
+    auto* v = new std::vector<std::vector<float>>(8);
+    std::mt19937 rng(7);
+    std::normal_distribution<float> n(0.0f, 1.0f);
+    for (auto& row : *v) {
+      row.resize(Get().vocab->size());
+      for (float& x : row) x = n(rng);
+    }
+    return v;
+  }();
+  return *rows;
+}
+
+// Arg 0: the JSON grammar, 1: the record schema; `warm`: clones of one constraint (its mask
+// cache shared and filled by the earlier documents) instead of a new one per document.
+void ConstrainedAt(benchmark::State& state, bool warm) {
+  const Real& r = Get();
+  const auto& rows = RandomLogits();
+  const std::string gbnf = state.range(0) == 0 ? std::string(grammar::testing::kJsonGbnf)
+                                               : *grammar::JsonSchemaTextToGbnf(kRecordSchema);
+  auto proto = runtime::GrammarConstraint::Create(gbnf, r.vocab);
+  if (!proto.ok()) state.SkipWithError(proto.status().message().c_str());
+  // One document of up to kDocTokens tokens; each token's time into *us (if given).
+  auto document = [&](runtime::TokenConstraint& c, uint64_t seed, std::vector<double>* us) {
+    runtime::SamplerOptions so;
+    so.seed = seed;  // temperature 1, no filters
+    runtime::Sampler sampler(so);
+    for (int i = 0; i < kDocTokens && !c.Complete(); ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      c.SetBudget(kDocTokens - i);
+      const int32_t id = sampler.Sample(rows[i % rows.size()], c);
+      if (id == runtime::kNoToken) break;
+      if (!c.Accept(id).ok()) state.SkipWithError("an allowed token was refused");
+      if (us) us->push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+    }
+  };
+  if (warm) document(*(*proto)->Clone(), 1000, nullptr);  // fills the shared cache
+  std::vector<double> us;
+  int64_t docs = 0;
+  uint64_t seed = 1;
+  for (auto _ : state) {
+    state.PauseTiming();
+    std::unique_ptr<runtime::TokenConstraint> c;
+    if (warm) {
+      c = (*proto)->Clone();
+    } else {
+      c = std::move(runtime::GrammarConstraint::Create(gbnf, r.vocab)).value();
+    }
+    state.ResumeTiming();
+    document(*c, seed++, &us);
+    ++docs;
+  }
+  state.counters["tokens_per_doc"] = static_cast<double>(us.size()) / static_cast<double>(std::max<int64_t>(docs, 1));
+  Percentiles(state, us);
+}
+void BM_ConstrainedCold(benchmark::State& state) { ConstrainedAt(state, false); }
+void BM_ConstrainedWarm(benchmark::State& state) { ConstrainedAt(state, true); }
+BENCHMARK(BM_ConstrainedCold)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->Iterations(6);
+BENCHMARK(BM_ConstrainedWarm)->Arg(0)->Arg(1)->Unit(benchmark::kMillisecond)->Iterations(6);
+
+// The sampler alone on the same logits: what the constrained per-token times add to.
+void BM_Unconstrained(benchmark::State& state) {
+  const auto& rows = RandomLogits();
+  std::vector<double> us;
+  uint64_t seed = 1;
+  for (auto _ : state) {
+    runtime::SamplerOptions so;
+    so.seed = seed++;
+    runtime::Sampler sampler(so);
+    for (int i = 0; i < kDocTokens; ++i) {
+      const auto t0 = std::chrono::steady_clock::now();
+      benchmark::DoNotOptimize(sampler.Sample(rows[i % rows.size()]));
+      us.push_back(std::chrono::duration<double, std::micro>(std::chrono::steady_clock::now() - t0).count());
+    }
+  }
+  Percentiles(state, us);
+}
+BENCHMARK(BM_Unconstrained)->Unit(benchmark::kMillisecond)->Iterations(6);
 
 }  // namespace
 }  // namespace gemlet

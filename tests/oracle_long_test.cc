@@ -104,13 +104,18 @@ std::vector<float> PrefillAtGolden(runtime::Session& s, const LongCase& c, int64
 }
 
 // The approximate tier of the long README (f16 KV): max ≤ 0.1, mean ≤ 1e-2, argmax where the
-// gap > 0.1. 8-bit K/V (q8) is reduced precision, outside that tier (measured: max 0.20, mean
-// 3.1e-2 at the rows below 8192): it is held to the short oracle's reduced-precision tier
-// (../shared/oracle/README.md): max ≤ 2.0, mean ≤ 0.2, argmax where the gap > 0.5.
+// gap > 0.1. 8-bit K/V (q8: ggml's q8_0 blocks of 32 along each row, after k_norm + RoPE, as
+// llama.cpp stores its cache) is outside that tier by its nature, not by a defect: measured on
+// the golden rows below 8192, gemlet lands at max 0.20 / mean 3.1e-2 and llama.cpp v0.5.0 with
+// `type_k = type_v = q8_0` (flash attention, f32 weights, the same tokens) at 0.211 / 3.6e-2
+// (f16 cache: 1.1e-2 / 1.4e-3; f32: 7.9e-3 / 1.0e-3, the README's figure), every argmax equal
+// in both. The tiny model's random weights make every 8-bit rounding show (the short oracle's
+// int8 activations move its logits by 0.77). q8 is held to its own tier, about twice what
+// both engines reach: max ≤ 0.4, mean ≤ 6e-2, argmax where the gap > 0.4.
 struct Tier {
   double max_abs, mean_abs, gap;
 };
-constexpr Tier kApproximate{0.1, 1e-2, 0.1}, kReducedPrecision{2.0, 0.2, 0.5};
+constexpr Tier kApproximate{0.1, 1e-2, 0.1}, kQ8Kv{0.4, 6e-2, 0.4};
 
 void ExpectTier(const Stats& s, const Tier& t, const std::string& what) {
   EXPECT_LE(s.max_abs, t.max_abs) << what << ": " << s.ToString();
@@ -191,7 +196,7 @@ TEST(LongOracle32k, ExactTierAndPrefillChunkedDecodeAgreeAtDepth) {
   std::printf("[long] e2b-32k total: %.1f s\n", Seconds(t0));
 }
 
-// The reduced-precision caches (f16: the approximate tier; q8: the reduced-precision tier) at
+// The reduced-precision caches (f16: the approximate tier; q8: its own tier, kQ8Kv) at
 // the golden positions below 8192
 // (the full depth costs 16 times as much; the 128k test's configuration runs it there).
 void ExpectReducedCaches(int64_t depth) {
@@ -210,7 +215,7 @@ void ExpectReducedCaches(int64_t depth) {
     const std::vector<float> r = PrefillAtGolden(s, c, depth, 4096);
     std::printf("[long] e2b-32k prefill of %lld (exact, %s KV): %.1f s\n", static_cast<long long>(depth),
                 TensorTypeName(kv), Seconds(t0));
-    const Tier& tier = kv == TensorType::kF16 ? kApproximate : kReducedPrecision;
+    const Tier& tier = kv == TensorType::kF16 ? kApproximate : kQ8Kv;
     const Stats sr = Compare(r.data(), gold, G, V, tier.gap);
     Report(std::string("long e2b-32k to ") + std::to_string(depth) + " exact " + TensorTypeName(kv) + " KV vs ref-hf",
            sr);

@@ -291,6 +291,59 @@ TEST(OracleGenerate, StopsAtEndOfGenerationToken) {
   EXPECT_FALSE(r2->stopped_at_eog);
 }
 
+// Prefill progress (GenerateOptions::on_prefill): reported per chunk, the same greedy tokens
+// as a plain prefill; returning false stops the prefill at a chunk's end, keeping what was
+// fed (the session then continues exactly as one fed those tokens).
+TEST(OracleGenerate, PrefillProgressAndStop) {
+  const Oracle& o = LoadOracle("tiny-e2b");
+  const Case& c = o.cases.back();
+  const int64_t n = static_cast<int64_t>(c.tokens.size()), chunk = 8;
+  ASSERT_GT(n, 2 * chunk);
+  auto engine = OpenEngine(Converted("tiny-e2b", "model.safetensors"), 2);
+  ASSERT_NE(engine, nullptr);
+  runtime::SamplerOptions greedy;
+  greedy.temperature = 0;
+  runtime::GenerateOptions go;
+  go.max_tokens = 4;
+  go.stop_at_eog = false;
+  runtime::Session plain(*engine, {256, chunk});
+  plain.set_sampler(greedy);
+  auto want = runtime::Generate(plain, c.tokens, go);
+  ASSERT_TRUE(want.ok()) << want.status().ToString();
+
+  std::vector<int64_t> seen;
+  go.on_prefill = [&](int64_t done, int64_t total) {
+    EXPECT_EQ(total, n);
+    seen.push_back(done);
+    return true;
+  };
+  runtime::Session s(*engine, {256, chunk});
+  s.set_sampler(greedy);
+  auto got = runtime::Generate(s, c.tokens, go);
+  ASSERT_TRUE(got.ok()) << got.status().ToString();
+  EXPECT_FALSE(got->prefill_stopped);
+  EXPECT_EQ(got->ids, want->ids);
+  std::vector<int64_t> expect;
+  for (int64_t d = 0; d < n; d += chunk) expect.push_back(d);
+  expect.push_back(n);
+  EXPECT_EQ(seen, expect);
+
+  // Stopped after two chunks: 16 tokens stay; feeding the rest gives the plain logits.
+  go.on_prefill = [&](int64_t done, int64_t) { return done < 2 * chunk; };
+  runtime::Session st(*engine, {256, chunk});
+  st.set_sampler(greedy);
+  auto stopped = runtime::Generate(st, c.tokens, go);
+  ASSERT_TRUE(stopped.ok()) << stopped.status().ToString();
+  EXPECT_TRUE(stopped->prefill_stopped);
+  EXPECT_TRUE(stopped->ids.empty());
+  EXPECT_EQ(stopped->timings.prompt_tokens, 2 * chunk);
+  EXPECT_EQ(st.position(), 2 * chunk);
+  go.on_prefill = nullptr;
+  auto rest = runtime::Generate(st, std::span<const int32_t>(c.tokens).subspan(2 * chunk), go);
+  ASSERT_TRUE(rest.ok()) << rest.status().ToString();
+  EXPECT_EQ(rest->ids, want->ids);
+}
+
 INSTANTIATE_TEST_SUITE_P(Variants, OracleSession, ::testing::Values("tiny-e2b", "tiny-e4b"));
 
 }  // namespace

@@ -1,10 +1,13 @@
 #include "grammar/token_matcher.h"
 
+
 #include <algorithm>
 #include <mutex>
 #include <numeric>
 #include <unordered_map>
 #include <utility>
+
+#include "grammar/step_table.h"
 
 namespace gemlet::grammar {
 
@@ -103,14 +106,63 @@ std::vector<MatchState>& Scratch(size_t depth) {
   return states;
 }
 
+// A trie walk's states, one per depth: each an id in a StepTable (the steps looked up, most
+// walks meet few distinct states) or, once the table is full, a state of its own.
+class WalkStates {
+ public:
+  WalkStates(const Grammar& g, size_t max_depth, const MatchState& start) : table_(g), g_(g) {
+    ids_.resize(max_depth + 1);
+    own_.resize(max_depth + 1);
+    ids_[0] = table_.Intern(start);  // an empty table has room
+  }
+  // Steps the state at depth d - 1 by `byte` into depth d; false if it died.
+  bool Step(size_t d, uint8_t byte) {
+    const int32_t from = ids_[d - 1];
+    if (from >= 0) {
+      ids_[d] = table_.Step(from, byte, &own_[d]);
+      return ids_[d] != StepTable::kDead;
+    }
+    ids_[d] = StepTable::kUnlisted;
+    return Matcher::StepByte(g_, own_[d - 1], byte, own_[d]);
+  }
+  bool HasEmptyStack(size_t d) const {
+    return ids_[d] >= 0 ? table_.has_empty_stack(ids_[d]) : grammar::HasEmptyStack(own_[d]);
+  }
+  size_t NumStacks(size_t d) const {
+    return ids_[d] >= 0 ? table_.num_stacks(ids_[d]) : own_[d].num_stacks();
+  }
+
+ private:
+  StepTable table_;
+  const Grammar& g_;
+  std::vector<int32_t> ids_;
+  std::vector<MatchState> own_;
+};
+
 // Sets the bits of every token of the trie whose bytes `start` can accept.
 void Walk(const Grammar& g, const std::vector<Vocabulary::Node>& nodes, const std::vector<int32_t>& ids,
           size_t max_depth, const MatchState& start, std::span<uint32_t> mask) {
-  std::vector<MatchState>& st = Scratch(max_depth);
-  st[0] = start;
+  // A small trie (the tokens that leave a cached position) is walked directly: setting up a
+  // table would cost more than it saves.
+  constexpr size_t kSmallTrie = 512;
+  if (nodes.size() < kSmallTrie) {
+    std::vector<MatchState>& st = Scratch(max_depth);
+    st[0] = start;
+    for (uint32_t i = 1; i < nodes.size();) {
+      const auto& n = nodes[i];
+      if (!Matcher::StepByte(g, st[n.depth - 1], n.byte, st[n.depth])) {
+        i = n.subtree_end;
+        continue;
+      }
+      for (uint32_t t = n.token_begin; t < n.token_end; ++t) SetBit(mask, ids[t]);
+      ++i;
+    }
+    return;
+  }
+  WalkStates st(g, max_depth, start);
   for (uint32_t i = 1; i < nodes.size();) {
     const auto& n = nodes[i];
-    if (!Matcher::StepByte(g, st[n.depth - 1], n.byte, st[n.depth])) {
+    if (!st.Step(n.depth, n.byte)) {
       i = n.subtree_end;
       continue;
     }
@@ -185,22 +237,20 @@ class TokenMaskCache {
     const auto& nodes = v.nodes();
     const auto& ids = v.token_ids();
     std::vector<uint32_t> exits;  // nodes where the frames were left
-    std::vector<MatchState>& st = Scratch(v.max_depth());
-    st[0].stacks.assign(frames.begin(), frames.end());
-    st[0].offsets.assign({0, static_cast<uint32_t>(frames.size())});
-    st[0].partial_missing = st[0].partial_length = 0;
-    st[0].partial_value = 0;
+    MatchState start;
+    start.stacks.assign(frames.begin(), frames.end());
+    start.offsets.assign({0, static_cast<uint32_t>(frames.size())});
+    WalkStates st(g, v.max_depth(), start);
     for (uint32_t i = 1; i < nodes.size();) {
       const auto& n = nodes[i];
-      MatchState& out = st[n.depth];
-      if (!Matcher::StepByte(g, st[n.depth - 1], n.byte, out)) {
+      if (!st.Step(n.depth, n.byte)) {
         i = n.subtree_end;
         continue;
       }
       for (uint32_t t = n.token_begin; t < n.token_end; ++t) SetBit(e->accepted, ids[t]);
-      if (HasEmptyStack(out)) {
+      if (st.HasEmptyStack(n.depth)) {
         exits.push_back(i);
-        if (out.num_stacks() == 1) {  // only the exit: nothing more inside the frames
+        if (st.NumStacks(n.depth) == 1) {  // only the exit: nothing more inside the frames
           i = n.subtree_end;
           continue;
         }
@@ -208,19 +258,32 @@ class TokenMaskCache {
       ++i;
     }
     if (!has_below) return e;  // leaving the whole stack ends the grammar: nothing may follow
-    std::vector<std::pair<std::string_view, int32_t>> rest;
+    // The tokens below an exit node are a contiguous run of the trie's token list (preorder):
+    // count those not already accepted first, so that a position left too often is told
+    // "deeper" without gathering their pieces.
     const size_t limit = frames.size() < kMaxFrames ? v.size() / 16 : SIZE_MAX;
+    auto below_exit = [&](uint32_t x) {
+      const uint32_t end = nodes[x].subtree_end;
+      return std::pair<uint32_t, uint32_t>(nodes[x].token_end,
+                                           end < nodes.size() ? nodes[end].token_begin : static_cast<uint32_t>(ids.size()));
+    };
+    size_t count = 0;
     for (uint32_t x : exits) {
-      const uint16_t k = nodes[x].depth;
-      for (uint32_t j = x + 1; j < nodes[x].subtree_end; ++j) {
-        for (uint32_t t = nodes[j].token_begin; t < nodes[j].token_end; ++t) {
-          if (!GetBit(e->accepted, ids[t])) rest.push_back({v.piece(ids[t]).substr(k), ids[t]});
-        }
-      }
-      if (rest.size() > limit) {
+      const auto [b, end] = below_exit(x);
+      for (uint32_t t = b; t < end; ++t) count += !GetBit(e->accepted, ids[t]);
+      if (count > limit) {
         auto d = std::make_shared<Entry>();
         d->deeper = true;
         return d;
+      }
+    }
+    std::vector<std::pair<std::string_view, int32_t>> rest;
+    rest.reserve(count);
+    for (uint32_t x : exits) {
+      const uint16_t k = nodes[x].depth;
+      const auto [b, end] = below_exit(x);
+      for (uint32_t t = b; t < end; ++t) {
+        if (!GetBit(e->accepted, ids[t])) rest.push_back({v.piece(ids[t]).substr(k), ids[t]});
       }
     }
     std::sort(rest.begin(), rest.end());

@@ -239,9 +239,11 @@ Result<TurnStats> Conversation::Send(std::string_view user_text, std::span<const
   const auto t_prefill = Clock::now();
   const int64_t chunk = std::max<int64_t>(1, options_.session.prefill_chunk);
   const int64_t head = toks.size() - 1;
+  const int64_t total = toks.size();
   // The last token is text (a media run ends with its close id): Generate feeds it.
   GEMLET_CHECK(toks.media.empty() || toks.media.back().start + toks.media.back().rows <= head);
   for (int64_t b = 0; b < head; b += chunk) {
+    if (cb.on_prefill) cb.on_prefill(b, total);
     if (cb.should_stop && cb.should_stop()) {
       st.interrupted = true;
       st.position = session_.position();
@@ -252,6 +254,7 @@ Result<TurnStats> Conversation::Send(std::string_view user_text, std::span<const
     }
     RETURN_IF_ERROR(session_.Prefill(toks.Slice(b, std::min(b + chunk, head)), nullptr));
   }
+  if (cb.on_prefill) cb.on_prefill(head, total);
   const double head_ms = MsSince(t_prefill);
 
   AnswerStream answer(tok_, cb.on_text);

@@ -90,6 +90,10 @@ struct TurnCallbacks {
   std::function<bool()> should_stop;
   // One-line notices (old turns dropped, context full).
   std::function<void(const std::string& notice)> on_notice;
+  // Prefill progress: the turn's tokens prefilled so far of its total, before the first chunk
+  // (0) and after each (Ctrl+C, through should_stop, stops between chunks and keeps what was
+  // prefilled); the last token goes with the answer's first step.
+  std::function<void(int64_t done, int64_t total)> on_prefill;
 };
 
 // An answer as it streams: ids → ChatParser (text/chat_parser.h, markers read in text too),

@@ -1,6 +1,8 @@
 #include "runtime/generate.h"
 
+#include <algorithm>
 #include <chrono>
+#include <optional>
 
 #include "runtime/speculative.h"
 
@@ -10,6 +12,45 @@ namespace {
 double MsSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
+// Forwards to a constraint and adds up the time of its calls (GenerateTimings::constraint_ms).
+class TimedConstraint : public TokenConstraint {
+ public:
+  explicit TimedConstraint(TokenConstraint& inner) : inner_(inner) {}
+  bool Allows(int32_t token) override {
+    const auto t0 = std::chrono::steady_clock::now();
+    const bool r = inner_.Allows(token);
+    ms_ += MsSince(t0);
+    return r;
+  }
+  void Mask(std::span<uint32_t> mask) override {
+    const auto t0 = std::chrono::steady_clock::now();
+    inner_.Mask(mask);
+    ms_ += MsSince(t0);
+    ++masks_;
+  }
+  Status Accept(int32_t token) override {
+    const auto t0 = std::chrono::steady_clock::now();
+    Status s = inner_.Accept(token);
+    ms_ += MsSince(t0);
+    return s;
+  }
+  Status Rollback(int64_t n) override { return inner_.Rollback(n); }
+  bool Complete() const override { return inner_.Complete(); }
+  std::unique_ptr<TokenConstraint> Clone() const override { return inner_.Clone(); }
+  void SetBudget(int64_t tokens) override {
+    const auto t0 = std::chrono::steady_clock::now();
+    inner_.SetBudget(tokens);
+    ms_ += MsSince(t0);
+  }
+  double ms() const { return ms_; }
+  int64_t masks() const { return masks_; }
+
+ private:
+  TokenConstraint& inner_;
+  double ms_ = 0;
+  int64_t masks_ = 0;
+};
+
 }  // namespace
 
 Result<GenerateResult> Generate(Session& session, std::span<const int32_t> prompt,
@@ -42,20 +83,42 @@ Result<GenerateResult> Generate(Session& session, const MediaPrompt& media_promp
   res.timings.prompt_tokens = static_cast<int64_t>(prompt.size());
   std::vector<float> logits;
   auto t0 = std::chrono::steady_clock::now();
-  RETURN_IF_ERROR(session.Prefill(media_prompt, &logits));
+  if (!options.on_prefill) {
+    RETURN_IF_ERROR(session.Prefill(media_prompt, &logits));
+  } else {
+    // The session's own chunks, one Prefill each (the last one with its logits); an image
+    // cut by a chunk boundary goes on in the next chunk (MediaPrompt::Slice).
+    const int64_t n = static_cast<int64_t>(prompt.size()), chunk = session.prefill_chunk();
+    for (int64_t done = 0; done < n;) {
+      if (!options.on_prefill(done, n)) {
+        res.prefill_stopped = true;
+        res.timings.prompt_tokens = done;
+        res.timings.prefill_ms = MsSince(t0);
+        return res;
+      }
+      const int64_t T = std::min(chunk, n - done);
+      RETURN_IF_ERROR(session.Prefill(media_prompt.Slice(done, done + T), done + T == n ? &logits : nullptr));
+      done += T;
+    }
+    options.on_prefill(n, n);  // the end (its answer no longer matters)
+  }
   res.timings.prefill_ms = MsSince(t0);
 
   const Engine& engine = session.engine();
+  std::optional<TimedConstraint> constraint;
+  if (options.constraint) constraint.emplace(*options.constraint);
   t0 = std::chrono::steady_clock::now();
   for (int64_t i = 0; i < options.max_tokens; ++i) {
     if (i > 0) RETURN_IF_ERROR(session.Decode(res.ids.back(), &logits));
-    if (options.constraint) options.constraint->SetBudget(options.max_tokens - i);
-    const int32_t id = session.sampler().Sample(logits, session.history(), options.constraint);
+    const auto ts = std::chrono::steady_clock::now();
+    if (constraint) constraint->SetBudget(options.max_tokens - i);
+    const int32_t id = session.sampler().Sample(logits, session.history(), constraint ? &*constraint : nullptr);
+    if (id != kNoToken && constraint) RETURN_IF_ERROR(constraint->Accept(id));
+    res.timings.sample_ms += MsSince(ts);
     if (id == kNoToken) {
       res.dead_end = true;
       break;
     }
-    if (options.constraint) RETURN_IF_ERROR(options.constraint->Accept(id));
     res.ids.push_back(id);
     const bool stop = options.stop_at_eog && engine.IsEog(id);
     if (on_token && !on_token(id)) break;
@@ -65,6 +128,10 @@ Result<GenerateResult> Generate(Session& session, const MediaPrompt& media_promp
     }
   }
   res.timings.decode_ms = MsSince(t0);
+  if (constraint) {
+    res.timings.constraint_ms = constraint->ms();
+    res.timings.masks = constraint->masks();
+  }
   res.timings.generated_tokens = static_cast<int64_t>(res.ids.size());
   return res;
 }

@@ -16,12 +16,20 @@
 
 namespace gemlet::runtime {
 
+// Prefill progress: called before the prompt's first chunk (done = 0) and after each chunk of
+// SessionOptions::prefill_chunk tokens with the prompt tokens fed so far and the prompt's
+// size. Returning false stops the prefill there (Ctrl+C): what was fed stays in the session
+// and nothing is generated (GenerateResult::prefill_stopped). The chunks are the ones a
+// plain prefill uses, so the logits are the same bits with or without it.
+using PrefillProgress = std::function<bool(int64_t done, int64_t total)>;
+
 struct GenerateOptions {
   int64_t max_tokens = 256;  // generated tokens at most (the -n flag)
   bool stop_at_eog = true;   // stop after an end-of-generation token (engine.eog_ids())
   // What may be sampled (a grammar; runtime/grammar_constraint.h), advanced by each token;
   // null: anything. Not owned.
   TokenConstraint* constraint = nullptr;
+  PrefillProgress on_prefill;  // null: the prompt is prefilled in one call
   // Speculative decoding (runtime/speculative.h): the same tokens, fewer passes over the
   // weights when drafts are accepted. Off by default.
   SpeculativeOptions speculative;
@@ -33,6 +41,12 @@ struct GenerateTimings {
   double prefill_ms = 0;  // prompt prefill including its last logits
   double decode_ms = 0;   // every later forward step plus sampling
   SpeculativeStats speculative;  // the rounds of speculative decoding (zeros when off)
+  // Parts of prefill_ms + decode_ms: the sampler's time (the constraint's included), and the
+  // time spent in the constraint's calls (SetBudget, Allows, Mask, Accept); `masks`: how many
+  // steps needed the constraint's full mask (their pick was refused). Zeros when drafting.
+  double sample_ms = 0;
+  double constraint_ms = 0;
+  int64_t masks = 0;
   double prefill_tok_s() const { return prefill_ms > 0 ? prompt_tokens * 1000.0 / prefill_ms : 0; }
   // Decode speed counts the steps after the first generated token (each needs one forward).
   double decode_tok_s() const {
@@ -45,6 +59,9 @@ struct GenerateResult {
   bool stopped_at_eog = false;
   // The constraint allowed no token at all (a grammar's dead end): the generation stopped.
   bool dead_end = false;
+  // on_prefill stopped the prefill: timings.prompt_tokens tokens of the prompt were fed (and
+  // stay in the session), none were generated.
+  bool prefill_stopped = false;
   GenerateTimings timings;
 };
 

@@ -114,29 +114,33 @@ int32_t Sampler::PickAllowed(std::span<const float> logits, const std::span<cons
     if (opt_.logprobs >= 0) RecordLogprobs(scores_, t);
     return t;
   }
-  // Refused: the mask, then the same pick over the allowed tokens only. (Pick rewrote work_
-  // for its own needs, so the scores are made again.)
+  // Refused: the mask, then the same pick over the allowed tokens only, made over them alone
+  // (in id order, so ties and the draw's order are kept): a grammar's structural step allows a
+  // handful of the vocabulary, and the draw need not weigh the rest. (Pick rewrote work_ for
+  // its own needs, so the scores are made again.)
   const size_t V = logits.size();
   mask_.assign((V + 31) / 32, 0);
   constraint->Mask(mask_);
-  Score(logits, history);
-  constexpr float kOut = -std::numeric_limits<float>::infinity();
-  int32_t first_allowed = kNoToken;
-  for (size_t i = 0; i < V; ++i) {
-    if (!MaskBit(mask_, static_cast<int32_t>(i))) {
-      work_[i] = kOut;
-    } else if (first_allowed == kNoToken) {
-      first_allowed = static_cast<int32_t>(i);
+  allowed_.clear();
+  for (size_t w = 0; w < mask_.size(); ++w) {
+    for (uint32_t bits = mask_[w]; bits != 0; bits &= bits - 1) {
+      const size_t id = w * 32 + static_cast<size_t>(__builtin_ctz(bits));
+      if (id < V) allowed_.push_back(static_cast<int32_t>(id));
     }
   }
-  if (first_allowed == kNoToken) {
+  if (allowed_.empty()) {
     last_logprobs_ = {};
     return kNoToken;
   }
-  if (opt_.logprobs >= 0) scores_ = work_;
-  int32_t u = Pick();
-  // Every allowed token −inf too (NaN logits): the pick fell on an arbitrary token.
-  if (!MaskBit(mask_, u)) u = first_allowed;
+  Score(logits, history);
+  if (opt_.logprobs >= 0) {  // over the vocabulary, the refused tokens impossible
+    scores_.assign(V, -std::numeric_limits<float>::infinity());
+    for (int32_t id : allowed_) scores_[static_cast<size_t>(id)] = work_[static_cast<size_t>(id)];
+  }
+  for (size_t j = 0; j < allowed_.size(); ++j) work_[j] = work_[static_cast<size_t>(allowed_[j])];
+  work_.resize(allowed_.size());
+  // (Every allowed token −inf, from NaN logits: the pick is the first of them.)
+  const int32_t u = allowed_[static_cast<size_t>(Pick())];
   if (opt_.logprobs >= 0) RecordLogprobs(scores_, u);
   return u;
 }

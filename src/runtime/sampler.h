@@ -132,8 +132,9 @@ class Sampler {
   std::vector<float> weight_;  // e^((l − max) / T), in id order
   std::vector<float> kept_;    // the weights of the kept candidates, in idx_ order
   std::vector<int32_t> idx_;
-  std::vector<uint32_t> mask_;  // the constraint's mask, when a pick was refused
-  std::vector<float> scores_;   // logprobs: the scores a pick was made from
+  std::vector<uint32_t> mask_;     // the constraint's mask, when a pick was refused
+  std::vector<int32_t> allowed_;  // its allowed ids, in order
+  std::vector<float> scores_;     // logprobs: the scores a pick was made from
   PickLogprobs last_logprobs_;
 };
 

@@ -72,6 +72,37 @@ TEST(SamplerConstraintTest, GreedyTakesTheBestAllowedToken) {
   EXPECT_TRUE(c.accepted.empty());
 }
 
+// The filters act on the allowed tokens only (the redraw is made over them alone): top-k 2
+// of the allowed {5, 20, 33, 70} is {20, 70}, whatever the refused tokens weigh; min-p then
+// keeps only 70 when 20 is far below it. Ids past the first mask words are kept right.
+TEST(SamplerConstraintTest, FiltersActOnTheAllowedTokens) {
+  std::vector<float> logits(100, 0.0f);
+  logits[1] = 20;  // refused, the best of all
+  logits[5] = 1;
+  logits[20] = 3;
+  logits[33] = 2;
+  logits[70] = 4;
+  SamplerOptions o;
+  o.top_k = 2;
+  o.seed = 3;
+  Sampler s(o);
+  std::map<int32_t, int> seen;
+  for (int i = 0; i < 400; ++i) {
+    SetConstraint c(100, {5, 20, 33, 70});
+    seen[s.Sample(logits, {}, &c)]++;
+  }
+  EXPECT_EQ(seen.size(), 2u);
+  EXPECT_GT(seen[20], 40);  // p = 1 / (1 + e) ~ 0.27
+  EXPECT_GT(seen[70], 200);
+  o.top_k = 0;
+  o.min_p = 0.5;  // e^(3-4) = 0.37 < 0.5: only 70
+  Sampler m(o);
+  for (int i = 0; i < 50; ++i) {
+    SetConstraint c(100, {5, 20, 33, 70});
+    EXPECT_EQ(m.Sample(logits, {}, &c), 70);
+  }
+}
+
 TEST(SamplerConstraintTest, NothingAllowedIsNoToken) {
   Sampler s;
   SetConstraint none(8, {});

@@ -90,6 +90,7 @@ class Session : public Sequence {
   Sampler& sampler() { return sampler_; }
   void set_sampler(const SamplerOptions& options) { sampler_ = Sampler(options); }
   void set_prefill_chunk(int64_t chunk) { chunk_ = chunk < 1 ? 1 : chunk; }
+  int64_t prefill_chunk() const { return chunk_; }
 
  private:
   friend class EngineModel;  // feeds the KV cache and history in batches

@@ -537,12 +537,109 @@ TEST(ChatPipe, ContextPoliciesWhenTheContextIsFull) {
     ++turns;
   }
   EXPECT_EQ(turns, 6u) << drop;
+  // shift keeps the first turn (a context of 64 holds only one turn beside it: 128 here).
+  const std::string shift =
+      ScriptedChat(lines, "--temp 0 -n 8 --ignore-eos --ctx 128 --system 'Be brief.' --context-policy shift");
+  EXPECT_EQ(shift.find("error:"), std::string::npos) << shift;
+  EXPECT_NE(shift.find("oldest messages after the first turn"), std::string::npos) << shift;
+  EXPECT_NE(shift.find("shift policy"), std::string::npos) << shift;
+  EXPECT_EQ(shift.find("of 64 tokens"), std::string::npos) << shift;
   std::smatch m;
   std::string rest = drop;
   while (std::regex_search(rest, m, std::regex(R"(context: (\d+) of 64 tokens)"))) {
     EXPECT_LE(std::stoll(m[1]), 64);
     rest = m.suffix();
   }
+}
+
+// A long document for the prefill tests: about `tokens` tokens of the tiny model's vocabulary.
+std::string LongDocument(int64_t tokens) {
+  const std::string sentence = "The quick brown fox jumps over the lazy dog while the cat sleeps. ";
+  const int64_t per = TokenCount(sentence);
+  std::string text;
+  for (int64_t i = 0; i < tokens / std::max<int64_t>(1, per); ++i) text += sentence;
+  return text;
+}
+
+std::string WriteFile(const std::string& name, const std::string& text) {
+  const std::string path = TestDir() + "/" + name;
+  FILE* f = std::fopen(path.c_str(), "wb");
+  EXPECT_NE(f, nullptr);
+  std::fwrite(text.data(), 1, text.size(), f);
+  std::fclose(f);
+  return path;
+}
+
+// run -f FILE and stdin give the same greedy text; off a terminal there is no progress line,
+// and -q drops the timings line too.
+TEST(RunLongPrompt, FileAndStdinNoProgressOffATerminal) {
+  const std::string path = WriteFile("doc-small.txt", LongDocument(600));
+  const std::string args = "run -m " + TinyModel() + " --temp 0 -n 4 --chunk 64 --threads 1 ";
+  std::string from_file, from_stdin, quiet;
+  ASSERT_EQ(RunGemlet(args + "-f " + path, &from_file, "GEMLET_PROGRESS_DELAY_MS=0"), 0) << from_file;
+  const std::string out = TestDir() + "/stdin.out";
+  const int rc = std::system((std::string("GEMLET_PROGRESS_DELAY_MS=0 ") + GEMLET_BINARY + " " + args + ">" + out +
+                              " 2>&1 <" + path).c_str());
+  ASSERT_TRUE(WIFEXITED(rc) && WEXITSTATUS(rc) == 0);
+  from_stdin = ReadFileToString(out).value();
+  EXPECT_EQ(from_file.substr(0, from_file.find("prompt: ")), from_stdin.substr(0, from_stdin.find("prompt: ")));
+  EXPECT_EQ(from_file.find("prefill "), std::string::npos) << from_file;
+  EXPECT_NE(from_file.find("prompt: "), std::string::npos) << from_file;
+  ASSERT_EQ(RunGemlet(args + "-q -f " + path, &quiet), 0) << quiet;
+  EXPECT_EQ(quiet.find("prompt: "), std::string::npos) << quiet;
+  EXPECT_EQ(from_file.substr(0, from_file.find("prompt: ")), quiet) << "-q changed the text";
+  std::string err;
+  EXPECT_EQ(RunGemlet(args + "-f " + path + " -p hi", &err), 2) << err;
+  EXPECT_EQ(RunGemlet(args + "-f " + TestDir() + "/no-such-file", &err), 1) << err;
+}
+
+// On a terminal the prefill shows its progress (tokens, tok/s, ETA), and Ctrl+C stops it:
+// run reports how far it got (exit code 130).
+TEST(RunLongPrompt, ProgressOnATerminalAndCtrlCStopsThePrefill) {
+  const std::string path = WriteFile("doc-long.txt", LongDocument(60000));
+  std::vector<std::string> env = Env();
+  env.push_back("GEMLET_PROGRESS_DELAY_MS=0");
+  Pty pty({"run", "-m", TinyModel(), "-f", path, "--temp", "0", "-n", "4", "--chunk", "16", "--threads", "1"}, env);
+  ASSERT_TRUE(pty.started());
+  size_t at = 0;
+  ASSERT_TRUE(pty.WaitFor("prefill ", &at)) << pty.output();
+  ASSERT_TRUE(pty.WaitFor("tok/s, ETA ", &at)) << pty.output();
+  pty.Send("\x03");
+  ASSERT_TRUE(pty.WaitFor("interrupted during the prefill: ", &at)) << pty.output();
+  EXPECT_EQ(pty.Exit(), 130);
+}
+
+// chat /file PATH: the document is the message; Ctrl+C during its prefill stops the turn and
+// keeps what was prefilled, so the next try starts from there (stopped again here, so that
+// the test does not wait for the whole document).
+TEST(ChatPty, FileMessageProgressAndCtrlCKeepsThePrefill) {
+  const std::string path = WriteFile("doc-chat.txt", LongDocument(60000));
+  std::vector<std::string> env = Env();
+  env.push_back("GEMLET_PROGRESS_DELAY_MS=0");
+  Pty pty({"chat", "-m", TinyModel(), "--temp", "0", "-n", "2", "--ignore-eos", "--no-history", "--threads", "1",
+           "--chunk", "16", "--ctx", "131072"},
+          env);
+  size_t at = 0;
+  pty.UntilPrompt(&at);
+  Stats s[2];
+  for (Stats& st : s) {
+    pty.Line("/file " + path);
+    ASSERT_TRUE(pty.WaitFor("tok/s, ETA ", &at)) << pty.output();
+    pty.Send("\x03");
+    ASSERT_TRUE(pty.WaitFor("[interrupted]", &at)) << pty.output();
+    pty.UntilPrompt(&at);
+    pty.Line("/stats");
+    st = ParseStats(pty.UntilPrompt(&at));
+    EXPECT_EQ(st.ended, "interrupted");
+    EXPECT_EQ(st.generated, 0);
+  }
+  EXPECT_GT(s[0].position, 16);
+  EXPECT_EQ(s[1].reused, s[0].position) << "the interrupted prefill was not kept";
+  EXPECT_GT(s[1].position, s[0].position);
+  pty.Line("/file " + TestDir() + "/no-such-file");
+  EXPECT_NE(pty.UntilPrompt(&at).find("error: "), std::string::npos);
+  pty.Send("\x04");
+  EXPECT_EQ(pty.Exit(), 0);
 }
 
 TEST(ChatFlags, BadFlagsAreOneLineUsageErrors) {

@@ -7,6 +7,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <map>
+#include <memory>
 #include <random>
 #include <string>
 #include <vector>
@@ -38,8 +40,10 @@ text): for each thread count, context depth and size,
        (the prefill's wall time up to the last token's logits);
   tgN  N decode steps, one token each, tok/s;
 each the median of -r repetitions in a fresh session (the depth's tokens are prefilled
-first, untimed), taken in turns across the tests (the first repetition of every test, then
-the second, ...) so that a machine whose speed drifts weighs on every test alike. An untimed
+first, untimed; from depth 4096 on once per depth, each repetition then running in a fork
+of that session, a copy of its KV cache, so the peak resident set counts that KV twice),
+taken in turns across the tests (the first repetition of every test, then the second, ...)
+so that a machine whose speed drifts weighs on every test alike. An untimed
 warm-up run comes first. Also reports the load time (mapping the file, binding the weights),
 the process's peak resident set (VmHWM), which includes the touched pages of the mapping,
 and the process CPU time of each test (cpu s; on a busy machine, tokens ÷ (cpu s ÷ threads)
@@ -58,6 +62,10 @@ flags:
   -t LIST            thread counts (default: all cores)
   --decode-threads N threads of the decode steps (default: as -t; prefill keeps -t)
   -ub N              tokens per prefill forward pass (default 512)
+  --ctx N            the context limit of each test's session, up to the model's positions
+                     (default: what the test needs; the KV memory follows the tokens held,
+                     so a larger limit costs nothing). A test must fit: depth + size + 1
+                     positions (so tg128 at the 131,072 positions of E2B runs at -d 130943)
   --preset litert    LiteRT-LM's protocol: prefill 1024 tokens, then decode 256 tokens after
                      them, in a 2048-token context (overrides -p, -n and -d)
   --exact            the exact f32 path instead of the int8 kernels
@@ -155,6 +163,7 @@ int Run(Flags& flags) {
   const bool exact = flags.Bool({"--exact"});
   const std::string kv_type = flags.Str({"--kv-type"}, "");
   auto bw_mib = flags.Int({"--bandwidth-mib"}, 1024);
+  auto ctx_flag = flags.Int({"--ctx"}, 0);
   const std::string draft_p = flags.Str({"--draft-p"}, "");
   DraftFlags draft_flags = ReadDraftFlags(flags);
   for (const auto* r : {&p_list, &n_list, &d_list, &t_list}) {
@@ -164,6 +173,8 @@ int Run(Flags& flags) {
   if (!ubatch.ok()) return UsageError("bench", ubatch.status().message());
   if (!decode_threads.ok()) return UsageError("bench", decode_threads.status().message());
   if (!bw_mib.ok()) return UsageError("bench", bw_mib.status().message());
+  if (!ctx_flag.ok()) return UsageError("bench", ctx_flag.status().message());
+  if (*ctx_flag < 0) return UsageError("bench", "--ctx must be >= 1");
   if (*bw_mib < 0 || *bw_mib > (1 << 20)) return UsageError("bench", "--bandwidth-mib must be in [0, 1048576]");
   if (*decode_threads < 0 || *decode_threads > 1024) return UsageError("bench", "--decode-threads must be in [0, 1024]");
   if (Status st = flags.Finish(); !st.ok()) return UsageError("bench", st.message());
@@ -187,6 +198,7 @@ int Run(Flags& flags) {
   for (int64_t t : threads) {
     if (t > 1024) return UsageError("bench", "-t values must be in [0, 1024]");
   }
+  if (*ctx_flag > 0) context = *ctx_flag;
 
   // The peak resident set of the model's work, without the bandwidth probe's buffer: the
   // peak so far is kept before each probe, and the kernel's high-water mark is reset after it
@@ -255,21 +267,45 @@ int Run(Flags& flags) {
     decode_bytes = engine.model().decode_bytes_per_token();
     kv_name = KvTypesName(engine);  // "f32", "f16", "q8" or "full=q8,sliding=f16"
 
+    // Sessions prefilled to a deep depth, forked by each repetition at that depth; the limit
+    // each needs (the largest of its tests').
+    constexpr int64_t kReuseDepth = 4096;
+    std::map<int64_t, std::unique_ptr<runtime::Session>> bases;
+    std::map<int64_t, int64_t> depth_limit;
     // One measurement: prefill `depth` tokens untimed, then time `n_prompt` prefill tokens or
     // `n_gen` decode steps.
     auto measure = [&](Result1& r, uint64_t seed) -> Status {
       runtime::SessionOptions so;
       so.prefill_chunk = *ubatch;
-      so.context_limit = std::max<int64_t>(context, r.depth + r.n_prompt + r.n_gen + 1);
+      const int64_t need = r.depth + r.n_prompt + r.n_gen + 1;
+      so.context_limit = std::max<int64_t>(context, need);
       if (so.context_limit > max_pos) {
         return InvalidArgument(r.test + " needs " + std::to_string(so.context_limit) +
                                " positions, the model has " + std::to_string(max_pos));
       }
-      runtime::Session s(engine, so);
+      if (*ctx_flag > 0 && need > *ctx_flag) {
+        return InvalidArgument(r.test + " needs " + std::to_string(need) + " positions, more than --ctx " +
+                               std::to_string(*ctx_flag));
+      }
       std::vector<float> logits;
       // A decode test from depth 0 starts after one token (there is nothing to decode from).
       const int64_t pre = r.depth > 0 ? r.depth : (r.n_gen > 0 ? 1 : 0);
-      if (pre > 0) RETURN_IF_ERROR(s.Prefill(RandomTokens(pre, V, seed + 1), &logits));
+      std::unique_ptr<runtime::Session> fresh;
+      if (pre >= kReuseDepth) {
+        // Deep: the depth is prefilled once (untimed) into a session whose limit fits every
+        // test at that depth, and each repetition runs in a fork of it (a copy of its KV).
+        auto& base = bases[pre];
+        if (!base) {
+          so.context_limit = std::max(so.context_limit, depth_limit[pre]);
+          base = std::make_unique<runtime::Session>(engine, so);
+          RETURN_IF_ERROR(base->Prefill(RandomTokens(pre, V, 1), &logits));
+        }
+        ASSIGN_OR_RETURN(fresh, base->Fork());
+      } else {
+        fresh = std::make_unique<runtime::Session>(engine, so);
+        if (pre > 0) RETURN_IF_ERROR(fresh->Prefill(RandomTokens(pre, V, seed + 1), &logits));
+      }
+      runtime::Session& s = *fresh;
       if (r.n_prompt > 0) {
         const auto toks = RandomTokens(r.n_prompt, V, seed);
         const double a = Now(), c = CpuSeconds();
@@ -318,6 +354,10 @@ int Run(Flags& flags) {
       for (int64_t n : tg) {
         if (n > 0) add(0, n, d + tg_extra_depth);
       }
+    }
+    for (const Result1& r : tests) {
+      int64_t& l = depth_limit[r.depth];
+      l = std::max(l, std::max<int64_t>(context, r.depth + r.n_prompt + r.n_gen + 1));
     }
     // The repetitions go round the tests in turns (the first of every test, then the second,
     // ...), so a machine whose speed drifts (a shared host's memory bandwidth) weighs on every

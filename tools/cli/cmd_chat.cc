@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <string>
 
+#include "base/mapped_file.h"
 #include "runtime/conversation.h"
 #include "model/gemma4_image.h"
 #include "runtime/engine.h"
@@ -16,6 +17,7 @@
 #include "tools/cli/grammar_flags.h"
 #include "tools/cli/kv_type_flag.h"
 #include "tools/cli/demo_model.h"
+#include "tools/cli/prefill_progress.h"
 
 namespace gemlet::cli {
 namespace {
@@ -37,6 +39,9 @@ at the prompt:
   /image PATH           attach an image (JPEG, PNG, WebP; a model with a vision tower) to
                         the next message: {image} or <|image|> in it places the image, else
                         it comes before the text; repeatable
+  /file PATH            send the text of the file PATH as the message (a long document);
+                        its prefill shows progress, and Ctrl+C stops it keeping what was
+                        prefilled
   /stats                time to first token, prefill and decode speed, tokens prefilled by
                         the last turn, context used of the limit
   /quit                 leave (as Ctrl+D does)
@@ -69,6 +74,8 @@ flags:
                           --kv-type says otherwise)
   --no-history            do not read or write the history file
   --image-tokens N        soft tokens per /image: 70, 140, 280 (default), 560 or 1120
+  -q, --quiet             no prefill progress line (it is drawn on stderr only when that
+                          is a terminal: tokens done, tok/s, ETA)
 )" GEMLET_GRAMMAR_FLAGS_HELP GEMLET_DRAFT_FLAGS_HELP;
 
 constexpr char kUsageTail[] = R"(
@@ -89,7 +96,7 @@ const char* Usage() {
 }
 
 constexpr char kHelp[] =
-    "commands: /help, /reset, /system [TEXT], /think on|off, /save FILE, /load FILE, /image PATH, /stats, /quit\n"
+    "commands: /help, /reset, /system [TEXT], /think on|off, /save FILE, /load FILE, /image PATH, /file PATH, /stats, /quit\n"
     "Ctrl+C stops an answer, Ctrl+D exits.\n";
 
 // Model text as a terminal may show it: control characters (C0 but newline and tab, DEL, and
@@ -178,7 +185,9 @@ void PrintStats(const runtime::Conversation& conv) {
   std::printf("context: %lld of %lld tokens (%.1f%%), %zu messages, %s policy\n",
               static_cast<long long>(conv.position()), static_cast<long long>(conv.context_limit()), pct,
               conv.messages().size(),
-              conv.options().policy == runtime::ContextPolicy::kStop ? "stop" : "drop-oldest");
+              conv.options().policy == runtime::ContextPolicy::kStop    ? "stop"
+              : conv.options().policy == runtime::ContextPolicy::kShift ? "shift"
+                                                                        : "drop-oldest");
 }
 
 // Images attached with /image for the next message.
@@ -260,6 +269,7 @@ int Run(Flags& flags) {
   auto chunk = flags.Int({"--chunk"}, 256);
   const std::string kv_type = flags.Str({"--kv-type"}, "");
   const bool no_history = flags.Bool({"--no-history"});
+  const bool quiet = flags.Bool({"-q", "--quiet"});
   const bool exact = flags.Bool({"--exact"});
   auto image_tokens = flags.Int({"--image-tokens"}, 280);
   auto sampling = ReadSamplingFlags(flags);
@@ -335,8 +345,13 @@ int Run(Flags& flags) {
   }
 
   AnswerPrinter printer(tty);
+  PrefillProgressLine progress(PrefillProgressLine::Wanted(quiet));
   runtime::TurnCallbacks cb;
-  cb.on_text = [&](std::string_view text, bool thinking) { printer.Text(text, thinking); };
+  cb.on_text = [&](std::string_view text, bool thinking) {
+    progress.Clear();
+    printer.Text(text, thinking);
+  };
+  cb.on_prefill = [&](int64_t done, int64_t total) { progress.Update(done, total); };
   cb.should_stop = [] { return InterruptFlag().exchange(false); };
   bool noticed = false;
   cb.on_notice = [&](const std::string& notice) {
@@ -351,14 +366,33 @@ int Run(Flags& flags) {
     reader->Remember(line);
     size_t b = line.find_first_not_of(" \t");
     if (b == std::string::npos) continue;
-    if (line[b] == '/') {
+    std::string message = line;
+    if (line.compare(b, 6, "/file ") == 0 || line.substr(b) == "/file") {
+      // /file PATH: the file's text is the message.
+      std::string path = line.substr(std::min(line.size(), b + 6));
+      while (!path.empty() && (path.front() == ' ' || path.front() == '\t')) path.erase(path.begin());
+      while (!path.empty() && (path.back() == ' ' || path.back() == '\t')) path.pop_back();
+      if (path.empty()) {
+        std::printf("error: /file needs a file name\n");
+        std::fflush(stdout);
+        continue;
+      }
+      auto text = ReadFileToString(path);
+      if (!text.ok()) {
+        std::printf("error: %s\n", text.status().message().c_str());
+        std::fflush(stdout);
+        continue;
+      }
+      message = std::move(text).value();
+    } else if (line[b] == '/') {
       if (!Command(conv, images, line.substr(b))) break;
       continue;
     }
     InterruptFlag().store(false);
     noticed = false;
-    auto turn = conv.Send(line, images.media, cb);
+    auto turn = conv.Send(message, images.media, cb);
     images.media.clear();
+    progress.Clear();
     if (!turn.ok()) {
       printer.EndTurn(noticed);
       std::printf("error: %s\n", turn.status().message().c_str());

@@ -14,32 +14,39 @@
 #include "runtime/image_encoder.h"
 #include "runtime/session.h"
 #include "text/tokenizer.h"
+#include "base/mapped_file.h"
+#include "tools/cli/chat_input.h"
 #include "tools/cli/chat_options.h"
 #include "tools/cli/command.h"
 #include "tools/cli/draft_flags.h"
 #include "tools/cli/grammar_flags.h"
 #include "tools/cli/kv_type_flag.h"
+#include "tools/cli/prefill_progress.h"
 #include "tools/cli/verify.h"
 
 namespace gemlet::cli {
 namespace {
 
 constexpr char kUsage[] =
-    R"(usage: gemlet run [-m MODEL.gemlet] (-p PROMPT | --tokens IDS | --tokens-file IDS.npy | < FILE) [-n N] [--ctx N]
-                  [sampling flags] [--json]
+    R"(usage: gemlet run [-m MODEL.gemlet] (-p PROMPT | -f FILE | --tokens IDS | --tokens-file IDS.npy | < FILE)
+                  [-n N] [--ctx N] [sampling flags] [--json] [-q]
        gemlet run [-m MODEL.gemlet] --chat [--system TEXT] [--think] -p PROMPT ...
        gemlet run --verify
 
 Prefills the prompt, then generates token by token and streams the text to stdout until an
 end-of-generation token (the model's eog_ids: <eos>, <turn|>, <|tool_response>), N tokens
 (-n) or the end of the context (--ctx).
-Raw completion: no chat template is applied unless --chat. Timings go to stderr. The exit
-code is 0 on success, 1 on failure, 2 for bad flags, 3 when --verify fails.
+Raw completion: no chat template is applied unless --chat. Timings go to stderr. A long
+prompt's prefill shows its progress on stderr when that is a terminal (tokens done, tok/s,
+ETA; not with -q). Ctrl+C during the prefill stops it (what was prefilled is reported, exit
+code 130); during generation it stops the generation (the timings are printed, exit code 0).
+The exit code is 0 on success, 1 on failure, 2 for bad flags, 3 when --verify fails.
 
 flags:
   -m, --model FILE        a .gemlet model (gemlet convert)
   -p, --prompt TEXT       prompt text; special tokens written as text (<|turn>, ...) are
                           recognized, and <bos> is put first unless the text starts with it
+  -f, --file FILE         the prompt is the text of FILE (as -p; for long documents)
   --tokens IDS            the prompt as comma-separated token ids, fed as given
   --tokens-file FILE      the prompt as token ids in a one-dimensional int32 (or int64) .npy
                           array, fed as given (for prompts too long for a command line)
@@ -51,8 +58,11 @@ flags:
                           positions; the KV cache grows with the tokens held, not with --ctx)
   --json                  print {"ids": [...], "text": ..., "stop": "eog"|"length"|"grammar_dead_end",
                           "seed": ..., "timings": {...}} instead of streaming; "ids" includes
-                          the end-of-generation token when one ended the run, "text" does not
+                          the end-of-generation token when one ended the run, "text" does not;
+                          with --grammar/--json-schema the timings add constraint_ms (time in
+                          the grammar's calls), constraint_masks and constraint_share (of decode)
   --ignore-eos            keep generating after end-of-generation tokens
+  -q, --quiet             no prefill progress and no timings line on stderr
   --threads N             worker threads (default: all cores)
   --chunk N               prefill chunk size in tokens (default 256)
   --kv-type T             KV cache rows: f16 (default; half the memory of f32), f32, or q8
@@ -97,6 +107,7 @@ examples:
   gemlet run -m e2b.gemlet --drafter e2b-drafter.gemlet -p "Repeat: ..." --draft auto --json
   gemlet run -m e2b.gemlet --chat --system "Answer in one line." -p "Why is the sky blue?"
   gemlet run -m e2b.gemlet --chat --image cat.jpg -p "Describe this image."
+  gemlet run -m e2b.gemlet --chat -f report.txt --ctx 131072 -n 512
   gemlet run --verify
 )";
 
@@ -104,6 +115,8 @@ int Run(Flags& flags) {
   if (flags.Bool({"--verify"})) return RunVerifyCommand(flags);  // tools/cli/verify.h
   std::string model = flags.Str({"-m", "--model"}, "");
   auto prompt = flags.Str({"-p", "--prompt"});
+  const std::string prompt_file = flags.Str({"-f", "--file"}, "");
+  const bool quiet = flags.Bool({"-q", "--quiet"});
   auto tokens = flags.IntList({"--tokens"});
   const std::string tokens_file = flags.Str({"--tokens-file"}, "");
   const bool no_bos = flags.Bool({"--no-bos"});
@@ -144,13 +157,20 @@ int Run(Flags& flags) {
   // --chat/--system/--think, the prompt from stdin, the demo model without -m (chat_options.h).
   const bool have_ids = !tokens->empty() || !tokens_file.empty();
   if (!tokens->empty() && !tokens_file.empty()) return UsageError("run", "give at most one of --tokens and --tokens-file");
+  if (!prompt_file.empty()) {
+    if (prompt.has_value() || have_ids) return UsageError("run", "give one of -p PROMPT, -f FILE, --tokens IDS or --tokens-file");
+    auto text = ReadFileToString(prompt_file);
+    if (!text.ok()) return ReportError("run", text.status());
+    if (text->empty()) return UsageError("run", "-f " + prompt_file + ": the file is empty");
+    prompt = std::move(text).value();
+  }
   if (Status st = ApplyRunChatFlags(chat_flags, have_ids, &prompt, &model); !st.ok()) {
     return st.code() == ErrorCode::kInvalidArgument ? UsageError("run", st.message())
                                                     : ReportError("run", st);
   }
   if (model.empty()) return UsageError("run", "-m MODEL is required");
   if (prompt.has_value() == have_ids)
-    return UsageError("run", "give exactly one of -p PROMPT, --tokens IDS or --tokens-file IDS.npy");
+    return UsageError("run", "give exactly one of -p PROMPT, -f FILE, --tokens IDS or --tokens-file IDS.npy");
   if (prompt && prompt->empty()) return UsageError("run", "-p: the prompt is empty");
   if (*n_predict < -1) return UsageError("run", "-n must be >= 0 (or -1: until the context is full)");
   if (*ctx < 0) return UsageError("run", "--ctx must be >= 1");
@@ -276,10 +296,25 @@ int Run(Flags& flags) {
     go.constraint = constraint.get();
   }
 
+  // Ctrl+C stops the prefill (between chunks) or the generation; the progress line is drawn
+  // on a terminal only.
+  InstallInterruptHandler();
+  InterruptFlag().store(false);
+  PrefillProgressLine progress(!json && PrefillProgressLine::Wanted(quiet));
+  go.on_prefill = [&](int64_t done, int64_t total) {
+    if (InterruptFlag().load()) return false;
+    progress.Update(done, total);
+    return true;
+  };
   std::string stream_error;
   std::unique_ptr<StreamDecoder> stream;
+  bool interrupted = false;
   if (tok && !json) stream = std::make_unique<StreamDecoder>(*tok);
   auto on_token = [&](int32_t id) {
+    if (InterruptFlag().exchange(false)) {
+      interrupted = true;
+      return false;
+    }
     if (json) return true;
     if (go.stop_at_eog && engine.IsEog(id)) return true;  // the stop token is not printed
     std::string piece;
@@ -296,7 +331,14 @@ int Run(Flags& flags) {
     return true;
   };
   auto result = runtime::Generate(session, media_prompt, go, on_token);
+  progress.Clear();
   if (!result.ok()) return ReportError("run", result.status());
+  if (result->prefill_stopped) {
+    std::fprintf(stderr, "gemlet run: interrupted during the prefill: %lld of %lld prompt tokens prefilled in %.1f ms\n",
+                 static_cast<long long>(result->timings.prompt_tokens), static_cast<long long>(n_prompt),
+                 result->timings.prefill_ms);
+    return 130;
+  }
   if (!stream_error.empty()) return ReportError("run", Internal(stream_error));
   const auto& t = result->timings;
 
@@ -312,13 +354,16 @@ int Run(Flags& flags) {
     nlohmann::json j;
     j["ids"] = result->ids;
     j["text"] = text;
-    j["stop"] = result->stopped_at_eog ? "eog" : result->dead_end ? "grammar_dead_end" : "length";
+    j["stop"] = result->stopped_at_eog ? "eog"
+                : result->dead_end     ? "grammar_dead_end"
+                : interrupted          ? "interrupted"
+                                       : "length";
     j["seed"] = so.seed;
     j["prompt_tokens"] = n_prompt;
     j["timings"] = {{"prompt_tokens", t.prompt_tokens},   {"generated_tokens", t.generated_tokens},
                     {"prefill_ms", t.prefill_ms},         {"decode_ms", t.decode_ms},
                     {"prefill_tok_s", t.prefill_tok_s()}, {"decode_tok_s", t.decode_tok_s()},
-                    {"threads", engine.threads()}};
+                    {"sample_ms", t.sample_ms},           {"threads", engine.threads()}};
     if (go.speculative.mode != runtime::DraftMode::kOff) {
       const auto& sp = t.speculative;
       j["timings"]["speculative"] = {{"draft", runtime::DraftModeName(go.speculative.mode)},
@@ -333,6 +378,12 @@ int Run(Flags& flags) {
                                      {"draft_ms", sp.draft_ms},
                                      {"verify_ms", sp.verify_ms}};
     }
+    if (constraint) {
+      j["timings"]["constraint_ms"] = t.constraint_ms;
+      j["timings"]["constraint_masks"] = t.masks;
+      // The constraint's share of the generation (its calls, not the sampler's second draw).
+      j["timings"]["constraint_share"] = t.decode_ms > 0 ? t.constraint_ms / t.decode_ms : 0.0;
+    }
     std::printf("%s\n", j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     return kExitOk;
   }
@@ -343,6 +394,7 @@ int Run(Flags& flags) {
   }
   std::printf("\n");
   std::fflush(stdout);
+  if (quiet) return kExitOk;
   std::fprintf(stderr,
                "prompt: %lld tokens in %.1f ms (%.1f tok/s); generated: %lld tokens in %.1f ms (%.1f tok/s); "
                "stop: %s; %d thread%s\n",
@@ -350,6 +402,7 @@ int Run(Flags& flags) {
                static_cast<long long>(t.generated_tokens), t.decode_ms, t.decode_tok_s(),
                result->stopped_at_eog ? "end-of-generation token"
                : result->dead_end     ? "the grammar allows no next token"
+               : interrupted          ? "interrupted (Ctrl+C)"
                : *n_predict < 0       ? "the context is full"
                                       : "token limit (-n)",
                engine.threads(), engine.threads() == 1 ? "" : "s");

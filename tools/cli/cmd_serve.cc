@@ -31,6 +31,16 @@ flags:
                           any) call the API from a browser; default: no cross-origin access
   --ctx N                 context per request, prompt + reply, in tokens (default 4096)
   --max-prompt N          longest prompt accepted, in tokens (default: the context)
+  --context-overflow P    a chat prompt too long for the context:
+                            error  400 with code context_length_exceeded, OpenAI's error
+                                   (default; only when it leaves no room at all, a reply
+                                   that reaches the context's end has finish_reason length)
+                            shift  drop the oldest turns after the system messages and the
+                                   first turn (that too if need be) until the prompt leaves
+                                   room for the reply (max_tokens, else a quarter of the
+                                   context; at most half); the reply's header
+                                   X-Gemlet-Dropped-Messages counts them. Text completions
+                                   always get the error
   --slots N               requests generating at once (default 4)
   --queue N               requests waiting for a slot before 503 + Retry-After (default 16)
   --cache-sessions N      finished sessions kept for prompt-prefix reuse (default 4; 0 = off)
@@ -74,6 +84,7 @@ int Run(Flags& flags) {
   o.http.cors_origin = flags.Str({"--cors"}, "");
   auto ctx = flags.Int({"--ctx"}, 4096);
   auto max_prompt = flags.Int({"--max-prompt"}, 0);
+  const std::string overflow = flags.Str({"--context-overflow"}, "error");
   auto slots = flags.Int({"--slots"}, 4);
   auto queue = flags.Int({"--queue"}, 16);
   auto cache = flags.Int({"--cache-sessions"}, 4);
@@ -105,6 +116,11 @@ int Run(Flags& flags) {
     return UsageError("serve", "--log-format must be text or json");
   }
   if (*ctx < 16) return UsageError("serve", "--ctx must be at least 16");
+  if (overflow != "error" && overflow != "shift") {
+    return UsageError("serve", "--context-overflow must be error or shift, not '" + overflow + "'");
+  }
+  o.handlers.context_overflow = overflow == "shift" ? server::HandlerOptions::ContextOverflow::kShift
+                                                    : server::HandlerOptions::ContextOverflow::kError;
   runtime::EngineOptions kv;
   if (!ParseKvType(kv_type, &kv)) return UsageError("serve", KvTypeError(kv_type));
   o.kv_type = kv.kv_type;

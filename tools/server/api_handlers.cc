@@ -1,5 +1,6 @@
 #include "tools/server/api_handlers.h"
 
+#include <algorithm>
 #include <random>
 
 #include "tools/server/openai_format.h"
@@ -101,6 +102,26 @@ UsageTotals TotalsOf(const std::vector<JobOutcome>& outcomes) {
   return t;
 }
 
+int64_t ShiftRoom(std::optional<int64_t> max_tokens, int64_t context) {
+  const int64_t want = max_tokens ? *max_tokens : context / 4;
+  return std::max<int64_t>(1, std::min(want, context / 2));
+}
+
+std::optional<std::pair<size_t, size_t>> OldestTurn(const std::vector<ChatMessage>& messages, bool keep_first_turn) {
+  const size_t n = messages.size();
+  auto next_user = [&](size_t i) {
+    while (i < n && messages[i].role != Role::kUser) ++i;
+    return i;
+  };
+  size_t first = 0;
+  while (first < n && (messages[first].role == Role::kSystem || messages[first].role == Role::kDeveloper)) ++first;
+  if (keep_first_turn && first < n && messages[first].role == Role::kUser) first = next_user(first + 1);
+  if (first >= n) return std::nullopt;
+  const size_t end = next_user(first + 1);
+  if (end >= n) return std::nullopt;  // [first, n) holds the last user message
+  return std::make_pair(first, end);
+}
+
 HttpReply ErrorReply(const ApiError& e) {
   HttpReply r;
   r.status = e.status;
@@ -158,10 +179,36 @@ ApiOr<std::shared_ptr<JobHandle>> ApiHandlers::Start(
   return scheduler_.Submit(std::move(spec));
 }
 
-ApiOr<Started> ApiHandlers::StartChat(const ChatRequest& req) {
-  auto rendered = model_.RenderChat(req);
+ApiOr<Started> ApiHandlers::StartChat(const ChatRequest& request) {
+  auto rendered = model_.RenderChat(request);
   if (!rendered.ok()) return rendered.error();
+  // --context-overflow shift: drop the oldest turns (the first turn last) until the prompt
+  // leaves room for the reply; what is left over goes on to the limits of Start.
+  int64_t dropped = 0;
+  ChatRequest shifted;
+  if (options_.context_overflow == HandlerOptions::ContextOverflow::kShift) {
+    const int64_t context = scheduler_.max_context();
+    const int64_t room = ShiftRoom(request.max_tokens, context);
+    for (bool keep_first = true;;) {
+      const int64_t n = static_cast<int64_t>(rendered->tokens.size());
+      if (n + room <= context && (options_.max_prompt_tokens <= 0 || n <= options_.max_prompt_tokens)) break;
+      if (dropped == 0) shifted = request;
+      auto turn = OldestTurn(shifted.messages, keep_first);
+      if (!turn) {
+        if (!keep_first) break;
+        keep_first = false;  // only the first turn is left to drop
+        continue;
+      }
+      shifted.messages.erase(shifted.messages.begin() + static_cast<std::ptrdiff_t>(turn->first),
+                             shifted.messages.begin() + static_cast<std::ptrdiff_t>(turn->second));
+      dropped += static_cast<int64_t>(turn->second - turn->first);
+      rendered = model_.RenderChat(shifted);
+      if (!rendered.ok()) return rendered.error();
+    }
+  }
+  const ChatRequest& req = dropped > 0 ? shifted : request;
   Started s;
+  s.dropped_messages = dropped;
   std::vector<std::unique_ptr<runtime::TokenConstraint>> constraints;
   for (int64_t i = 0; i < req.n; ++i) {
     auto c = model_.ChatConstraint(req);
@@ -199,6 +246,9 @@ HttpReply ApiHandlers::Respond(Started started, ReplyFormat f) const {
   HttpReply reply;
   reply.content_type = f.content_type;
   reply.headers = f.headers;
+  if (started.dropped_messages > 0) {
+    reply.headers.emplace_back("X-Gemlet-Dropped-Messages", std::to_string(started.dropped_messages));
+  }
   reply.tokens = std::make_shared<ReplyTokens>();
   std::shared_ptr<JobHandle> h = started.handle;
   reply.abandon = [h] { h->Cancel(); };

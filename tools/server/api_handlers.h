@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -55,6 +56,7 @@ ApiError OutcomeError(const JobOutcome& o);
 struct Started {
   std::vector<std::shared_ptr<Generation>> gens;
   std::shared_ptr<JobHandle> handle;
+  int64_t dropped_messages = 0;  // --context-overflow shift: the oldest messages left out
 };
 
 // How an API writes a generation's reply (each API's translation file fills one in); the
@@ -89,6 +91,14 @@ struct HandlerOptions {
   double min_p = 0.0;
   // Longest prompt accepted (tokens); 0 = whatever the context holds.
   int64_t max_prompt_tokens = 0;
+  // A chat prompt that does not fit the context with room for its reply (`gemlet serve
+  // --context-overflow`): kError answers 400 with code context_length_exceeded (OpenAI's
+  // shape) when the prompt leaves no room at all; kShift first drops the oldest turns after
+  // the system messages and the first turn, as chat's --context-policy shift, until the
+  // prompt leaves ShiftRoom positions (the reply's header X-Gemlet-Dropped-Messages says how
+  // many went). Text completions have no turns: they always get the error.
+  enum class ContextOverflow { kError, kShift };
+  ContextOverflow context_overflow = ContextOverflow::kError;
   // Silence longer than this on an open response sends a keep-alive (an SSE comment, or a
   // space before a JSON body), which also reveals a closed connection.
   std::chrono::milliseconds keepalive{1000};
@@ -96,6 +106,16 @@ struct HandlerOptions {
   int64_t model_bytes = 0;  // the model file's size (Ollama's /api/tags)
   int64_t context = 0;      // tokens per request (Ollama's /api/show, /api/ps)
 };
+
+// The positions --context-overflow shift keeps free for the reply in a context of `context`
+// tokens: max_tokens if the request gives it, else a quarter of the context; at most half of
+// it and at least 1.
+int64_t ShiftRoom(std::optional<int64_t> max_tokens, int64_t context);
+// The oldest turn --context-overflow shift may drop from `messages`: [first, end) with first
+// after the leading system/developer messages and, if `keep_first_turn`, after the first user
+// message and its replies; a turn is a user message and what follows it up to the next user
+// message. The last user message and what follows it always stay. nullopt if none may go.
+std::optional<std::pair<size_t, size_t>> OldestTurn(const std::vector<ChatMessage>& messages, bool keep_first_turn);
 
 class ApiHandlers {
  public:

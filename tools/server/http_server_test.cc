@@ -426,6 +426,74 @@ TEST(HttpServerTest, ThousandGarbageRequestsAllGet4xxJson) {
   EXPECT_EQ(Json::parse(r->body)["choices"][0]["message"]["content"], "alive");
 }
 
+// --context-overflow: a chat prompt longer than the context gets OpenAI's
+// context_length_exceeded error by default; with shift the oldest turns after the system
+// message and the first turn go (the header counts them) and the model sees the rest.
+TEST(HttpServerTest, ContextOverflowErrorOrShift) {
+  auto body = [](const std::string& extra) {
+    const std::string x(40, 'x'), y(40, 'y'), z(40, 'z');
+    return R"({"model":"fake-model","max_tokens":20,"messages":[{"role":"system","content":"S"},)"
+           R"({"role":"user","content":"first )" + x + R"("},{"role":"assistant","content":"a1 )" + x + R"("},)"
+           R"({"role":"user","content":"second )" + y + R"("},{"role":"assistant","content":"a2 )" + y + R"("},)"
+           R"({"role":"user","content":"third )" + z + R"("},{"role":"assistant","content":"a3 )" + z + R"("},)"
+           R"({"role":"user","content":"last"}])" + extra + "}";
+  };
+  // The prompt the model was asked to answer (the tokens before the reply's first one).
+  auto seen = std::make_shared<std::string>();
+  auto script = [seen](const std::vector<int32_t>& tokens) -> int32_t {
+    static const std::vector<int32_t> kMark = Bytes("[assistant]");
+    if (tokens.size() >= kMark.size() && std::equal(kMark.rbegin(), kMark.rend(), tokens.rbegin())) {
+      *seen = std::string(tokens.begin(), tokens.end());
+    }
+    return testing::kEos;
+  };
+  SchedulerOptions so;
+  so.max_context = 200;  // the whole prompt is 10 + 108 + 109 + 108 + 22 = 357 tokens
+  {
+    TestServer s(so);
+    s.backend.SetScript(script);
+    httplib::Client c("127.0.0.1", s.port);
+    auto r = c.Post(kChat, body(""), "application/json");
+    ExpectJsonError(r, 400);
+    Json e = Json::parse(r->body)["error"];
+    EXPECT_EQ(e["code"], "context_length_exceeded");
+    EXPECT_EQ(e["type"], "invalid_request_error");
+    EXPECT_TRUE(seen->empty()) << "the model ran for a refused request";
+  }
+  HandlerOptions ho;
+  ho.context_overflow = HandlerOptions::ContextOverflow::kShift;
+  TestServer s(so, {}, ho);
+  s.backend.SetScript(script);
+  httplib::Client c("127.0.0.1", s.port);
+  for (const std::string stream : {"false", "true"}) {
+    seen->clear();
+    auto r = c.Post(kChat, body(R"(,"stream":)" + stream), "application/json");
+    ASSERT_TRUE(r);
+    ASSERT_EQ(r->status, 200) << r->body;
+    // 200 − 20 (max_tokens) = 180 positions for the prompt: the second and third turns go
+    // (357 − 109 − 108 = 140 tokens), the system message and the first turn stay.
+    EXPECT_EQ(r->get_header_value("X-Gemlet-Dropped-Messages"), "4");
+    EXPECT_EQ(*seen, "[system]S\n[user]first " + std::string(40, 'x') + "\n[assistant]a1 " + std::string(40, 'x') +
+                         "\n[user]last\n[assistant]");
+  }
+  // Only the first turn is there to drop: it goes too. The 168 tokens left and a quarter of
+  // the context for the reply do not fit, but the prompt does: it runs (its reply may end
+  // at the context's end, with finish_reason length). A last message longer than the
+  // context: nothing to drop, the error.
+  seen->clear();
+  auto big = c.Post(kChat,
+                    R"({"model":"fake-model","messages":[{"role":"user","content":"a"},{"role":"assistant","content":"b"},)"
+                    R"({"role":"user","content":")" + std::string(150, 'q') + R"("}]})",
+                    "application/json");
+  ASSERT_TRUE(big);
+  EXPECT_EQ(big->status, 200) << big->body;
+  EXPECT_EQ(big->get_header_value("X-Gemlet-Dropped-Messages"), "2");
+  EXPECT_EQ(*seen, "[user]" + std::string(150, 'q') + "\n[assistant]");
+  auto huge = c.Post(kChat, ChatBody("", std::string(250, 'q')), "application/json");
+  ExpectJsonError(huge, 400);
+  EXPECT_EQ(Json::parse(huge->body)["error"]["code"], "context_length_exceeded");
+}
+
 TEST(HttpServerTest, PromptAndContextLimitsGet400) {
   SchedulerOptions so;
   so.max_context = 200;  // tokens per request, prompt + reply

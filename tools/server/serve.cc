@@ -44,6 +44,11 @@ Status Serve(const ServeOptions& options) {
   eo.kv_type_sliding = options.kv_type_sliding;
   auto engine = runtime::Engine::Open(options.model_path, eo);
   if (!engine.ok()) return engine.status();
+  const int64_t positions = (*engine)->config().max_position_embeddings;
+  if (options.context > positions) {
+    return InvalidArgument("--ctx " + std::to_string(options.context) + " exceeds the model's " +
+                           std::to_string(positions) + " positions");
+  }
   const std::string alias = options.alias.empty() ? DefaultAlias(options.model_path) : options.alias;
   auto model = GemmaChatModel::Create(**engine, alias, options.context);
   if (!model.ok()) return model.status().WithContext(options.model_path);

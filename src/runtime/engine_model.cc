@@ -1,5 +1,7 @@
 #include "runtime/engine_model.h"
 
+#include "runtime/speculative.h"
+
 namespace gemlet::runtime {
 
 EngineModel::EngineModel(const Engine& engine, const SessionOptions& options)
@@ -48,6 +50,30 @@ Status EngineModel::Step(std::span<const StepPart> parts, std::span<float> logit
     s->history_.insert(s->history_.end(), p.tokens.begin(), p.tokens.end());
   }
   return Status::Ok();
+}
+
+Status EngineModel::EnableDrafting(const SpeculativeOptions& options) {
+  RETURN_IF_ERROR(CheckSpeculative(engine_, options));
+  if (!options.oracle.empty()) return InvalidArgument("the bench's oracle drafts are not for serving");
+  speculative_ = options;
+  return Status::Ok();
+}
+
+Status EngineModel::DraftRound(Sequence& seq, int32_t last, int64_t room, const RowDraw& draw, bool* more,
+                               SpeculativeStats* stats) {
+  if (!drafts()) return Unsupported("drafting is off");
+  auto& s = static_cast<Session&>(seq);
+  GEMLET_CHECK_MSG(&s.engine() == &engine_, "a sequence of another model in a draft round");
+  auto* st = dynamic_cast<DraftState*>(s.extra().get());
+  if (st == nullptr) {
+    s.extra() = std::make_unique<DraftState>(engine_, speculative_);
+    st = static_cast<DraftState*>(s.extra().get());
+  }
+  // (its h is stale after batched steps, h_pos telling: that round drafts without the drafter)
+  st->stats = {};
+  const Status status = SpeculativeRound(s, *st, last, room, 0, nullptr, draw, more);
+  stats->Add(st->stats);
+  return status;
 }
 
 }  // namespace gemlet::runtime

@@ -31,6 +31,13 @@ class EngineModel : public SequenceModel {
   Status Truncate(Sequence& seq, int64_t n) override;
   Status Step(std::span<const StepPart> parts, std::span<float> logits) override;
 
+  // Speculative decoding with `options` (mode ≠ kOff; CheckSpeculative) for sequences that
+  // decode alone: DraftRound runs SpeculativeRound with the session's DraftState.
+  Status EnableDrafting(const SpeculativeOptions& options);
+  bool drafts() const override { return speculative_.mode != DraftMode::kOff; }
+  Status DraftRound(Sequence& seq, int32_t last, int64_t room, const RowDraw& draw, bool* more,
+                    SpeculativeStats* stats) override;
+
  private:
   const Engine& engine_;
   SessionOptions options_;
@@ -39,6 +46,7 @@ class EngineModel : public SequenceModel {
   std::vector<int32_t> tokens_;
   std::vector<model::BatchSequence> seqs_;
   std::vector<int64_t> out_rows_;
+  SpeculativeOptions speculative_;
 };
 
 }  // namespace gemlet::runtime

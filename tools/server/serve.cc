@@ -42,8 +42,13 @@ Status Serve(const ServeOptions& options) {
   eo.kv_type = options.kv_type;
   eo.kv_type_full = options.kv_type_full;
   eo.kv_type_sliding = options.kv_type_sliding;
+  eo.drafter_path = options.drafter_path;
   auto engine = runtime::Engine::Open(options.model_path, eo);
   if (!engine.ok()) return engine.status();
+  runtime::SpeculativeOptions spec;
+  spec.mode = options.draft.value_or((*engine)->drafter() ? runtime::DraftMode::kAuto : runtime::DraftMode::kOff);
+  spec.draft_max = options.draft_max;
+  spec.adaptive = !options.draft_fixed;
   const int64_t positions = (*engine)->config().max_position_embeddings;
   if (options.context > positions) {
     return InvalidArgument("--ctx " + std::to_string(options.context) + " exceeds the model's " +
@@ -52,6 +57,7 @@ Status Serve(const ServeOptions& options) {
   const std::string alias = options.alias.empty() ? DefaultAlias(options.model_path) : options.alias;
   auto model = GemmaChatModel::Create(**engine, alias, options.context);
   if (!model.ok()) return model.status().WithContext(options.model_path);
+  if (spec.mode != runtime::DraftMode::kOff) RETURN_IF_ERROR((*model)->EnableDrafting(spec));
 
   Metrics metrics;
   RequestLog log(options.request_log ? stderr : nullptr, options.log_format, options.verbose);
@@ -81,12 +87,15 @@ Status Serve(const ServeOptions& options) {
     scheduler.Drain(std::chrono::milliseconds(static_cast<int64_t>(options.shutdown_grace_s * 1000)));
   });
   std::fprintf(stderr,
-               "gemlet serve: %s on http://%s:%d  (%d slot%s, context %lld tokens, %d thread%s%s)\n",
+               "gemlet serve: %s on http://%s:%d  (%d slot%s, context %lld tokens, %d thread%s%s%s)\n",
                alias.c_str(), options.http.host.c_str(), http.port(), scheduler.options().slots,
                scheduler.options().slots == 1 ? "" : "s",
                static_cast<long long>(scheduler.max_context()), (*engine)->threads(),
                (*engine)->threads() == 1 ? "" : "s",
-               options.http.api_key.empty() ? "" : ", API key required");
+               options.http.api_key.empty() ? "" : ", API key required",
+               spec.mode == runtime::DraftMode::kOff
+                   ? ""
+                   : (std::string(", draft ") + runtime::DraftModeName(spec.mode) + " when one request decodes alone").c_str());
   Status st = http.Run();
   pthread_kill(waiter.native_handle(), SIGUSR1);  // no-op if a signal already ended it
   waiter.join();

@@ -8,6 +8,7 @@
 
 #include "base/status.h"
 #include "base/tensor_type.h"
+#include "runtime/speculative_options.h"
 #include "tools/server/api_handlers.h"
 #include "tools/server/http_server.h"
 #include "tools/server/scheduler.h"
@@ -31,6 +32,13 @@ struct ServeOptions {
   bool request_log = true;
   LogFormat log_format = LogFormat::kText;
   bool verbose = false;
+  // Speculative decoding for a request that decodes alone (SchedulerOptions::speculative):
+  // the mode (none: auto when the model has a drafter, else off), drafts per round at most,
+  // fixed K, and an MTP drafter file (runtime::EngineOptions::drafter_path).
+  std::optional<runtime::DraftMode> draft;
+  int64_t draft_max = 8;
+  bool draft_fixed = false;
+  std::string drafter_path;
   HttpOptions http;
   SchedulerOptions scheduler;
   HandlerOptions handlers;

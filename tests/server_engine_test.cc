@@ -132,7 +132,9 @@ std::vector<std::vector<int32_t>> ServeGreedy(server::GemmaChatModel& model, ser
     }
   }
   for (auto& s : sinks) {
-    if (together) EXPECT_EQ(s->Wait().reason, server::FinishReason::kLength);
+    if (together) {
+      EXPECT_EQ(s->Wait().reason, server::FinishReason::kLength);
+    }
     out.push_back(s->tokens());
   }
   sched.Shutdown();

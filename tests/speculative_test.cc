@@ -241,7 +241,9 @@ TEST(Speculative, DraftingKeepsPrefillProgressAndConstraintTimings) {
     EXPECT_EQ(c.seen, r->ids);
     EXPECT_GT(r->timings.constraint_ms, 0) << runtime::DraftModeName(mode);
     EXPECT_GT(r->timings.sample_ms, 0) << runtime::DraftModeName(mode);
-    if (mode != runtime::DraftMode::kOff) EXPECT_GT(r->timings.speculative.rounds, 0);
+    if (mode != runtime::DraftMode::kOff) {
+      EXPECT_GT(r->timings.speculative.rounds, 0);
+    }
 
     // Stopped after the first chunk: nothing generated, 16 prompt tokens in the session.
     runtime::Session s2(e, runtime::SessionOptions{2048, 16});

@@ -104,8 +104,8 @@ DraftState::DraftState(const Engine& engine, const SpeculativeOptions& o)
       policy(o.draft_max),
       h(engine.config().hidden_size),
       oracle_rng(o.oracle_seed),
-      logits((kMaxDraft + 1) * engine.config().vocab_size),
-      hidden(use_mtp ? (kMaxDraft + 1) * engine.config().hidden_size : 0),
+      logits((std::clamp<int64_t>(o.draft_max, 1, kMaxDraft) + 1) * engine.config().vocab_size),
+      hidden(use_mtp ? (std::clamp<int64_t>(o.draft_max, 1, kMaxDraft) + 1) * engine.config().hidden_size : 0),
       h_next(engine.config().hidden_size) {}
 
 Status SpeculativeRound(Session& session, DraftState& st, int32_t t, int64_t room, int64_t index,

@@ -56,7 +56,8 @@ struct DraftState : Session::Extra {
   int64_t h_pos = -1;
   SpeculativeStats stats;
   std::mt19937_64 oracle_rng;
-  // Buffers: logits [K + 1, V] and hidden states [K + 1, D] of a verify pass, and the rest.
+  // Buffers: logits [K + 1, V] and hidden states [K + 1, D] of a verify pass (K ≤ draft_max),
+  // and the rest.
   std::vector<float> logits, hidden, h_next;
   std::vector<int32_t> drafts, feed, context;
   std::vector<int64_t> rows;

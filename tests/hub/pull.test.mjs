@@ -152,8 +152,8 @@ test('an interrupted pull keeps its .part file and the next pull resumes from it
   const from = hub.requests.length;
   const second = await run(['pull', 'test/flaky2'], { store });
   assert.equal(second.code, 0, second.stderr);
-  const first = cdnRequests(from).find((q) => q.url === `/cdn/${weights.sha256}`);
-  assert.match(first?.range ?? '', /^bytes=[1-9]\d*-$/);
+  const resumed = cdnRequests(from).find((q) => q.url === `/cdn/${weights.sha256}`);
+  assert.match(resumed?.range ?? "", /^bytes=[1-9]\d*-$/);
   assert.equal((await list(store))[0].name, 'test/flaky2');
 });
 
@@ -244,6 +244,7 @@ test('serve offers every stored model and loads the one a request names', async 
   s = await serve(['-m', 'test/tiny'], store);
   try {
     assert.match(s.log, /test\/tiny and 1 more model on/);
+    assert.match(s.log, /, 1 thread\)/);  // not "1 threads"
     const models = await (await fetch(`${s.url}/v1/models`)).json();
     assert.deepEqual(models.data.map((m) => m.id), ['test/tiny', 'test/gated']);
     const r = await chat(s.url, 'gpt-4o');

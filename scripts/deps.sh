@@ -13,6 +13,8 @@ GEMLET_APT_PACKAGES=(
   libedit-dev
   # image decoding (src/format/image_decode.cc): JPEG (libjpeg-turbo), PNG, WebP
   libjpeg62-turbo-dev libpng-dev libwebp-dev
+  # image URLs in server requests, behind --allow-image-urls (tools/server/image_fetch.cc)
+  libcurl4-openssl-dev
   # audio (src/format/audio_decode.cc, src/ops/log_mel.cc): libsndfile (WAV, FLAC, Ogg
   # Vorbis/Opus, MP3), libsoxr (resampling), FFTW (the log-mel features' FFT)
   libsndfile1-dev libsoxr-dev libfftw3-dev

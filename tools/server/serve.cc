@@ -50,7 +50,7 @@ Status Serve(const ServeOptions& options) {
                            std::to_string(positions) + " positions");
   }
   const std::string alias = options.alias.empty() ? DefaultAlias(options.model_path) : options.alias;
-  auto model = GemmaChatModel::Create(**engine, alias, options.context);
+  auto model = GemmaChatModel::Create(**engine, alias, options.context, options.images);
   if (!model.ok()) return model.status().WithContext(options.model_path);
 
   Metrics metrics;

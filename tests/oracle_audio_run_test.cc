@@ -17,6 +17,9 @@
 #include <string>
 #include <vector>
 
+#include "format/npy.h"
+#include "runtime/audio_encoder.h"
+#include "runtime/conversation.h"
 #include "tests/oracle_test_util.h"
 
 namespace gemlet::oracle {
@@ -113,7 +116,7 @@ TEST(OracleAudioRun, GreedyContinuationsEqualTheOracle) {
       audio += " --audio " + AudioDir() + name + ".wav";
     }
     std::string out;
-    ASSERT_EQ(RunBoth(kGemlet + " run -m " + model + " --exact --temp 0 -n 16 --ignore-eos --json --threads 2" +
+    ASSERT_EQ(RunBoth(kGemlet + " run -m " + model + " --exact --temp 0 -n 16 --ignore-eos --json --threads 1" +
                           " --tokens " + Join(Collapsed(c)) + audio,
                       &out),
               0)
@@ -132,6 +135,53 @@ TEST(OracleAudioRun, GreedyContinuationsEqualTheOracle) {
     }
     EXPECT_GE(checked, 4u) << c["clips"].dump();
   }
+}
+
+// In process: the encoder binds the tower at the first clip, encodes a content once (the soft
+// tokens are the golden ones), and a conversation's audio turn places the clip by {audio}.
+TEST(OracleAudioRun, EncoderCachesAndConversationPlacesClips) {
+  GEMLET_NEED_AUDIO_LIBS();
+  const std::string model = Converted("tiny-e2b-audio", "model.safetensors");
+  ASSERT_FALSE(model.empty());
+  auto engine = OpenEngine(model, 1);
+  ASSERT_TRUE(engine);
+  auto enc = runtime::AudioEncoder::Create(*engine);
+  EXPECT_TRUE(enc->available());
+  EXPECT_FALSE(enc->bound());
+  runtime::ConversationOptions co;
+  co.sampler.temperature = 0;
+  co.max_tokens = 3;
+  co.session = runtime::SessionOptions{1024, 64};
+  runtime::Conversation conv(*engine, *engine->tokenizer(), co);
+  ASSERT_TRUE(conv.Send("hi").ok());
+  EXPECT_FALSE(enc->bound());  // a text turn does not touch the tower
+  auto bytes = ReadFileToString(AudioDir() + "sweep.wav");
+  ASSERT_TRUE(bytes.ok());
+  const std::vector<uint8_t> b1(bytes->begin(), bytes->end()), b2 = b1;
+  auto m1 = enc->Encode(b1, "first");
+  auto m2 = enc->Encode(b2, "second");
+  ASSERT_TRUE(m1.ok() && m2.ok()) << m1.status().ToString();
+  EXPECT_EQ(enc->encodes(), 1);
+  EXPECT_EQ(*m1, *m2);
+  EXPECT_EQ((*m1)->kind, runtime::MediaKind::kAudio);
+  ASSERT_EQ((*m1)->rows, 38);
+  auto soft = ReadNpy(AudioDir() + "soft-sweep.npy");
+  ASSERT_TRUE(soft.ok());
+  ASSERT_EQ(soft->data.size(), (*m1)->data.size());
+  double max_diff = 0;
+  for (size_t i = 0; i < soft->data.size(); ++i)
+    max_diff = std::max(max_diff, std::abs(double((*m1)->data[i]) - soft->data[i]));
+  EXPECT_LE(max_diff, 5e-2);  // the fast path's tier (int8 kernels)
+  const int64_t before = conv.position();
+  auto turn = conv.Send("then {audio} what?", std::vector<runtime::MediaRef>{*m1});
+  ASSERT_TRUE(turn.ok()) << turn.status().ToString();
+  EXPECT_EQ(conv.message_media().size(), conv.messages().size());
+  EXPECT_GE(conv.position() - before, 40);  // <|audio>, 38 rows, <audio|>
+  auto bad = enc->Encode(std::vector<uint8_t>(100, 7), "audio part 2");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("audio part 2"), std::string::npos) << bad.status().message();
+  auto two = conv.Send("{audio} {audio}", std::vector<runtime::MediaRef>{*m1});
+  EXPECT_FALSE(two.ok());
 }
 
 TEST(OracleAudioRun, PlacementInTextChatAndErrors) {
@@ -188,11 +238,6 @@ std::vector<int16_t> FiveMinutes() {
   return all;
 }
 
-double Seconds(const std::string& ts) {  // 00:01:02,345 or 00:01:02.345
-  return std::stoi(ts.substr(0, 2)) * 3600.0 + std::stoi(ts.substr(3, 2)) * 60.0 + std::stod(ts.substr(6, 2)) +
-         std::stoi(ts.substr(9, 3)) / 1000.0;
-}
-
 TEST(OracleAudioRun, TranscribeFiveMinutesInWindows) {
   GEMLET_NEED_AUDIO_LIBS();
   const std::string model = Converted("tiny-e2b-audio", "model.safetensors");
@@ -201,7 +246,7 @@ TEST(OracleAudioRun, TranscribeFiveMinutesInWindows) {
   ASSERT_GT(pcm.size(), 0u);
   const std::string wav = ScratchDir() + "/five_minutes.wav";
   WriteWav16k(wav, pcm);
-  const std::string base = kGemlet + " transcribe -m " + model + " " + wav + " --max-tokens-per-second 3 --threads 2";
+  const std::string base = kGemlet + " transcribe -m " + model + " " + wav + " --max-tokens-per-second 3 --threads 1";
   std::string out;
   ASSERT_EQ(RunCommand(base + " --format verbose_json -q", &out), 0) << out;
   const auto v = nlohmann::json::parse(out);
@@ -216,7 +261,7 @@ TEST(OracleAudioRun, TranscribeFiveMinutesInWindows) {
     const double s = segs[i]["start"], e = segs[i]["end"];
     EXPECT_DOUBLE_EQ(s, prev) << i;
     EXPECT_LE(e - s, 30.0 + 1e-9) << i;
-    EXPECT_GT(e - s, 24.9) << i;
+    if (i + 1 < segs.size()) EXPECT_GT(e - s, 24.9) << i;  // a cut in the last 5 s
     // Every cut but the end falls in digital silence: the samples around it are 0.
     if (i + 1 < segs.size()) {
       const int64_t cut = std::llround(e * 16000);
@@ -232,33 +277,29 @@ TEST(OracleAudioRun, TranscribeFiveMinutesInWindows) {
   EXPECT_DOUBLE_EQ(prev, 300.0);
   EXPECT_EQ(v["text"].get<std::string>(), joined);
 
-  // The other formats hold the same text and windows (greedy: the same answers).
-  ASSERT_EQ(RunCommand(base + " --format json -q", &out), 0) << out;
-  EXPECT_EQ(nlohmann::json::parse(out)["text"], v["text"]);
-  ASSERT_EQ(RunCommand(base + " -q", &out), 0) << out;
-  EXPECT_EQ(out, v["text"].get<std::string>() + "\n");
-  const std::string srt = ScratchDir() + "/five.srt";
-  ASSERT_EQ(RunBoth(base + " --format srt -o " + srt, &out), 0) << out;
+  // The other formats, on one window (bursts.wav, 2.7 s) to keep the test short.
+  const std::string one = kGemlet + " transcribe -m " + model + " " + AudioDir() +
+                          "bursts.wav --max-tokens-per-second 3 --threads 1";
+  ASSERT_EQ(RunCommand(one + " --format verbose_json -q", &out), 0) << out;
+  const auto b = nlohmann::json::parse(out);
+  ASSERT_EQ(b["segments"].size(), 1u);
+  EXPECT_DOUBLE_EQ(b["segments"][0]["end"].get<double>(), 43211 / 16000.0);
+  EXPECT_LE(b["segments"][0]["tokens"].size(), 9u);  // ceil(3 × 2.7)
+  ASSERT_EQ(RunCommand(one + " --format json -q", &out), 0) << out;
+  EXPECT_EQ(nlohmann::json::parse(out)["text"], b["text"]);
+  ASSERT_EQ(RunCommand(one + " -q", &out), 0) << out;
+  EXPECT_EQ(out, b["text"].get<std::string>() + "\n");
+  const bool empty = b["text"].get<std::string>().empty();
+  const std::string srt = ScratchDir() + "/bursts.srt";
+  ASSERT_EQ(RunBoth(one + " --format srt -o " + srt, &out), 0) << out;
+  EXPECT_NE(out.find("[window 1/1 00:00:00.000 --> 00:00:02.701"), std::string::npos) << out;
   EXPECT_NE(out.find("real-time factor"), std::string::npos) << out;
-  EXPECT_NE(out.find("[window 1/"), std::string::npos) << out;
   auto s = ReadFileToString(srt);
   ASSERT_TRUE(s.ok());
-  const std::regex cue(R"((\d+)\n(\d\d:\d\d:\d\d,\d\d\d) --> (\d\d:\d\d:\d\d,\d\d\d)\n)");
-  size_t cues = 0;
-  for (auto it = std::sregex_iterator(s->begin(), s->end(), cue); it != std::sregex_iterator(); ++it, ++cues) {
-    EXPECT_EQ(std::stoi((*it)[1]), static_cast<int>(cues + 1));
-  }
-  size_t with_text = 0;
-  for (const auto& seg : segs) with_text += seg["text"].get<std::string>().empty() ? 0 : 1;
-  EXPECT_EQ(cues, with_text);
-  ASSERT_EQ(RunCommand(base + " --format vtt -q", &out), 0) << out;
-  EXPECT_EQ(out.rfind("WEBVTT\n\n", 0), 0u) << out;
-  const std::regex vcue(R"((\d\d:\d\d:\d\d\.\d\d\d) --> (\d\d:\d\d:\d\d\.\d\d\d)\n)");
-  size_t k = 0;
-  for (auto it = std::sregex_iterator(out.begin(), out.end(), vcue); it != std::sregex_iterator(); ++it, ++k) {
-    EXPECT_LT(Seconds((*it)[1]), Seconds((*it)[2]));
-  }
-  EXPECT_EQ(k, with_text);
+  EXPECT_EQ(*s, empty ? "" : "1\n00:00:00,000 --> 00:00:02,701\n" + b["text"].get<std::string>() + "\n\n");
+  ASSERT_EQ(RunCommand(one + " --format vtt -q", &out), 0) << out;
+  EXPECT_EQ(out, empty ? "WEBVTT\n\n"
+                       : "WEBVTT\n\n00:00:00.000 --> 00:00:02.701\n" + b["text"].get<std::string>() + "\n\n");
 
   // Bad input: a missing file, an unknown format, random bytes.
   EXPECT_EQ(RunBoth(kGemlet + " transcribe -m " + model + " " + wav + " --format docx", &out), 2) << out;

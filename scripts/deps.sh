@@ -11,6 +11,8 @@ GEMLET_APT_PACKAGES=(
   # that the aarch64 cross build compiles), Google Benchmark, JSON, HTTP server, line editing
   googletest libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev libcpp-httplib-dev
   libedit-dev
+  # downloads for `gemlet pull` (tools/hub): libcurl with OpenSSL (HTTPS)
+  libcurl4-openssl-dev
   # image decoding (src/format/image_decode.cc): JPEG (libjpeg-turbo), PNG, WebP
   libjpeg62-turbo-dev libpng-dev libwebp-dev
   # audio (src/format/audio_decode.cc, src/ops/log_mel.cc): libsndfile (WAV, FLAC, Ogg
@@ -31,6 +33,8 @@ GEMLET_APT_PACKAGES=(
   # The npm packages of the tests (openai, playwright-core, and ajv + ajv-formats, the JSON
   # Schema validator of tests/grammar/run_ajv.sh) are pinned in tests/server/package-lock.json.
   chromium
+  # tests/scaleout: replicas of `gemlet serve` behind nginx (non-root, in a temp folder)
+  nginx
 )
 
 # Prints the packages of GEMLET_APT_PACKAGES that are not installed.

@@ -4,12 +4,13 @@
 #include "tools/cli/chat_options.h"
 #include "tools/cli/command.h"
 #include "tools/cli/kv_type_flag.h"
+#include "tools/hub/model_store.h"
 #include "tools/server/serve.h"
 
 namespace gemlet::cli {
 namespace {
 
-constexpr char kUsage[] = R"usage(usage: gemlet serve -m MODEL.gemlet [--host ADDR] [--port N] [--api-key KEY] [flags]
+constexpr char kUsage[] = R"usage(usage: gemlet serve [-m MODEL] [--host ADDR] [--port N] [--api-key KEY] [flags]
 
 Serves the model over an OpenAI-compatible HTTP API until Ctrl+C (SIGINT) or SIGTERM:
   POST /v1/chat/completions   chat (streaming or not, tools, thinking via reasoning_effort)
@@ -20,13 +21,23 @@ Serves the model over an OpenAI-compatible HTTP API until Ctrl+C (SIGINT) or SIG
   GET  /v1/models, /health, /metrics (Prometheus), and a chat page at /
 Concurrent requests share each decode step (one pass over the weights for all of them).
 
+Every model of the model store (gemlet pull, gemlet list) is offered too: /v1/models and
+/api/tags list them, and a request's "model" field picks one, loaded on first use (one at a
+time besides -m's; --max-models keeps more). Requests naming no known model get the -m model,
+or without -m the most recently used one (an unknown name is then a 404).
+
 flags:
-  -m, --model FILE        a .gemlet model (gemlet convert); default: the tiny demo model
+  -m, --model FILE|NAME   a .gemlet model (gemlet convert) or a stored model's name; default:
+                          the store's models, or the tiny demo model when the store is empty
+  --max-models N          stored models kept loaded at once besides -m's, least recently used
+                          out first (default 1)
   --host ADDR             address to listen on (default 127.0.0.1: this machine only)
   --port N                TCP port (default 8080; 0 = any free port, printed at start)
   --api-key KEY           require "Authorization: Bearer KEY" on every /v1 route
                           (default: the GEMLET_API_KEY environment variable, if set)
   --alias NAME            the model id clients see (default: the file name)
+  --replica NAME          add the header X-Gemlet-Replica: NAME to every response (which
+                          replica behind a load balancer answered; tools/server/README.md)
   --cors ORIGIN           let web pages from ORIGIN (e.g. http://localhost:3000, or * for
                           any) call the API from a browser; default: no cross-origin access
   --ctx N                 context per request, prompt + reply, in tokens (default 4096)
@@ -76,12 +87,14 @@ examples:
 int Run(Flags& flags) {
   server::ServeOptions o;
   const std::string model_flag = flags.Str({"-m", "--model"}, "");
+  auto max_models = flags.Int({"--max-models"}, 1);
   o.http.host = flags.Str({"--host"}, "127.0.0.1");
   auto port = flags.Int({"--port"}, 8080);
   const char* env_key = std::getenv("GEMLET_API_KEY");
   o.http.api_key = flags.Str({"--api-key"}, env_key ? env_key : "");
   o.alias = flags.Str({"--alias"}, "");
   o.http.cors_origin = flags.Str({"--cors"}, "");
+  o.http.replica = flags.Str({"--replica"}, "");
   auto ctx = flags.Int({"--ctx"}, 4096);
   auto max_prompt = flags.Int({"--max-prompt"}, 0);
   const std::string overflow = flags.Str({"--context-overflow"}, "error");
@@ -102,7 +115,7 @@ int Run(Flags& flags) {
   auto top_k = flags.Int({"--top-k"}, 64);
   auto top_p = flags.Float({"--top-p"}, 0.95);
   auto min_p = flags.Float({"--min-p"}, 0.0);
-  for (const Status& st : {port.status(), ctx.status(), max_prompt.status(), slots.status(), queue.status(),
+  for (const Status& st : {max_models.status(), port.status(), ctx.status(), max_prompt.status(), slots.status(), queue.status(),
                            cache.status(), chunk.status(), max_body.status(), threads.status(),
                            http_threads.status(), grace.status(), temp.status(), top_k.status(), top_p.status(),
                            min_p.status()}) {
@@ -112,6 +125,9 @@ int Run(Flags& flags) {
   if (!flags.Positional().empty()) return UsageError("serve", "unexpected argument '" + flags.Positional()[0] + "'");
   if (*port < 0 || *port > 65535) return UsageError("serve", "--port must be in [0, 65535]");
   if (o.http.host.empty()) return UsageError("serve", "--host must not be empty");
+  for (char c : o.http.replica) {
+    if (c < 0x21 || c > 0x7e) return UsageError("serve", "--replica must be printable ASCII without spaces");
+  }
   if (!server::ParseLogFormat(log_format, &o.log_format)) {
     return UsageError("serve", "--log-format must be text or json");
   }
@@ -140,9 +156,20 @@ int Run(Flags& flags) {
   if (*top_p <= 0 || *top_p > 1) return UsageError("serve", "--top-p must be in (0, 1]");
   if (*min_p < 0 || *min_p > 1) return UsageError("serve", "--min-p must be in [0, 1]");
 
-  auto model = ResolveModel(model_flag, /*allow_demo=*/true);
-  if (!model.ok()) return ReportError("serve", model.status());
-  o.model_path = *model;
+  if (*max_models < 1 || *max_models > 64) return UsageError("serve", "--max-models must be in [1, 64]");
+  o.max_models = static_cast<size_t>(*max_models);
+  // The model store's models (-m NAME was made a path already, tools/cli/main.cc).
+  if (auto store = hub::ModelStore::Open(); store.ok()) {
+    for (const hub::StoredModel& m : store->List()) {
+      o.stored.push_back(server::CatalogEntry{m.name, m.path, m.bytes, m.pulled_at});
+      if (o.alias.empty() && m.path == model_flag) o.alias = m.name;  // -m NAME keeps its name
+    }
+  }
+  if (!model_flag.empty() || o.stored.empty()) {
+    auto model = ResolveModel(model_flag, /*allow_demo=*/true);
+    if (!model.ok()) return ReportError("serve", model.status());
+    o.model_path = *model;
+  }
   o.http.port = static_cast<int>(*port);
   o.http.max_body_bytes = static_cast<size_t>(*max_body);
   o.http.threads = static_cast<int>(*http_threads);

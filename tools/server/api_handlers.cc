@@ -547,11 +547,21 @@ HttpReply ApiHandlers::Detokenize(std::string_view body) {
   return JsonReply(Json{{"content", text}});
 }
 
+bool NamesModel(const std::string& name, const std::string& id) {
+  return name == id || name == id + ":latest";
+}
+
 HttpReply ApiHandlers::Models() const {
-  return JsonReply(ModelListJson(model_.id(), options_.created));
+  if (options_.catalog.empty()) return JsonReply(ModelListJson(model_.id(), options_.created));
+  Json data = Json::array();
+  for (const CatalogEntry& e : options_.catalog) data.push_back(ModelJson(e.id, e.created));
+  return JsonReply(Json{{"object", "list"}, {"data", std::move(data)}});
 }
 
 HttpReply ApiHandlers::Model(const std::string& id) const {
+  for (const CatalogEntry& e : options_.catalog) {
+    if (id == e.id) return JsonReply(ModelJson(e.id, e.created));
+  }
   if (id != model_.id()) {
     return ErrorReply(NotFound("The model '" + id + "' does not exist", "model_not_found"));
   }

@@ -82,6 +82,17 @@ struct UsageTotals {
 };
 UsageTotals TotalsOf(const std::vector<JobOutcome>& outcomes);
 
+// A model the server offers (`gemlet serve` with a model store: every stored model).
+struct CatalogEntry {
+  std::string id;    // the name requests give ("google/gemma-4-E2B-it")
+  std::string path;  // its .gemlet file
+  int64_t bytes = 0;
+  int64_t created = 0;  // Unix seconds
+};
+
+// "name" or "name:latest" (Ollama's tag) names the model `id`.
+bool NamesModel(const std::string& name, const std::string& id);
+
 struct HandlerOptions {
   ParseLimits limits;
   // Sampling defaults for fields a request leaves out (Gemma 4's generation_config).
@@ -105,6 +116,8 @@ struct HandlerOptions {
   int64_t created = 0;  // model "created" time (Unix seconds)
   int64_t model_bytes = 0;  // the model file's size (Ollama's /api/tags)
   int64_t context = 0;      // tokens per request (Ollama's /api/show, /api/ps)
+  // Every model the server offers, for /v1/models and /api/tags (empty: only this one).
+  std::vector<CatalogEntry> catalog;
 };
 
 // The positions --context-overflow shift keeps free for the reply in a context of `context`

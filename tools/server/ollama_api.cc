@@ -384,21 +384,22 @@ Json Details() {
               {"families", {"gemma4"}}, {"parameter_size", ""}, {"quantization_level", ""}};
 }
 
-// "name" or "name:latest" names the served model.
-bool NamesModel(const std::string& name, const std::string& id) {
-  return name == id || name == id + ":latest";
-}
 
 }  // namespace
 
 HttpReply OllamaTags(ApiHandlers& h) {
-  const std::string id = h.model_id();
-  return JsonReply(Json{{"models", Json::array({{{"name", id},
-                                                 {"model", id},
-                                                 {"modified_at", IsoTime(h.created() * 1000)},
-                                                 {"size", h.options().model_bytes},
-                                                 {"digest", ""},
-                                                 {"details", Details()}}})}});
+  std::vector<CatalogEntry> all = h.options().catalog;
+  if (all.empty()) all.push_back(CatalogEntry{h.model_id(), "", h.options().model_bytes, h.created()});
+  Json models = Json::array();
+  for (const CatalogEntry& e : all) {
+    models.push_back({{"name", e.id},
+                      {"model", e.id},
+                      {"modified_at", IsoTime(e.created * 1000)},
+                      {"size", e.bytes},
+                      {"digest", ""},
+                      {"details", Details()}});
+  }
+  return JsonReply(Json{{"models", std::move(models)}});
 }
 
 HttpReply OllamaPs(ApiHandlers& h) {
@@ -418,7 +419,9 @@ HttpReply OllamaShow(ApiHandlers& h, std::string_view body) {
   if (!j.ok()) return OllamaError(j.error());
   std::string name = StrField(*j, "model");
   if (name.empty() && j->contains("name") && (*j)["name"].is_string()) name = (*j)["name"].get<std::string>();
-  if (!NamesModel(name, h.model_id())) {
+  bool known = NamesModel(name, h.model_id());
+  for (const CatalogEntry& e : h.options().catalog) known = known || NamesModel(name, e.id);
+  if (!known) {
     return OllamaError(NotFound("model '" + name + "' not found", "model_not_found"));
   }
   return JsonReply(Json{{"modelfile", ""},

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "base/status.h"
 #include "base/tensor_type.h"
@@ -15,7 +16,13 @@
 namespace gemlet::server {
 
 struct ServeOptions {
+  // The model to serve; with `stored` non-empty it may be empty (then every request names
+  // one of those, and requests naming none get the most recently used).
   std::string model_path;
+  // Other models a request may name (the model store's): loaded on first use, at most
+  // max_models at once besides model_path's (least recently used first out).
+  std::vector<CatalogEntry> stored;
+  size_t max_models = 1;
   std::string alias;     // model id in the API; default: the file name without .gemlet
   int threads = 0;       // compute threads (0 = one per hardware thread)
   bool exact = false;    // f32 reference matmuls instead of the fast int8 kernels

@@ -315,6 +315,21 @@ def audio_seeds(oracle):
                      for i in range(8000, 9000, 2)), 1, 16000, bits=32, tag=3))
     put("audio_decode_fuzz", "click-cut.wav", wav(click[:4000], 1, 16000)[:1500])
     put("audio_decode_fuzz", "header-only.wav", wav(b"", 1, 16000))
+    # multipart_form_fuzz: a Content-Type line, then a transcription request's body.
+    def form(boundary, fields, wav_bytes):
+        b = b""
+        for k, v in fields:
+            b += b"--" + boundary + b"\r\nContent-Disposition: form-data; name=\"" + k + b"\"\r\n\r\n" + v + b"\r\n"
+        b += (b"--" + boundary + b"\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.wav\"\r\n"
+              b"Content-Type: audio/wav\r\n\r\n" + wav_bytes + b"\r\n--" + boundary + b"--\r\n")
+        return b"multipart/form-data; boundary=" + boundary + b"\n" + b
+    put("multipart_form_fuzz", "transcription.txt",
+        form(b"----x1", [(b"model", b"gemlet"), (b"response_format", b"srt"), (b"language", b"en")],
+             wav(click[:600], 1, 16000)))
+    put("multipart_form_fuzz", "quoted-boundary.txt",
+        form(b"a b", [(b"prompt", b"--a b")], b"RIFF"))
+    put("multipart_form_fuzz", "unterminated.txt",
+        form(b"zz", [(b"model", b"m")], b"data")[:-12])
 
 
 def main():

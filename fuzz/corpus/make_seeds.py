@@ -154,6 +154,9 @@ def npy_rows(path, rows):
 
 # Request bodies as the server tests (tests/server/*.mjs) and OpenAI clients send them.
 REQUESTS = {
+    'chat-image.json': {'messages': [{'role': 'user', 'content': [{'type': 'text', 'text': 'Compare'}, {'type': 'image_url', 'image_url': {'url': 'data:image/png;base64,iVBORw0KGgo='}}, {'type': 'text', 'text': 'and'}, {'type': 'image_url', 'image_url': 'https://example.com/a.jpg'}]}]},
+    'ollama-images.json': {'model': 'm', 'prompt': 'describe', 'images': ['aGk='], 'messages': [{'role': 'user', 'content': 'what {image}', 'images': ['aGk=', '!!']}]},
+    'anthropic-image.json': {'max_tokens': 4, 'messages': [{'role': 'user', 'content': [{'type': 'text', 'text': 'look'}, {'type': 'image', 'source': {'type': 'base64', 'media_type': 'image/jpeg', 'data': '/9j/'}}, {'type': 'image', 'source': {'type': 'url', 'url': 'http://x/y.png'}}]}]},
     'ollama-chat.json': {'model': 'm', 'stream': False, 'format': 'json', 'options': {'temperature': 0.5, 'num_predict': 8, 'stop': ['x']}, 'messages': [{'role': 'user', 'content': 'hi'}, {'role': 'assistant', 'content': '', 'tool_calls': [{'function': {'name': 'f', 'arguments': {'a': 1}}}]}, {'role': 'tool', 'content': 'ok', 'tool_name': 'f'}]},
     'anthropic-messages.json': {'model': 'm', 'max_tokens': 16, 'system': [{'type': 'text', 'text': 's'}], 'stop_sequences': ['E'], 'tool_choice': {'type': 'tool', 'name': 'f'}, 'tools': [{'name': 'f', 'input_schema': {'type': 'object'}}], 'thinking': {'type': 'enabled', 'budget_tokens': 1024}, 'messages': [{'role': 'user', 'content': 'hi'}, {'role': 'assistant', 'content': [{'type': 'tool_use', 'id': 't1', 'name': 'f', 'input': {}}]}, {'role': 'user', 'content': [{'type': 'tool_result', 'tool_use_id': 't1', 'content': 'ok'}]}]},
     "chat-basic.json": {"model": "gemlet", "messages": [{"role": "user", "content": "Hello, who are you?"}],

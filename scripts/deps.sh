@@ -11,7 +11,8 @@ GEMLET_APT_PACKAGES=(
   # that the aarch64 cross build compiles), Google Benchmark, JSON, HTTP server, line editing
   googletest libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev libcpp-httplib-dev
   libedit-dev
-  # downloads for `gemlet pull` (tools/hub): libcurl with OpenSSL (HTTPS)
+  # downloads for `gemlet pull` (tools/hub) and image URLs in server requests behind
+  # --allow-image-urls (tools/server/image_fetch.cc): libcurl with OpenSSL (HTTPS)
   libcurl4-openssl-dev
   # image decoding (src/format/image_decode.cc): JPEG (libjpeg-turbo), PNG, WebP
   libjpeg62-turbo-dev libpng-dev libwebp-dev

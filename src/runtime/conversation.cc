@@ -4,6 +4,7 @@
 #include <chrono>
 
 #include "format/gemma4_tokens.h"
+#include "runtime/audio_encoder.h"
 #include "runtime/generate.h"
 #include "runtime/grammar_constraint.h"
 #include "runtime/image_encoder.h"
@@ -100,7 +101,7 @@ void AnswerStream::Show(const ChatParser::Delta& d) {
 Conversation::Conversation(const Engine& engine, const Tokenizer& tokenizer, const ConversationOptions& options)
     : engine_(engine), tok_(tokenizer), options_(options), session_(engine, options.session) {
   session_.set_sampler(options.sampler);
-  media_kinds_ = {ImageTokens(engine)};  // indexed by MediaKind
+  media_kinds_ = MediaKindTokens(engine);  // indexed by MediaKind
 }
 
 Result<MediaPrompt> Conversation::Expand(std::vector<int32_t> tokens, bool full,
@@ -162,10 +163,13 @@ Result<TurnStats> Conversation::Send(std::string_view user_text, std::span<const
                                      const TurnCallbacks& cb) {
   const auto t_start = Clock::now();
   std::string text = Trim(user_text);
-  int64_t images = 0;
-  for (const MediaRef& m : user_media) images += m->kind == MediaKind::kImage ? 1 : 0;
+  int64_t images = 0, clips = 0;
+  for (const MediaRef& m : user_media) (m->kind == MediaKind::kImage ? images : clips) += 1;
   if (images > 0) {
     ASSIGN_OR_RETURN(text, PlaceMedia(text, images, gemma4::kImage, "{image}"));
+  }
+  if (clips > 0) {
+    ASSIGN_OR_RETURN(text, PlaceMedia(text, clips, gemma4::kAudio, "{audio}"));
   }
   const ChatMessage user = Message("user", std::move(text));
   if (user.content.empty()) return InvalidArgument("the message is empty");

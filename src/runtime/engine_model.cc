@@ -21,6 +21,9 @@ Status EngineModel::Step(std::span<const StepPart> parts, std::span<float> logit
   tokens_.clear();
   seqs_.clear();
   out_rows_.clear();
+  embed_rows_.clear();
+  embeddings_.clear();
+  const int64_t D = engine_.config().hidden_size;
   bool single_rows = true;
   for (size_t i = 0; i < parts.size(); ++i) {
     auto* s = static_cast<Session*>(parts[i].seq);
@@ -29,13 +32,25 @@ Status EngineModel::Step(std::span<const StepPart> parts, std::span<float> logit
     GEMLET_CHECK(n >= 1);
     RETURN_IF_ERROR(s->CheckRoom(n));
     single_rows = single_rows && n == 1;
+    const int64_t base = static_cast<int64_t>(tokens_.size());
     tokens_.insert(tokens_.end(), parts[i].tokens.begin(), parts[i].tokens.end());
+    if (!parts[i].media.empty()) {
+      // Media rows: their embeddings as given, the pad id's per-layer embedding (Gemma4Model.forward).
+      RETURN_IF_ERROR(GatherMediaRows(parts[i].media, n, D, &part_rows_, &part_embeddings_));
+      for (int64_t r : part_rows_) {
+        embed_rows_.push_back(base + r);
+        tokens_[base + r] = static_cast<int32_t>(engine_.config().pad_token_id);
+      }
+      embeddings_.insert(embeddings_.end(), part_embeddings_.begin(), part_embeddings_.end());
+    }
     seqs_.push_back({&s->kv_, n});
     if (parts[i].logits) out_rows_.push_back(static_cast<int64_t>(tokens_.size()) - 1);
   }
   GEMLET_CHECK(static_cast<int64_t>(logits.size()) >= static_cast<int64_t>(out_rows_.size()) * V);
   model::Batch b;
   b.tokens = tokens_;
+  b.embed_rows = embed_rows_;
+  b.embeddings = embed_rows_.empty() ? nullptr : embeddings_.data();
   b.seqs = seqs_;
   b.out_rows = out_rows_;
   b.logits = out_rows_.empty() ? nullptr : logits.data();
@@ -45,7 +60,9 @@ Status EngineModel::Step(std::span<const StepPart> parts, std::span<float> logit
   RETURN_IF_ERROR(model::Forward(engine_.model(), b, &scratch_, opt));
   for (const StepPart& p : parts) {
     auto* s = static_cast<Session*>(p.seq);
+    const int64_t base = s->position() - static_cast<int64_t>(p.tokens.size());
     s->history_.insert(s->history_.end(), p.tokens.begin(), p.tokens.end());
+    s->RecordMedia(p.media, base, static_cast<int64_t>(p.tokens.size()));
   }
   return Status::Ok();
 }

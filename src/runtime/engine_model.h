@@ -1,7 +1,8 @@
 // EngineModel: the SequenceModel (runtime/sequence_model.h) of a gemlet Engine. Its sequences
 // are Sessions; a step is one model::Forward over a batch whose rows are every part's tokens
 // (decode steps, prefill chunks and verify rows side by side), so the weights are read once
-// for all of them. Not thread-safe: one thread steps it (the server's scheduler thread).
+// for all of them; a part's media rows (StepPart::media, image soft tokens) enter as input
+// embeddings with the pad id's per-layer embedding, as Session::Prefill feeds them. Not thread-safe: one thread steps it (the server's scheduler thread).
 #pragma once
 
 #include <cstdint>
@@ -39,6 +40,8 @@ class EngineModel : public SequenceModel {
   std::vector<int32_t> tokens_;
   std::vector<model::BatchSequence> seqs_;
   std::vector<int64_t> out_rows_;
+  std::vector<int64_t> embed_rows_, part_rows_;
+  std::vector<float> embeddings_, part_embeddings_;
 };
 
 }  // namespace gemlet::runtime

@@ -5,6 +5,7 @@
 #include "tools/cli/command.h"
 #include "tools/cli/kv_type_flag.h"
 #include "tools/hub/model_store.h"
+#include "tools/server/image_fetch.h"
 #include "tools/server/serve.h"
 
 namespace gemlet::cli {
@@ -73,6 +74,11 @@ flags:
                           per layer kind: full=T,sliding=T (either part), e.g.
                           full=q8,sliding=f16: the full-attention layers hold the whole
                           context, the sliding ones a ring of the window
+  --image-tokens N        soft tokens per image part: 70, 140, 280 (default), 560 or 1120
+                          (OpenAI image_url data: URLs, Ollama images, Anthropic image blocks;
+                          the model needs a vision tower)
+  --allow-image-urls      fetch image parts given as http(s) URLs (default: refused, the
+                          server makes no requests to other hosts); 20 MB and 10 s at most
   --temp X, --top-k N, --top-p X, --min-p X
                           sampling defaults for requests that leave them out
                           (default 1.0, 64, 0.95, 0)
@@ -111,6 +117,8 @@ int Run(Flags& flags) {
   o.request_log = !flags.Bool({"--no-log"});
   o.verbose = flags.Bool({"--verbose"});
   const std::string kv_type = flags.Str({"--kv-type"}, "");
+  auto image_tokens = flags.Int({"--image-tokens"}, 280);
+  o.handlers.allow_image_urls = flags.Bool({"--allow-image-urls"});
   auto temp = flags.Float({"--temp"}, 1.0);
   auto top_k = flags.Int({"--top-k"}, 64);
   auto top_p = flags.Float({"--top-p"}, 0.95);
@@ -118,7 +126,7 @@ int Run(Flags& flags) {
   for (const Status& st : {max_models.status(), port.status(), ctx.status(), max_prompt.status(), slots.status(), queue.status(),
                            cache.status(), chunk.status(), max_body.status(), threads.status(),
                            http_threads.status(), grace.status(), temp.status(), top_k.status(), top_p.status(),
-                           min_p.status()}) {
+                           min_p.status(), image_tokens.status()}) {
     if (!st.ok()) return UsageError("serve", st.message());
   }
   if (Status st = flags.Finish(); !st.ok()) return UsageError("serve", st.message());
@@ -151,6 +159,14 @@ int Run(Flags& flags) {
   if (*threads < 0 || *threads > 1024) return UsageError("serve", "--threads must be in [0, 1024]");
   if (*http_threads < 4 || *http_threads > 4096) return UsageError("serve", "--http-threads must be in [4, 4096]");
   if (*grace < 0 || *grace > 3600) return UsageError("serve", "--shutdown-grace must be in [0, 3600]");
+  if (*image_tokens != 70 && *image_tokens != 140 && *image_tokens != 280 && *image_tokens != 560 &&
+      *image_tokens != 1120) {
+    return UsageError("serve", "--image-tokens must be 70, 140, 280, 560 or 1120");
+  }
+  o.images.tokens = *image_tokens;
+  if (o.handlers.allow_image_urls && !server::ImageFetchAvailable()) {
+    return UsageError("serve", "--allow-image-urls: this build has no libcurl (scripts/deps.sh)");
+  }
   if (*temp < 0 || *temp > 2) return UsageError("serve", "--temp must be in [0, 2]");
   if (*top_k < 0) return UsageError("serve", "--top-k must be >= 0");
   if (*top_p <= 0 || *top_p > 1) return UsageError("serve", "--top-p must be in (0, 1]");

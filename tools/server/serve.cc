@@ -56,7 +56,7 @@ Result<std::shared_ptr<ServedModel>> LoadModel(const std::string& path, const st
     return InvalidArgument(path + ": --ctx " + std::to_string(options.context) + " exceeds the model's " +
                            std::to_string(positions) + " positions");
   }
-  auto model = GemmaChatModel::Create(*m->engine_, alias, options.context);
+  auto model = GemmaChatModel::Create(*m->engine_, alias, options.context, options.images);
   if (!model.ok()) return model.status().WithContext(path);
   m->model_ = std::move(*model);
   SchedulerOptions sopt = options.scheduler;

@@ -9,6 +9,7 @@
 
 #include "base/status.h"
 #include "base/tensor_type.h"
+#include "runtime/image_encoder.h"
 #include "tools/server/api_handlers.h"
 #include "tools/server/http_server.h"
 #include "tools/server/scheduler.h"
@@ -29,6 +30,8 @@ struct ServeOptions {
   std::optional<TensorType> kv_type;  // KV cache rows (runtime::EngineOptions::kv_type)
   std::optional<TensorType> kv_type_full, kv_type_sliding;  // per layer kind (the same)
   int64_t context = 4096;  // tokens per request (prompt + reply)
+  // Image parts: the soft-token budget (--image-tokens) and the decoder's pixel budget.
+  runtime::ImageEncoderOptions images;
   // On SIGINT/SIGTERM: no new connections or requests; running generations get this long
   // to finish, then they are cut (a stream ends with finish_reason "cancelled", an error
   // event and [DONE]).

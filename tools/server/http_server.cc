@@ -379,7 +379,14 @@ HttpServer::HttpServer(ModelRouter* router_ptr, ApiHandlers* single, Metrics& me
     metrics.CountRequest(RouteLabel(req.path), res.status);
     if (log == nullptr) return;
     RequestLogEntry e;
-    e.unix_ms = t_log.unix_ms;
+    // A request refused before routing (headers cut off by the read timeout, a malformed
+    // request line) never set t_log: it is logged now, with no duration, rather than with
+    // 1970 or an earlier request's time.
+    const bool routed = t_log.unix_ms != 0;
+    e.unix_ms = routed ? t_log.unix_ms
+                       : std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
     e.method = req.method;
     e.path = req.path;
     e.status = res.status;
@@ -387,13 +394,15 @@ HttpServer::HttpServer(ModelRouter* router_ptr, ApiHandlers* single, Metrics& me
       e.prompt_tokens = t_log.tokens->prompt;
       e.completion_tokens = t_log.tokens->completion;
     }
-    e.duration_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
-                                                              t_log.start)
-                        .count();
-    e.client = req.remote_addr + ":" + std::to_string(req.remote_port);
+    e.duration_ms = routed ? std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
+                                                                       t_log.start)
+                                 .count()
+                           : 0;
+    e.client = req.remote_addr.empty() ? "-" : req.remote_addr + ":" + std::to_string(req.remote_port);
     e.user_agent = req.get_header_value("User-Agent");
     log->Request(e);
     t_log.tokens.reset();
+    t_log.unix_ms = 0;
   });
 }
 

@@ -36,14 +36,37 @@ endfunction()
 # ctest -j starts the tests in decreasing COST, which it takes from the previous run's times;
 # a fresh CI clone has none and would start them in declaration order, leaving the longest
 # ones to run alone at the end. gemlet_test_cost(NAME) gives the long tests a COST from this
-# table (seconds, roughly, in the ASan stage), so that they start first.
+# table (seconds, roughly, in the ASan stage), so that they start first. gemlet_test_cost(NAME
+# KEY) takes KEY's entry (the shards of gemlet_integration share one).
 set(GEMLET_TEST_COSTS gemlet_server_e2e=300 gemlet_cli=150 gemlet_integration=130
     gemlet_runtime=90 gemlet_kernels=55 gemlet_format=30 gemlet_convert=20)
 function(gemlet_test_cost name)
+  set(_key ${name})
+  if(ARGC GREATER 1)
+    set(_key ${ARGV1})
+  endif()
   foreach(_entry ${GEMLET_TEST_COSTS})
-    if(_entry MATCHES "^${name}=([0-9]+)$")
+    if(_entry MATCHES "^${_key}=([0-9]+)$")
       set_tests_properties(${name} PROPERTIES COST ${CMAKE_MATCH_1})
     endif()
+  endforeach()
+endfunction()
+
+# gemlet_sharded_test(NAME SHARDS TIMEOUT COMMAND...): registers COMMAND (a gtest binary and
+# its arguments) as SHARDS ctest tests NAME_1ofN ... NAME_NofN, using gtest's sharding (test i
+# of the filtered list runs in shard i mod N), so that ctest -j spreads a long binary over the
+# cores instead of leaving it to run alone at the end. Each shard is its own process: the tests
+# must not share files by fixed names (they use per-pid scratch folders). Every shard takes
+# NAME's GEMLET_TEST_COSTS entry.
+function(gemlet_sharded_test name shards timeout)
+  math(EXPR _last "${shards} - 1")
+  foreach(_i RANGE ${_last})
+    math(EXPR _n "${_i} + 1")
+    set(_test ${name}_${_n}of${shards})
+    add_test(NAME ${_test} COMMAND ${ARGN})
+    set_tests_properties(${_test} PROPERTIES TIMEOUT ${timeout}
+      ENVIRONMENT "GTEST_TOTAL_SHARDS=${shards};GTEST_SHARD_INDEX=${_i}")
+    gemlet_test_cost(${_test} ${name})
   endforeach()
 endfunction()
 

@@ -33,6 +33,26 @@ function(gemlet_layer name)
   endif()
 endfunction()
 
+# gemlet_optional_library(TARGET NAME HEADER LIBRARY): when HEADER and LIBRARY are found, TARGET
+# defines GEMLET_HAVE_<NAME>=1 (PUBLIC), includes HEADER's folder and links LIBRARY (PRIVATE)
+# and the result is TRUE in GEMLET_HAVE_<NAME> (parent scope); otherwise it is FALSE. In the
+# Arm64 cross build the multiarch headers under /usr/include come after the compiler's own
+# (GEMLET_CROSS_AFTER_INCLUDES, cmake/toolchain-aarch64.cmake), so that folder is not added.
+function(gemlet_optional_library target name header library)
+  find_path(GEMLET_${name}_INCLUDE ${header})
+  find_library(GEMLET_${name}_LIB ${library})
+  if(GEMLET_${name}_INCLUDE AND GEMLET_${name}_LIB)
+    target_compile_definitions(${target} PUBLIC GEMLET_HAVE_${name}=1)
+    if(NOT GEMLET_${name}_INCLUDE IN_LIST GEMLET_CROSS_AFTER_INCLUDES)
+      target_include_directories(${target} PRIVATE ${GEMLET_${name}_INCLUDE})
+    endif()
+    target_link_libraries(${target} PRIVATE ${GEMLET_${name}_LIB})
+    set(GEMLET_HAVE_${name} TRUE PARENT_SCOPE)
+  else()
+    set(GEMLET_HAVE_${name} FALSE PARENT_SCOPE)
+  endif()
+endfunction()
+
 # ctest -j starts the tests in decreasing COST, which it takes from the previous run's times;
 # a fresh CI clone has none and would start them in declaration order, leaving the longest
 # ones to run alone at the end. gemlet_test_cost(NAME) gives the long tests a COST from this

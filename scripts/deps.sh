@@ -23,6 +23,11 @@ GEMLET_APT_PACKAGES=(
   clang libclang-rt-14-dev
   # Arm64 cross build, run under qemu-user
   g++-aarch64-linux-gnu qemu-user
+  # the Arm64 copies of the libraries, so that the cross build decodes images and audio like the
+  # native ones and links the gemlet binary itself (Debian multiarch: gemlet_install_deps adds
+  # the arm64 architecture to dpkg first; cmake/toolchain-aarch64.cmake finds them)
+  libjpeg62-turbo-dev:arm64 libpng-dev:arm64 libwebp-dev:arm64 libsndfile1-dev:arm64
+  libsoxr-dev:arm64 libfftw3-dev:arm64 libcpp-httplib-dev:arm64 libedit-dev:arm64
   # the interactive chat tests drive a terminal
   tmux
   # ---- server issue: packages for the web UI / browser tests go here (e.g. chromium,
@@ -65,6 +70,9 @@ gemlet_install_deps() {
     sudo=(sudo)
   fi
   echo "deps: installing $missing"
+  if [[ " $missing " == *":arm64 "* ]] && ! dpkg --print-foreign-architectures | grep -qx arm64; then
+    "${sudo[@]}" dpkg --add-architecture arm64
+  fi
   # shellcheck disable=SC2086
   "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
   # shellcheck disable=SC2086

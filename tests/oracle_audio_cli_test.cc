@@ -18,25 +18,9 @@
 namespace gemlet::oracle {
 namespace {
 
-#if !(GEMLET_HAVE_SNDFILE && GEMLET_HAVE_SOXR)
-#define GEMLET_NEED_AUDIO_LIBS() GTEST_SKIP() << "built without libsndfile/libsoxr: the oracle clips cannot be decoded"
-#else
-#define GEMLET_NEED_AUDIO_LIBS() (void)0
-#endif
-
-const std::string kGemlet = std::string(GEMLET_BINARY_DIR) + "/tools/cli/gemlet";
 const std::string& AudioDir() {
   static const std::string d = OracleDir() + "tiny-e2b-audio/";
   return d;
-}
-
-int RunBoth(const std::string& cmd, std::string* out) { return RunCommand("{ " + cmd + " 2>&1; }", out); }
-
-double MaxAbs(const std::vector<float>& a, const std::vector<float>& b) {
-  EXPECT_EQ(a.size(), b.size());
-  double m = 0;
-  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) m = std::max(m, std::abs(double(a[i]) - b[i]));
-  return m;
 }
 
 TEST(OracleAudioCli, EncodeAudioAndLogitsWithAudio) {

@@ -20,14 +20,6 @@
 namespace gemlet {
 namespace {
 
-// The Arm64 cross build has no Arm64 libsndfile/libsoxr (format/CMakeLists.txt): the tests
-// that read the WAV files say they were skipped; the tower on the golden features still runs.
-#if !(GEMLET_HAVE_SNDFILE && GEMLET_HAVE_SOXR)
-#define GEMLET_NEED_AUDIO_LIBS() GTEST_SKIP() << "built without libsndfile/libsoxr: the oracle clips cannot be decoded"
-#else
-#define GEMLET_NEED_AUDIO_LIBS() (void)0
-#endif
-
 using oracle::OracleDir;
 
 const std::string& Dir() {

@@ -16,7 +16,6 @@
 namespace gemlet::oracle {
 namespace {
 
-const std::string kGemlet = std::string(GEMLET_BINARY_DIR) + "/tools/cli/gemlet";
 const std::string kAssistant = "tiny-e2b-assistant";
 
 TEST(OracleDrafterCli, DraftCommandMatchesTheRound) {

@@ -17,28 +17,9 @@
 namespace gemlet::oracle {
 namespace {
 
-// The Arm64 cross build has no Arm64 libpng/libjpeg (format/CMakeLists.txt): these tests read
-// the oracle's PNG and JPEG files, so there they cannot run, and say so.
-#if !(GEMLET_HAVE_PNG && GEMLET_HAVE_JPEG)
-#define GEMLET_NEED_IMAGE_LIBS() GTEST_SKIP() << "built without libpng/libjpeg: the oracle images cannot be decoded"
-#else
-#define GEMLET_NEED_IMAGE_LIBS() (void)0
-#endif
-
-const std::string kGemlet = std::string(GEMLET_BINARY_DIR) + "/tools/cli/gemlet";
 const std::string& VisionDir() {
   static const std::string d = OracleDir() + "tiny-e2b-vision/";
   return d;
-}
-
-// Runs the command with its stderr in the returned text.
-int RunBoth(const std::string& cmd, std::string* out) { return RunCommand("{ " + cmd + " 2>&1; }", out); }
-
-double MaxAbs(const std::vector<float>& a, const std::vector<float>& b) {
-  EXPECT_EQ(a.size(), b.size());
-  double m = 0;
-  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) m = std::max(m, std::abs(double(a[i]) - b[i]));
-  return m;
 }
 
 void WriteBytes(const std::string& path, const std::string& bytes) {

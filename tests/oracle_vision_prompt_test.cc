@@ -24,12 +24,6 @@
 namespace gemlet {
 namespace {
 
-#if !(GEMLET_HAVE_PNG && GEMLET_HAVE_JPEG)
-#define GEMLET_NEED_IMAGE_LIBS() GTEST_SKIP() << "built without libpng/libjpeg: the oracle images cannot be decoded"
-#else
-#define GEMLET_NEED_IMAGE_LIBS() (void)0
-#endif
-
 const std::string& Dir() {
   static const std::string d = oracle::OracleDir() + "tiny-e2b-vision/";
   return d;

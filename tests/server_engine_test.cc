@@ -29,14 +29,7 @@ TEST(ServerEngine, ConcurrentStreamsEqualSessionsAlone) {
   // The reference: each case's greedy continuation from a Session alone.
   std::vector<std::vector<int32_t>> want;
   for (const Case& c : o.cases) {
-    runtime::Session s(*engine, runtime::SessionOptions{256, 64});
-    runtime::SamplerOptions greedy;
-    greedy.temperature = 0;
-    s.set_sampler(greedy);
-    runtime::GenerateOptions go;
-    go.max_tokens = n;
-    go.stop_at_eog = false;
-    auto r = runtime::Generate(s, c.tokens, go);
+    auto r = GreedyAlone(*engine, runtime::MediaPrompt{c.tokens, {}}, n, 256);
     ASSERT_TRUE(r.ok()) << r.status().ToString();
     want.push_back(r->ids);
   }

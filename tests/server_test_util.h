@@ -1,5 +1,6 @@
 // A server::JobSink for the tests that drive the scheduler directly (server_engine_test.cc,
-// server_vision_test.cc): it keeps the streamed tokens and waits for the outcome.
+// server_vision_test.cc): a JobSink that keeps the streamed tokens and waits for the outcome,
+// and the reference a stream must equal: the same prompt's greedy tokens from a Session alone.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -11,6 +12,10 @@
 #include <optional>
 #include <vector>
 
+#include "base/status.h"
+#include "runtime/generate.h"
+#include "runtime/media.h"
+#include "runtime/session.h"
 #include "tools/server/scheduler.h"
 
 namespace gemlet::oracle {
@@ -43,5 +48,18 @@ class Collect : public server::JobSink {
   std::vector<int32_t> tokens_;
   std::optional<server::JobOutcome> outcome_;
 };
+
+// `n` greedy tokens of `prompt` (past end-of-turn) in a Session of its own with `ctx` positions.
+inline Result<runtime::GenerateResult> GreedyAlone(const runtime::Engine& engine, const runtime::MediaPrompt& prompt,
+                                                   int64_t n, int64_t ctx) {
+  runtime::Session s(engine, runtime::SessionOptions{ctx, 64});
+  runtime::SamplerOptions greedy;
+  greedy.temperature = 0;
+  s.set_sampler(greedy);
+  runtime::GenerateOptions go;
+  go.max_tokens = n;
+  go.stop_at_eog = false;
+  return runtime::Generate(s, prompt, go);
+}
 
 }  // namespace gemlet::oracle

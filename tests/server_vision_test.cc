@@ -62,20 +62,6 @@ server::ChatRequest Request(int prompt) {
   return req;
 }
 
-// `n` greedy tokens of `prompt` in a Session of its own (past end-of-turn): what the scheduler
-// must stream for it.
-Result<runtime::GenerateResult> GreedyAlone(const runtime::Engine& engine, const runtime::MediaPrompt& prompt,
-                                            int64_t n) {
-  runtime::Session s(engine, runtime::SessionOptions{512, 64});
-  runtime::SamplerOptions greedy;
-  greedy.temperature = 0;
-  s.set_sampler(greedy);
-  runtime::GenerateOptions go;
-  go.max_tokens = n;
-  go.stop_at_eog = false;
-  return runtime::Generate(s, prompt, go);
-}
-
 struct Fixture {
   std::unique_ptr<runtime::Engine> engine;
   std::unique_ptr<server::GemmaChatModel> model;
@@ -164,7 +150,7 @@ TEST(ServerVision, ImagePromptsInSharedStepsEqualSessionsAlone) {
   prompts.back().tokens = LoadOracle("tiny-e2b").cases[0].tokens;
   std::vector<std::vector<int32_t>> want;
   for (const auto& p : prompts) {
-    auto r = GreedyAlone(*f.engine, runtime::MediaPrompt{p.tokens, p.media}, n);
+    auto r = GreedyAlone(*f.engine, runtime::MediaPrompt{p.tokens, p.media}, n, 512);
     ASSERT_TRUE(r.ok()) << r.status().ToString();
     want.push_back(r->ids);
   }
@@ -217,7 +203,7 @@ TEST(ServerVision, ImagePromptsInSharedStepsEqualSessionsAlone) {
   submit(swapped, diff);
   o = diff->Wait();
   EXPECT_LE(o.cached_tokens, swapped.media[0].start);
-  auto alone = GreedyAlone(*f.engine, runtime::MediaPrompt{swapped.tokens, swapped.media}, n);
+  auto alone = GreedyAlone(*f.engine, runtime::MediaPrompt{swapped.tokens, swapped.media}, n, 512);
   ASSERT_TRUE(alone.ok());
   EXPECT_EQ(diff->tokens(), alone->ids);
   sched.Shutdown();

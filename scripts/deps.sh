@@ -28,6 +28,7 @@ GEMLET_APT_PACKAGES=(
   # the arm64 architecture to dpkg first; cmake/toolchain-aarch64.cmake finds them)
   libjpeg62-turbo-dev:arm64 libpng-dev:arm64 libwebp-dev:arm64 libsndfile1-dev:arm64
   libsoxr-dev:arm64 libfftw3-dev:arm64 libcpp-httplib-dev:arm64 libedit-dev:arm64
+  libcurl4-openssl-dev:arm64
   # the interactive chat tests drive a terminal
   tmux
   # ---- server issue: packages for the web UI / browser tests go here (e.g. chromium,

@@ -54,9 +54,7 @@ TEST(OracleAudioCli, EncodeAudioAndLogitsWithAudio) {
   EXPECT_LE(MaxAbs(got->data, want->data), 1e-3);
 
   // Case 4: click then sweep in one turn, from the WAV files.
-  auto text = ReadFileToString(AudioDir() + "cases.json");
-  ASSERT_TRUE(text.ok());
-  const auto c = nlohmann::json::parse(*text)["cases"][4];
+  const auto& c = OracleCases("tiny-e2b-audio")["cases"][4];
   std::string ids;
   for (int t : c["tokens"]) ids += (ids.empty() ? "" : ",") + std::to_string(t);
   const std::string logits = ScratchDir() + "/audio_logits.npy";

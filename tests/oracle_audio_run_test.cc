@@ -25,12 +25,6 @@
 namespace gemlet::oracle {
 namespace {
 
-#if !(GEMLET_HAVE_SNDFILE && GEMLET_HAVE_SOXR)
-#define GEMLET_NEED_AUDIO_LIBS() GTEST_SKIP() << "built without libsndfile/libsoxr: the oracle clips cannot be decoded"
-#else
-#define GEMLET_NEED_AUDIO_LIBS() (void)0
-#endif
-
 const std::string kGemlet = std::string(GEMLET_BINARY_DIR) + "/tools/cli/gemlet";
 const std::string& AudioDir() {
   static const std::string d = OracleDir() + "tiny-e2b-audio/";
@@ -106,9 +100,7 @@ TEST(OracleAudioRun, GreedyContinuationsEqualTheOracle) {
   GEMLET_NEED_AUDIO_LIBS();
   const std::string model = Converted("tiny-e2b-audio", "model.safetensors");
   ASSERT_FALSE(model.empty());
-  auto text = ReadFileToString(AudioDir() + "cases.json");
-  ASSERT_TRUE(text.ok());
-  const auto j = nlohmann::json::parse(*text);
+  const auto& j = OracleCases("tiny-e2b-audio");
   for (const auto& c : j["cases"]) {
     std::string audio;
     for (const auto& clip : c["clips"]) {

@@ -27,14 +27,7 @@ const std::string& Dir() {
   return d;
 }
 
-const nlohmann::json& Cases() {
-  static const nlohmann::json j = [] {
-    auto text = ReadFileToString(Dir() + "cases.json");
-    GEMLET_CHECK_MSG(text.ok(), "tiny-e2b-audio/cases.json is readable");
-    return nlohmann::json::parse(*text);
-  }();
-  return j;
-}
+const nlohmann::json& Cases() { return oracle::OracleCases("tiny-e2b-audio"); }
 
 const nlohmann::json& Clip(const std::string& name) {
   for (const auto& c : Cases()["clips"]) {

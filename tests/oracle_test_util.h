@@ -73,6 +73,20 @@ inline const std::string& OracleDir() {
   return d;
 }
 
+// The parsed cases.json of the oracle folder `variant` (e.g. "tiny-e2b-vision"), read once.
+inline const nlohmann::json& OracleCases(const std::string& variant) {
+  static std::mutex mu;
+  static std::map<std::string, nlohmann::json> cache;
+  std::lock_guard<std::mutex> lk(mu);
+  auto it = cache.find(variant);
+  if (it == cache.end()) {
+    auto text = ReadFileToString(OracleDir() + variant + "/cases.json");
+    GEMLET_CHECK_MSG(text.ok(), "the oracle's cases.json is readable");
+    it = cache.emplace(variant, nlohmann::json::parse(*text)).first;
+  }
+  return it->second;
+}
+
 struct Greedy {
   std::vector<int32_t> tokens;
   std::vector<double> gaps;

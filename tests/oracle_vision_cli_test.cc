@@ -45,9 +45,7 @@ TEST(OracleVisionCli, EncodeImageAndLogitsWithImages) {
   EXPECT_LE(MaxAbs(got->data, want->data), 1e-3);
 
   // Prompt 2: B@70 then C@70, from the image files.
-  auto text = ReadFileToString(VisionDir() + "cases.json");
-  ASSERT_TRUE(text.ok());
-  const auto p = nlohmann::json::parse(*text)["prompts"][2];
+  const auto& p = OracleCases("tiny-e2b-vision")["prompts"][2];
   std::string ids;
   for (int t : p["tokens"]) ids += (ids.empty() ? "" : ",") + std::to_string(t);
   const std::string logits = ScratchDir() + "/vision_logits.npy";
@@ -93,9 +91,7 @@ TEST(OracleVisionCli, RunWithImagesFollowsTheOracle) {
   GEMLET_NEED_IMAGE_LIBS();
   const std::string model = Converted("tiny-e2b-vision", "model.safetensors");
   ASSERT_FALSE(model.empty());
-  auto text = ReadFileToString(VisionDir() + "cases.json");
-  ASSERT_TRUE(text.ok());
-  const auto cases = nlohmann::json::parse(*text);
+  const auto& cases = OracleCases("tiny-e2b-vision");
   const std::string run = kGemlet + " run -m " + model + " --exact --threads 2 --temp 0 --json --chat --image-tokens 70 ";
   // Prompt 0 (A@70, "What is it?", the image before the text): the greedy ids until the
   // first gap under 1 (steps 0..7 here; the soft tokens come from the file, not the golden).

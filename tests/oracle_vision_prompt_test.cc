@@ -29,14 +29,7 @@ const std::string& Dir() {
   return d;
 }
 
-const nlohmann::json& Prompt(int i) {
-  static const nlohmann::json j = [] {
-    auto text = ReadFileToString(Dir() + "cases.json");
-    GEMLET_CHECK_MSG(text.ok(), "tiny-e2b-vision/cases.json is readable");
-    return nlohmann::json::parse(*text);
-  }();
-  return j["prompts"][i];
-}
+const nlohmann::json& Prompt(int i) { return oracle::OracleCases("tiny-e2b-vision")["prompts"][i]; }
 
 std::unique_ptr<runtime::Engine> OpenEngine() {
   runtime::EngineOptions eo;

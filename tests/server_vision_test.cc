@@ -19,65 +19,24 @@
 #include "runtime/image_encoder.h"
 #include "runtime/media.h"
 #include "tests/oracle_test_util.h"
+#include "tests/server_test_util.h"
 #include "tools/server/model_backend.h"
 #include "tools/server/scheduler.h"
 
 namespace gemlet::oracle {
 namespace {
 
-#if !(GEMLET_HAVE_PNG && GEMLET_HAVE_JPEG)
-#define GEMLET_NEED_IMAGE_LIBS() GTEST_SKIP() << "built without libpng/libjpeg: the oracle images cannot be decoded"
-#else
-#define GEMLET_NEED_IMAGE_LIBS() (void)0
-#endif
-
 const std::string& Dir() {
   static const std::string d = OracleDir() + "tiny-e2b-vision/";
   return d;
 }
 
-const nlohmann::json& Cases() {
-  static const nlohmann::json j = [] {
-    auto text = ReadFileToString(Dir() + "cases.json");
-    GEMLET_CHECK_MSG(text.ok(), "tiny-e2b-vision/cases.json is readable");
-    return nlohmann::json::parse(*text);
-  }();
-  return j;
-}
+const nlohmann::json& Cases() { return oracle::OracleCases("tiny-e2b-vision"); }
 
 std::vector<uint8_t> FileBytes(const std::string& name) {
   std::ifstream f(Dir() + name, std::ios::binary);
   return std::vector<uint8_t>(std::istreambuf_iterator<char>(f), {});
 }
-
-class Collect : public server::JobSink {
- public:
-  bool OnToken(int32_t t) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    tokens_.push_back(t);
-    return true;
-  }
-  void OnFinish(const server::JobOutcome& o) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    outcome_ = o;
-    cv_.notify_all();
-  }
-  server::JobOutcome Wait() {
-    std::unique_lock<std::mutex> lock(mu_);
-    EXPECT_TRUE(cv_.wait_for(lock, std::chrono::seconds(120), [&] { return outcome_.has_value(); }));
-    return outcome_.value_or(server::JobOutcome{});
-  }
-  std::vector<int32_t> tokens() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return tokens_;
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<int32_t> tokens_;
-  std::optional<server::JobOutcome> outcome_;
-};
 
 server::ImageInput Image(const std::string& file, const std::string& part, size_t offset) {
   server::ImageInput im;
@@ -191,15 +150,7 @@ TEST(ServerVision, ImagePromptsInSharedStepsEqualSessionsAlone) {
   prompts.back().tokens = LoadOracle("tiny-e2b").cases[0].tokens;
   std::vector<std::vector<int32_t>> want;
   for (const auto& p : prompts) {
-    runtime::Session s(*f.engine, runtime::SessionOptions{512, 64});
-    runtime::SamplerOptions greedy;
-    greedy.temperature = 0;
-    s.set_sampler(greedy);
-    runtime::GenerateOptions go;
-    go.max_tokens = n;
-    go.stop_at_eog = false;
-    runtime::MediaPrompt mp{p.tokens, p.media};
-    auto r = runtime::Generate(s, mp, go);
+    auto r = GreedyAlone(*f.engine, runtime::MediaPrompt{p.tokens, p.media}, n, 512);
     ASSERT_TRUE(r.ok()) << r.status().ToString();
     want.push_back(r->ids);
   }
@@ -252,14 +203,7 @@ TEST(ServerVision, ImagePromptsInSharedStepsEqualSessionsAlone) {
   submit(swapped, diff);
   o = diff->Wait();
   EXPECT_LE(o.cached_tokens, swapped.media[0].start);
-  runtime::Session s(*f.engine, runtime::SessionOptions{512, 64});
-  runtime::SamplerOptions greedy;
-  greedy.temperature = 0;
-  s.set_sampler(greedy);
-  runtime::GenerateOptions go;
-  go.max_tokens = n;
-  go.stop_at_eog = false;
-  auto alone = runtime::Generate(s, runtime::MediaPrompt{swapped.tokens, swapped.media}, go);
+  auto alone = GreedyAlone(*f.engine, runtime::MediaPrompt{swapped.tokens, swapped.media}, n, 512);
   ASSERT_TRUE(alone.ok());
   EXPECT_EQ(diff->tokens(), alone->ids);
   sched.Shutdown();

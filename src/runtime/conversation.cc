@@ -10,6 +10,7 @@
 #include "runtime/image_encoder.h"
 #include "runtime/prefix_cache.h"
 #include "runtime/session_file.h"
+#include "text/utf8.h"
 
 namespace gemlet::runtime {
 
@@ -29,14 +30,6 @@ double MsSince(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-// Surrounding ASCII whitespace removed (as the template trims messages).
-std::string Trim(std::string_view s) {
-  const char* ws = " \t\n\r\f\v";
-  const size_t b = s.find_first_not_of(ws);
-  if (b == std::string_view::npos) return "";
-  const size_t e = s.find_last_not_of(ws);
-  return std::string(s.substr(b, e - b + 1));
-}
 
 constexpr char kFormat[] = "gemlet-conversation";
 
@@ -162,7 +155,7 @@ Result<TurnStats> Conversation::Send(std::string_view user_text, const TurnCallb
 Result<TurnStats> Conversation::Send(std::string_view user_text, std::span<const MediaRef> user_media,
                                      const TurnCallbacks& cb) {
   const auto t_start = Clock::now();
-  std::string text = Trim(user_text);
+  std::string text(utf8::TrimAsciiSpace(user_text));
   int64_t images = 0, clips = 0;
   for (const MediaRef& m : user_media) (m->kind == MediaKind::kImage ? images : clips) += 1;
   if (images > 0) {

@@ -11,6 +11,7 @@
 #include "runtime/generate.h"
 #include "runtime/session.h"
 #include "text/chat_format.h"
+#include "text/utf8.h"
 
 namespace gemlet::runtime {
 
@@ -19,13 +20,6 @@ namespace {
 using Clock = std::chrono::steady_clock;
 double MsSince(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
 
-std::string Trim(std::string_view s) {
-  const char* ws = " \t\n\r\f\v";
-  const size_t b = s.find_first_not_of(ws);
-  if (b == std::string_view::npos) return "";
-  const size_t e = s.find_last_not_of(ws);
-  return std::string(s.substr(b, e - b + 1));
-}
 
 // The last `n` bytes of `text` or fewer, starting at a word (or at least a UTF-8 character).
 std::string_view Tail(std::string_view text, size_t n) {
@@ -113,7 +107,8 @@ Result<Transcript> Transcribe(AudioEncoder& encoder, std::span<const float> samp
   constexpr double kRate = model::kAudioSampleRate;
   t.duration = samples.size() / kRate;
   const std::vector<AudioWindow> windows = PlanAudioWindows(samples, model::kAudioSampleRate, options.windows);
-  std::string so_far = Trim(options.prompt);  // the context: the prompt, then the text so far
+  // The context: the prompt, then the text so far.
+  std::string so_far(utf8::TrimAsciiSpace(options.prompt));
   for (size_t i = 0; i < windows.size(); ++i) {
     const AudioWindow w = windows[i];
     const auto t0 = Clock::now();
@@ -142,7 +137,7 @@ Result<Transcript> Transcribe(AudioEncoder& encoder, std::span<const float> samp
     seg.index = turn.index;
     seg.start = w.begin / kRate;
     seg.end = w.end / kRate;
-    seg.text = Trim(answer->text);
+    seg.text = std::string(utf8::TrimAsciiSpace(answer->text));
     seg.ids = std::move(answer->ids);
     t.generated_tokens += static_cast<int64_t>(seg.ids.size());
     if (!seg.text.empty()) {

@@ -14,6 +14,7 @@ TEST(MultipartForm, Boundary) {
 }
 
 TEST(MultipartForm, FieldsAndFile) {
+  using namespace std::string_literals;  // the file's bytes hold a NUL: the literal must keep it
   const std::string body =
       "preamble\r\n"
       "--XyZ\r\n"
@@ -26,7 +27,7 @@ TEST(MultipartForm, FieldsAndFile) {
       "--XyZ\r\n"
       "Content-Disposition: form-data; name=\"response_format\"\r\n\r\n"
       "srt\r\n"
-      "--XyZ--\r\n";
+      "--XyZ--\r\n"s;
   auto f = ParseMultipartForm(std::string_view(body.data(), body.size()), "XyZ");
   ASSERT_TRUE(f.ok()) << f.status().ToString();
   ASSERT_EQ(f->parts.size(), 3u);

@@ -33,17 +33,60 @@ function(gemlet_layer name)
   endif()
 endfunction()
 
+# gemlet_optional_library(TARGET NAME HEADER LIBRARY): when HEADER and LIBRARY are found, TARGET
+# defines GEMLET_HAVE_<NAME>=1 (PUBLIC), includes HEADER's folder and links LIBRARY (PRIVATE)
+# and the result is TRUE in GEMLET_HAVE_<NAME> (parent scope); otherwise it is FALSE. In the
+# Arm64 cross build the multiarch headers under /usr/include come after the compiler's own
+# (GEMLET_CROSS_AFTER_INCLUDES, cmake/toolchain-aarch64.cmake), so that folder is not added.
+function(gemlet_optional_library target name header library)
+  find_path(GEMLET_${name}_INCLUDE ${header})
+  find_library(GEMLET_${name}_LIB ${library})
+  if(GEMLET_${name}_INCLUDE AND GEMLET_${name}_LIB)
+    target_compile_definitions(${target} PUBLIC GEMLET_HAVE_${name}=1)
+    if(NOT GEMLET_${name}_INCLUDE IN_LIST GEMLET_CROSS_AFTER_INCLUDES)
+      target_include_directories(${target} PRIVATE ${GEMLET_${name}_INCLUDE})
+    endif()
+    target_link_libraries(${target} PRIVATE ${GEMLET_${name}_LIB})
+    set(GEMLET_HAVE_${name} TRUE PARENT_SCOPE)
+  else()
+    set(GEMLET_HAVE_${name} FALSE PARENT_SCOPE)
+  endif()
+endfunction()
+
 # ctest -j starts the tests in decreasing COST, which it takes from the previous run's times;
 # a fresh CI clone has none and would start them in declaration order, leaving the longest
 # ones to run alone at the end. gemlet_test_cost(NAME) gives the long tests a COST from this
-# table (seconds, roughly, in the ASan stage), so that they start first.
+# table (seconds, roughly, in the ASan stage), so that they start first. gemlet_test_cost(NAME
+# KEY) takes KEY's entry (the shards of gemlet_integration share one).
 set(GEMLET_TEST_COSTS gemlet_server_e2e=300 gemlet_cli=150 gemlet_integration=130
     gemlet_runtime=90 gemlet_kernels=55 gemlet_format=30 gemlet_convert=20)
 function(gemlet_test_cost name)
+  set(_key ${name})
+  if(ARGC GREATER 1)
+    set(_key ${ARGV1})
+  endif()
   foreach(_entry ${GEMLET_TEST_COSTS})
-    if(_entry MATCHES "^${name}=([0-9]+)$")
+    if(_entry MATCHES "^${_key}=([0-9]+)$")
       set_tests_properties(${name} PROPERTIES COST ${CMAKE_MATCH_1})
     endif()
+  endforeach()
+endfunction()
+
+# gemlet_sharded_test(NAME SHARDS TIMEOUT COMMAND...): registers COMMAND (a gtest binary and
+# its arguments) as SHARDS ctest tests NAME_1ofN ... NAME_NofN, using gtest's sharding (test i
+# of the filtered list runs in shard i mod N), so that ctest -j spreads a long binary over the
+# cores instead of leaving it to run alone at the end. Each shard is its own process: the tests
+# must not share files by fixed names (they use per-pid scratch folders). Every shard takes
+# NAME's GEMLET_TEST_COSTS entry.
+function(gemlet_sharded_test name shards timeout)
+  math(EXPR _last "${shards} - 1")
+  foreach(_i RANGE ${_last})
+    math(EXPR _n "${_i} + 1")
+    set(_test ${name}_${_n}of${shards})
+    add_test(NAME ${_test} COMMAND ${ARGN})
+    set_tests_properties(${_test} PROPERTIES TIMEOUT ${timeout}
+      ENVIRONMENT "GTEST_TOTAL_SHARDS=${shards};GTEST_SHARD_INDEX=${_i}")
+    gemlet_test_cost(${_test} ${name})
   endforeach()
 endfunction()
 

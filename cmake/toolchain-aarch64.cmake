@@ -2,7 +2,8 @@
 # qemu-user (qemu-aarch64). Usage:
 #   cmake -S . -B build-arm -DCMAKE_TOOLCHAIN_FILE=cmake/toolchain-aarch64.cmake -DGEMLET_BENCH=OFF
 #   cmake --build build-arm --target gemlet_kernels_tests
-#   qemu-aarch64 -L /usr/aarch64-linux-gnu -cpu cortex-a72 build-arm/src/kernels/gemlet_kernels_tests
+#   qemu-aarch64 -L /usr/aarch64-linux-gnu -E LD_LIBRARY_PATH=/usr/lib/aarch64-linux-gnu \
+#     -cpu cortex-a72 build-arm/src/kernels/gemlet_kernels_tests
 # (cortex-a72: plain NEON; cortex-a76: + dotprod; max: + i8mm). ctest uses the emulator below,
 # at -cpu max; set GEMLET_QEMU_CPU to choose another CPU model. For these three models the
 # emulator also sets GEMLET_EXPECT_CPU_TIER in the guest (qemu -E), which the CPU feature and
@@ -16,6 +17,23 @@ set(CMAKE_FIND_ROOT_PATH /usr/aarch64-linux-gnu)
 set(CMAKE_FIND_ROOT_PATH_MODE_PROGRAM NEVER)
 set(CMAKE_FIND_ROOT_PATH_MODE_LIBRARY ONLY)
 set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)
+# Debian's multiarch Arm64 packages (scripts/deps.sh: libpng-dev:arm64, libsndfile1-dev:arm64,
+# libcpp-httplib-dev:arm64, ...)
+# put their libraries in /usr/lib/aarch64-linux-gnu and share /usr/include with the host's. The
+# libraries are found through the root "/" and the library architecture; their headers come
+# after the cross compiler's own (-idirafter), so that the C library's headers stay the
+# sysroot's, and the find_path results under /usr/include are not added as -I
+# (GEMLET_CROSS_AFTER_INCLUDES, see gemlet_optional_library in cmake/gemlet.cmake). At run time
+# the guest finds the libraries through LD_LIBRARY_PATH (the emulator below).
+list(APPEND CMAKE_FIND_ROOT_PATH /)
+# pkg-config (cpp-httplib) reads the Arm64 packages' .pc files, not the host's.
+set(ENV{PKG_CONFIG_LIBDIR} /usr/lib/aarch64-linux-gnu/pkgconfig:/usr/share/pkgconfig)
+set(CMAKE_LIBRARY_ARCHITECTURE aarch64-linux-gnu)
+set(GEMLET_CROSS_AFTER_INCLUDES /usr/include/aarch64-linux-gnu /usr/include)
+foreach(_dir ${GEMLET_CROSS_AFTER_INCLUDES})
+  string(APPEND CMAKE_C_FLAGS_INIT " -idirafter ${_dir}")
+  string(APPEND CMAKE_CXX_FLAGS_INIT " -idirafter ${_dir}")
+endforeach()
 # Packages: header-only ones (nlohmann_json) from the host; GoogleTest built from source.
 set(CMAKE_FIND_ROOT_PATH_MODE_PACKAGE BOTH)
 set(GTest_DIR ${CMAKE_CURRENT_LIST_DIR}/cross-gtest CACHE PATH "GTest built from /usr/src/googletest")
@@ -33,4 +51,4 @@ if(DEFINED _gemlet_qemu_tier_${_gemlet_qemu_cpu})
   set(_gemlet_qemu_env -E;GEMLET_EXPECT_CPU_TIER=${_gemlet_qemu_tier_${_gemlet_qemu_cpu}})
 endif()
 set(CMAKE_CROSSCOMPILING_EMULATOR
-    qemu-aarch64;-L;/usr/aarch64-linux-gnu;-cpu;${_gemlet_qemu_cpu};${_gemlet_qemu_env})
+    qemu-aarch64;-L;/usr/aarch64-linux-gnu;-E;LD_LIBRARY_PATH=/usr/lib/aarch64-linux-gnu;-cpu;${_gemlet_qemu_cpu};${_gemlet_qemu_env})

@@ -2,12 +2,14 @@
 // request bodies, as /v1/chat/completions and /v1/completions receive them, and the Ollama
 // and Anthropic translations (ollama_api.h, anthropic_api.h) of the same bodies. Parsing must not
 // crash, and a request it accepts must hold what the limits allow: every bound of ParseLimits,
-// and every sampling option inside the range the OpenAI API gives it.
+// every sampling option inside the range the OpenAI API gives it, and image parts that are
+// either decoded bytes or an http(s) URL, named, in order within their message's text.
 #include <cstddef>
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
 #include <string_view>
+#include <vector>
 
 #include "tools/server/anthropic_api.h"
 #include "tools/server/ollama_api.h"
@@ -31,6 +33,20 @@ void CheckSampling(const gemlet::server::SamplingOptions& s) {
   Require(s.frequency_penalty >= -2 && s.frequency_penalty <= 2, "frequency_penalty outside [-2, 2]");
   for (const auto& [id, bias] : s.logit_bias) {
     Require(id >= 0 && bias >= -100 && bias <= 100, "a logit_bias entry out of range");
+  }
+}
+
+void CheckImages(const std::vector<gemlet::server::ChatMessage>& messages) {
+  for (const auto& m : messages) {
+    size_t at = 0;
+    for (const auto& im : m.images) {
+      Require(!im.part.empty(), "an image part without a name");
+      Require(im.offset >= at && im.offset <= m.content.size(), "an image part outside its text or out of order");
+      at = im.offset;
+      Require(im.bytes.empty() != im.url.empty(), "an image part with both or neither bytes and URL");
+      Require(im.url.empty() || im.url.rfind("http://", 0) == 0 || im.url.rfind("https://", 0) == 0,
+              "an image URL that is not http(s)");
+    }
   }
 }
 
@@ -59,6 +75,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         Require(r->messages.size() <= limits.max_messages, "more messages than the limit (translated)");
         Require(r->stop.size() <= limits.max_stop, "more stop strings than the limit (translated)");
         CheckSampling(r->sampling);
+        CheckImages(r->messages);
       }
     }
   }
@@ -73,6 +90,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     Require(chat->tool_choice != gemlet::server::ToolChoice::kFunction || !chat->tool_choice_name.empty(),
             "a named tool choice without a name");
     CheckSampling(chat->sampling);
+    CheckImages(chat->messages);
   } else {
     Require(chat.error().status >= 400 && chat.error().status < 600, "an error status outside 4xx/5xx");
   }

@@ -39,7 +39,8 @@ src/grammar     src/base
 src/runtime     src/model src/text src/grammar
 tools/convert   src/model src/text
 tools/server    src/runtime
-tools/cli       tools/convert tools/server
+tools/hub       tools/convert
+tools/cli       tools/convert tools/server tools/hub
 '
 # src/text is text handling (tokenizer, UTF-8, chat format and template, output parser);
 # src/runtime the inference state above it (engine, sessions, KV caches, sampler, batching).

@@ -11,6 +11,9 @@ GEMLET_APT_PACKAGES=(
   # that the aarch64 cross build compiles), Google Benchmark, JSON, HTTP server, line editing
   googletest libgtest-dev libgmock-dev libbenchmark-dev nlohmann-json3-dev libcpp-httplib-dev
   libedit-dev
+  # downloads for `gemlet pull` (tools/hub) and image URLs in server requests behind
+  # --allow-image-urls (tools/server/image_fetch.cc): libcurl with OpenSSL (HTTPS)
+  libcurl4-openssl-dev
   # image decoding (src/format/image_decode.cc): JPEG (libjpeg-turbo), PNG, WebP
   libjpeg62-turbo-dev libpng-dev libwebp-dev
   # audio (src/format/audio_decode.cc, src/ops/log_mel.cc): libsndfile (WAV, FLAC, Ogg
@@ -20,6 +23,12 @@ GEMLET_APT_PACKAGES=(
   clang libclang-rt-14-dev
   # Arm64 cross build, run under qemu-user
   g++-aarch64-linux-gnu qemu-user
+  # the Arm64 copies of the libraries, so that the cross build decodes images and audio like the
+  # native ones and links the gemlet binary itself (Debian multiarch: gemlet_install_deps adds
+  # the arm64 architecture to dpkg first; cmake/toolchain-aarch64.cmake finds them)
+  libjpeg62-turbo-dev:arm64 libpng-dev:arm64 libwebp-dev:arm64 libsndfile1-dev:arm64
+  libsoxr-dev:arm64 libfftw3-dev:arm64 libcpp-httplib-dev:arm64 libedit-dev:arm64
+  libcurl4-openssl-dev:arm64
   # the interactive chat tests drive a terminal
   tmux
   # ---- server issue: packages for the web UI / browser tests go here (e.g. chromium,
@@ -31,6 +40,8 @@ GEMLET_APT_PACKAGES=(
   # The npm packages of the tests (openai, playwright-core, and ajv + ajv-formats, the JSON
   # Schema validator of tests/grammar/run_ajv.sh) are pinned in tests/server/package-lock.json.
   chromium
+  # tests/scaleout: replicas of `gemlet serve` behind nginx (non-root, in a temp folder)
+  nginx
 )
 
 # Prints the packages of GEMLET_APT_PACKAGES that are not installed.
@@ -60,6 +71,9 @@ gemlet_install_deps() {
     sudo=(sudo)
   fi
   echo "deps: installing $missing"
+  if [[ " $missing " == *":arm64 "* ]] && ! dpkg --print-foreign-architectures | grep -qx arm64; then
+    "${sudo[@]}" dpkg --add-architecture arm64
+  fi
   # shellcheck disable=SC2086
   "${sudo[@]}" env DEBIAN_FRONTEND=noninteractive apt-get update -q
   # shellcheck disable=SC2086

@@ -111,44 +111,12 @@ TEST_P(KvF16, LogitsCloseToF32CacheAndPrefillEqualsDecode) {
 // that never left memory, and saving the loaded session writes the same bytes.
 TEST_P(KvF16, SaveLoadContinuesIdentically) {
   const Source src = GetParam();
-  const Oracle& o = LoadOracle(src.variant);
   const std::string path = Converted(src.variant, src.file);
   ASSERT_FALSE(path.empty());
   auto e = OpenKv(path, ops::MatMulMode::kFast, std::nullopt);
   ASSERT_TRUE(e);
-  const Case& c = *std::max_element(o.cases.begin(), o.cases.end(),
-                                    [](const Case& x, const Case& y) { return x.tokens.size() < y.tokens.size(); });
-  const size_t half = c.tokens.size() / 2;
-  ASSERT_GE(half, 2u);
-  const std::vector<int32_t> head(c.tokens.begin(), c.tokens.begin() + half);
-  const std::vector<int32_t> tail(c.tokens.begin() + half, c.tokens.end());
-  runtime::Session a(*e);
-  ASSERT_EQ(a.kv_cache().type(), TensorType::kF16);
-  ASSERT_TRUE(a.Prefill(head, nullptr).ok());
-  const std::string f1 = ScratchDir() + "/kv_f16_" + src.variant + "_" + src.file + ".1.session";
-  const std::string f2 = ScratchDir() + "/kv_f16_" + src.variant + "_" + src.file + ".2.session";
-  const nlohmann::json extra = {{"messages", nlohmann::json::array()}};
-  ASSERT_TRUE(runtime::SaveSessionFile(f1, a, extra).ok());
-  runtime::Session b(*e);
-  auto loaded = runtime::LoadSessionFile(f1, &b, nullptr);
-  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
-  EXPECT_EQ(*loaded, extra);
-  ASSERT_EQ(b.position(), static_cast<int64_t>(half));
-  ASSERT_TRUE(runtime::SaveSessionFile(f2, b, extra).ok());
-  auto bytes1 = ReadFileToString(f1), bytes2 = ReadFileToString(f2);
-  ASSERT_TRUE(bytes1.ok() && bytes2.ok());
-  EXPECT_TRUE(*bytes1 == *bytes2) << "save, load, save changed the file";
-  std::vector<float> la, lb;
-  ASSERT_TRUE(a.Prefill(tail, &la, /*all_rows=*/true).ok());
-  ASSERT_TRUE(b.Prefill(tail, &lb, /*all_rows=*/true).ok());
-  EXPECT_EQ(la, lb) << "the loaded session continues differently";
-  for (int step = 0; step < 3; ++step) {  // and token by token
-    const int32_t next = static_cast<int32_t>(TopGap(la.data() + la.size() - e->config().vocab_size,
-                                                      e->config().vocab_size).first);
-    ASSERT_TRUE(a.Decode(next, &la).ok());
-    ASSERT_TRUE(b.Decode(next, &lb).ok());
-    EXPECT_EQ(la, lb) << "decode step " << step;
-  }
+  ExpectSaveLoadContinuesIdentically(*e, TensorType::kF16, LoadOracle(src.variant),
+                                     std::string("kv_f16_") + src.variant + "_" + src.file);
 }
 
 // A file saved from an f32 cache loads into an f16 session (the rows are rounded), unless a
@@ -178,32 +146,11 @@ TEST_P(KvF16, EmptySessionSavesAndLoads) {
 
 TEST_P(KvF16, F32FileIntoF16SessionChecksTheRange) {
   const Source src = GetParam();
-  const Oracle& o = LoadOracle(src.variant);
   const std::string path = Converted(src.variant, src.file);
   ASSERT_FALSE(path.empty());
-  auto e32 = OpenKv(path, ops::MatMulMode::kFast, TensorType::kF32);
-  auto e16 = OpenKv(path, ops::MatMulMode::kFast, TensorType::kF16);
-  ASSERT_TRUE(e32 && e16);
-  const Case& c = o.cases.front();
-  runtime::Session a(*e32);
-  ASSERT_TRUE(a.Prefill(c.tokens, nullptr).ok());
-  const std::string f = ScratchDir() + "/kv_f32_" + src.variant + "_" + src.file + ".session";
-  ASSERT_TRUE(runtime::SaveSessionFile(f, a, nlohmann::json::object()).ok());
-  runtime::Session b(*e16);
-  ASSERT_TRUE(runtime::LoadSessionFile(f, &b, nullptr).ok());
-  EXPECT_EQ(b.position(), a.position());
-  // The last V value of the last layer becomes 70000 (f16's largest finite value is 65504);
-  // the checksum (FNV-1a 64 of every byte before it) is recomputed so that only the range
-  // check can refuse the file.
-  const std::string g = WithLastKvValue(f, 70000.0f);
-  ASSERT_FALSE(g.empty());
-  runtime::Session c16(*e16), c32(*e32);
-  auto r16 = runtime::LoadSessionFile(g, &c16, nullptr);
-  ASSERT_FALSE(r16.ok());
-  EXPECT_EQ(r16.status().code(), ErrorCode::kInvalidArgument);
-  EXPECT_NE(r16.status().message().find("f16 range"), std::string::npos) << r16.status().message();
-  EXPECT_EQ(c16.position(), 0);
-  EXPECT_TRUE(runtime::LoadSessionFile(g, &c32, nullptr).ok());
+  // 70000: f16's largest finite value is 65504.
+  ExpectF32FileRangeChecked(path, TensorType::kF16, 70000.0f, "f16 range", LoadOracle(src.variant),
+                            std::string("kv_f32_") + src.variant + "_" + src.file);
 }
 
 INSTANTIATE_TEST_SUITE_P(Gguf, KvF16,

@@ -89,43 +89,12 @@ TEST_P(KvQ8, LogitsCloseToF16CacheAndPrefillEqualsDecode) {
 // that never left memory, and saving the loaded session writes the same bytes.
 TEST_P(KvQ8, SaveLoadContinuesIdentically) {
   const Source src = GetParam();
-  const Oracle& o = LoadOracle(src.variant);
   const std::string path = Converted(src.variant, src.file);
   ASSERT_FALSE(path.empty());
   auto e = OpenKv(path, ops::MatMulMode::kFast, TensorType::kQ8);
   ASSERT_TRUE(e);
-  const Case& c = *std::max_element(o.cases.begin(), o.cases.end(),
-                                    [](const Case& x, const Case& y) { return x.tokens.size() < y.tokens.size(); });
-  const size_t half = c.tokens.size() / 2;
-  ASSERT_GE(half, 2u);
-  const std::vector<int32_t> head(c.tokens.begin(), c.tokens.begin() + half);
-  const std::vector<int32_t> tail(c.tokens.begin() + half, c.tokens.end());
-  runtime::Session a(*e);
-  ASSERT_EQ(a.kv_cache().type(), TensorType::kQ8);
-  ASSERT_TRUE(a.Prefill(head, nullptr).ok());
-  const std::string f1 = ScratchDir() + "/kv_q8_" + src.variant + "_" + src.file + ".1.session";
-  const std::string f2 = ScratchDir() + "/kv_q8_" + src.variant + "_" + src.file + ".2.session";
-  const nlohmann::json extra = {{"messages", nlohmann::json::array()}};
-  ASSERT_TRUE(runtime::SaveSessionFile(f1, a, extra).ok());
-  runtime::Session b(*e);
-  auto loaded = runtime::LoadSessionFile(f1, &b, nullptr);
-  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
-  ASSERT_EQ(b.position(), static_cast<int64_t>(half));
-  ASSERT_TRUE(runtime::SaveSessionFile(f2, b, extra).ok());
-  auto bytes1 = ReadFileToString(f1), bytes2 = ReadFileToString(f2);
-  ASSERT_TRUE(bytes1.ok() && bytes2.ok());
-  EXPECT_TRUE(*bytes1 == *bytes2) << "save, load, save changed the file";
-  std::vector<float> la, lb;
-  ASSERT_TRUE(a.Prefill(tail, &la, /*all_rows=*/true).ok());
-  ASSERT_TRUE(b.Prefill(tail, &lb, /*all_rows=*/true).ok());
-  EXPECT_EQ(la, lb) << "the loaded session continues differently";
-  for (int step = 0; step < 3; ++step) {  // and token by token
-    const int32_t next = static_cast<int32_t>(TopGap(la.data() + la.size() - e->config().vocab_size,
-                                                      e->config().vocab_size).first);
-    ASSERT_TRUE(a.Decode(next, &la).ok());
-    ASSERT_TRUE(b.Decode(next, &lb).ok());
-    EXPECT_EQ(la, lb) << "decode step " << step;
-  }
+  ExpectSaveLoadContinuesIdentically(*e, TensorType::kQ8, LoadOracle(src.variant),
+                                     std::string("kv_q8_") + src.variant + "_" + src.file);
 }
 
 // A file saved from an f32 cache loads into a q8 session (the rows are quantized), unless a
@@ -133,32 +102,11 @@ TEST_P(KvQ8, SaveLoadContinuesIdentically) {
 // error, and an f32 session still loads it.
 TEST_P(KvQ8, F32FileIntoQ8SessionChecksTheRange) {
   const Source src = GetParam();
-  const Oracle& o = LoadOracle(src.variant);
   const std::string path = Converted(src.variant, src.file);
   ASSERT_FALSE(path.empty());
-  auto e32 = OpenKv(path, ops::MatMulMode::kFast, TensorType::kF32);
-  auto e8 = OpenKv(path, ops::MatMulMode::kFast, TensorType::kQ8);
-  ASSERT_TRUE(e32 && e8);
-  const Case& c = o.cases.front();
-  runtime::Session a(*e32);
-  ASSERT_TRUE(a.Prefill(c.tokens, nullptr).ok());
-  const std::string f = ScratchDir() + "/kv_q8_f32_" + src.variant + "_" + src.file + ".session";
-  ASSERT_TRUE(runtime::SaveSessionFile(f, a, nlohmann::json::object()).ok());
-  runtime::Session b(*e8);
-  ASSERT_TRUE(runtime::LoadSessionFile(f, &b, nullptr).ok());
-  EXPECT_EQ(b.position(), a.position());
-  // The last V value of the last layer becomes 9e6 (> 65504·127 ≈ 8.32e6, but within f32);
-  // the checksum (FNV-1a 64 of every byte before it) is recomputed so that only the range
-  // check can refuse the file.
-  const std::string g = WithLastKvValue(f, 9e6f);
-  ASSERT_FALSE(g.empty());
-  runtime::Session c8(*e8), c32(*e32);
-  auto r8 = runtime::LoadSessionFile(g, &c8, nullptr);
-  ASSERT_FALSE(r8.ok());
-  EXPECT_EQ(r8.status().code(), ErrorCode::kInvalidArgument);
-  EXPECT_NE(r8.status().message().find("q8 range"), std::string::npos) << r8.status().message();
-  EXPECT_EQ(c8.position(), 0);
-  EXPECT_TRUE(runtime::LoadSessionFile(g, &c32, nullptr).ok());
+  // 9e6: beyond 65504·127 ≈ 8.32e6 (a block's f16 scale times the largest q8 value).
+  ExpectF32FileRangeChecked(path, TensorType::kQ8, 9e6f, "q8 range", LoadOracle(src.variant),
+                            std::string("kv_q8_f32_") + src.variant + "_" + src.file);
 }
 
 INSTANTIATE_TEST_SUITE_P(Gguf, KvQ8,

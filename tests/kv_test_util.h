@@ -1,13 +1,18 @@
 // Helpers shared by the KV cache type tests (kv_f16_test.cc, kv_q8_test.cc): the GGUF oracle
-// sources, an engine with a chosen KV row type, and a saved session with one value replaced.
+// sources, an engine with a chosen KV row type, a saved session with one value replaced, and
+// the two session-file checks that both cache types must pass.
 #pragma once
 
+#include <algorithm>
 #include <cstring>
 #include <fstream>
 #include <memory>
 #include <optional>
 #include <ostream>
 #include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "base/mapped_file.h"
 #include "runtime/session_file.h"
@@ -47,6 +52,75 @@ inline std::string WithLastKvValue(const std::string& f, float value) {
   const std::string g = f + ".big";
   std::ofstream(g, std::ios::binary) << d;
   return g;
+}
+
+// Saves a session on `e` (KV rows of `kv`) prefilled with the first half of the oracle's
+// longest case, loads it into a second session, saves that again (the two files must be
+// byte-identical), then continues both with the second half and three greedy tokens: the
+// logits must be bit-identical. `stem` names the scratch files.
+inline void ExpectSaveLoadContinuesIdentically(const runtime::Engine& e, TensorType kv, const Oracle& o,
+                                               const std::string& stem) {
+  const Case& c = *std::max_element(o.cases.begin(), o.cases.end(),
+                                    [](const Case& x, const Case& y) { return x.tokens.size() < y.tokens.size(); });
+  const size_t half = c.tokens.size() / 2;
+  ASSERT_GE(half, 2u);
+  const std::vector<int32_t> head(c.tokens.begin(), c.tokens.begin() + half);
+  const std::vector<int32_t> tail(c.tokens.begin() + half, c.tokens.end());
+  runtime::Session a(e);
+  ASSERT_EQ(a.kv_cache().type(), kv);
+  ASSERT_TRUE(a.Prefill(head, nullptr).ok());
+  const std::string f1 = ScratchDir() + "/" + stem + ".1.session";
+  const std::string f2 = ScratchDir() + "/" + stem + ".2.session";
+  const nlohmann::json extra = {{"messages", nlohmann::json::array()}};
+  ASSERT_TRUE(runtime::SaveSessionFile(f1, a, extra).ok());
+  runtime::Session b(e);
+  auto loaded = runtime::LoadSessionFile(f1, &b, nullptr);
+  ASSERT_TRUE(loaded.ok()) << loaded.status().ToString();
+  EXPECT_EQ(*loaded, extra);
+  ASSERT_EQ(b.position(), static_cast<int64_t>(half));
+  ASSERT_TRUE(runtime::SaveSessionFile(f2, b, extra).ok());
+  auto bytes1 = ReadFileToString(f1), bytes2 = ReadFileToString(f2);
+  ASSERT_TRUE(bytes1.ok() && bytes2.ok());
+  EXPECT_TRUE(*bytes1 == *bytes2) << "save, load, save changed the file";
+  std::vector<float> la, lb;
+  ASSERT_TRUE(a.Prefill(tail, &la, /*all_rows=*/true).ok());
+  ASSERT_TRUE(b.Prefill(tail, &lb, /*all_rows=*/true).ok());
+  EXPECT_EQ(la, lb) << "the loaded session continues differently";
+  const int64_t vocab = e.config().vocab_size;
+  for (int step = 0; step < 3; ++step) {  // and token by token
+    const int32_t next = static_cast<int32_t>(TopGap(la.data() + la.size() - vocab, vocab).first);
+    ASSERT_TRUE(a.Decode(next, &la).ok());
+    ASSERT_TRUE(b.Decode(next, &lb).ok());
+    EXPECT_EQ(la, lb) << "decode step " << step;
+  }
+}
+
+// A session file saved from an f32 cache on `path` loads into a session with KV rows of `kv`;
+// with its last V value replaced by `too_big` (beyond what `kv` can hold, within f32) it is
+// refused with an error naming `range_name` (e.g. "f16 range") and leaves the session empty,
+// while an f32 session still loads it.
+inline void ExpectF32FileRangeChecked(const std::string& path, TensorType kv, float too_big,
+                                      const std::string& range_name, const Oracle& o,
+                                      const std::string& stem) {
+  auto e32 = OpenKv(path, ops::MatMulMode::kFast, TensorType::kF32);
+  auto ek = OpenKv(path, ops::MatMulMode::kFast, kv);
+  ASSERT_TRUE(e32 && ek);
+  runtime::Session a(*e32);
+  ASSERT_TRUE(a.Prefill(o.cases.front().tokens, nullptr).ok());
+  const std::string f = ScratchDir() + "/" + stem + ".session";
+  ASSERT_TRUE(runtime::SaveSessionFile(f, a, nlohmann::json::object()).ok());
+  runtime::Session b(*ek);
+  ASSERT_TRUE(runtime::LoadSessionFile(f, &b, nullptr).ok());
+  EXPECT_EQ(b.position(), a.position());
+  const std::string g = WithLastKvValue(f, too_big);
+  ASSERT_FALSE(g.empty());
+  runtime::Session ck(*ek), c32(*e32);
+  auto r = runtime::LoadSessionFile(g, &ck, nullptr);
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.status().code(), ErrorCode::kInvalidArgument);
+  EXPECT_NE(r.status().message().find(range_name), std::string::npos) << r.status().message();
+  EXPECT_EQ(ck.position(), 0);
+  EXPECT_TRUE(runtime::LoadSessionFile(g, &c32, nullptr).ok());
 }
 
 }  // namespace gemlet::oracle

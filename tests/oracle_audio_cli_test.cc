@@ -18,25 +18,9 @@
 namespace gemlet::oracle {
 namespace {
 
-#if !(GEMLET_HAVE_SNDFILE && GEMLET_HAVE_SOXR)
-#define GEMLET_NEED_AUDIO_LIBS() GTEST_SKIP() << "built without libsndfile/libsoxr: the oracle clips cannot be decoded"
-#else
-#define GEMLET_NEED_AUDIO_LIBS() (void)0
-#endif
-
-const std::string kGemlet = std::string(GEMLET_BINARY_DIR) + "/tools/cli/gemlet";
 const std::string& AudioDir() {
   static const std::string d = OracleDir() + "tiny-e2b-audio/";
   return d;
-}
-
-int RunBoth(const std::string& cmd, std::string* out) { return RunCommand("{ " + cmd + " 2>&1; }", out); }
-
-double MaxAbs(const std::vector<float>& a, const std::vector<float>& b) {
-  EXPECT_EQ(a.size(), b.size());
-  double m = 0;
-  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) m = std::max(m, std::abs(double(a[i]) - b[i]));
-  return m;
 }
 
 TEST(OracleAudioCli, EncodeAudioAndLogitsWithAudio) {
@@ -70,9 +54,7 @@ TEST(OracleAudioCli, EncodeAudioAndLogitsWithAudio) {
   EXPECT_LE(MaxAbs(got->data, want->data), 1e-3);
 
   // Case 4: click then sweep in one turn, from the WAV files.
-  auto text = ReadFileToString(AudioDir() + "cases.json");
-  ASSERT_TRUE(text.ok());
-  const auto c = nlohmann::json::parse(*text)["cases"][4];
+  const auto& c = OracleCases("tiny-e2b-audio")["cases"][4];
   std::string ids;
   for (int t : c["tokens"]) ids += (ids.empty() ? "" : ",") + std::to_string(t);
   const std::string logits = ScratchDir() + "/audio_logits.npy";

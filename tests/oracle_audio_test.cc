@@ -20,14 +20,6 @@
 namespace gemlet {
 namespace {
 
-// The Arm64 cross build has no Arm64 libsndfile/libsoxr (format/CMakeLists.txt): the tests
-// that read the WAV files say they were skipped; the tower on the golden features still runs.
-#if !(GEMLET_HAVE_SNDFILE && GEMLET_HAVE_SOXR)
-#define GEMLET_NEED_AUDIO_LIBS() GTEST_SKIP() << "built without libsndfile/libsoxr: the oracle clips cannot be decoded"
-#else
-#define GEMLET_NEED_AUDIO_LIBS() (void)0
-#endif
-
 using oracle::OracleDir;
 
 const std::string& Dir() {
@@ -35,14 +27,7 @@ const std::string& Dir() {
   return d;
 }
 
-const nlohmann::json& Cases() {
-  static const nlohmann::json j = [] {
-    auto text = ReadFileToString(Dir() + "cases.json");
-    GEMLET_CHECK_MSG(text.ok(), "tiny-e2b-audio/cases.json is readable");
-    return nlohmann::json::parse(*text);
-  }();
-  return j;
-}
+const nlohmann::json& Cases() { return oracle::OracleCases("tiny-e2b-audio"); }
 
 const nlohmann::json& Clip(const std::string& name) {
   for (const auto& c : Cases()["clips"]) {

@@ -14,7 +14,6 @@
 namespace gemlet::oracle {
 namespace {
 
-const std::string kGemlet = std::string(GEMLET_BINARY_DIR) + "/tools/cli/gemlet";
 
 std::string Join(const std::vector<int32_t>& ids) {
   std::string s;

@@ -16,14 +16,11 @@
 namespace gemlet::oracle {
 namespace {
 
-const std::string kGemlet = std::string(GEMLET_BINARY_DIR) + "/tools/cli/gemlet";
 const std::string kAssistant = "tiny-e2b-assistant";
 
 TEST(OracleDrafterCli, DraftCommandMatchesTheRound) {
-  auto text = ReadFileToString(OracleDir() + kAssistant + "/cases.json");
-  ASSERT_TRUE(text.ok());
   // The last round of the 17-token case (P = 21: past the window + 1).
-  const auto round = nlohmann::json::parse(*text)["cases"][2]["rounds"][1];
+  const auto& round = OracleCases(kAssistant)["cases"][2]["rounds"][1];
   const auto seq = round["sequence"].get<std::vector<int32_t>>();
   ASSERT_EQ(seq.size(), 22u);
   std::string ids, want;

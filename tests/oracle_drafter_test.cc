@@ -34,9 +34,7 @@ struct Round {
 const std::vector<Round>& Rounds() {
   static const std::vector<Round> rounds = [] {
     std::vector<Round> out;
-    auto text = ReadFileToString(OracleDir() + kAssistant + "/cases.json");
-    GEMLET_CHECK_MSG(text.ok(), "the drafter oracle's cases.json is readable");
-    const auto j = nlohmann::json::parse(*text);
+    const auto& j = OracleCases(kAssistant);
     for (const auto& c : j["cases"]) {
       for (const auto& r : c["rounds"]) {
         Round round;

@@ -39,9 +39,52 @@ inline int RunCommand(const std::string& cmd, std::string* out) {
   return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+// Runs a shell command with its stderr in the returned text (the tests that check a command's
+// one-line error).
+inline int RunBoth(const std::string& cmd, std::string* out) { return RunCommand("{ " + cmd + " 2>&1; }", out); }
+
+// The gemlet binary of this build, for the tests that drive it as a user would.
+inline const std::string kGemlet = std::string(GEMLET_BINARY_DIR) + "/tools/cli/gemlet";
+
+// max |a[i] - b[i]| (the sizes must match).
+inline double MaxAbs(const std::vector<float>& a, const std::vector<float>& b) {
+  EXPECT_EQ(a.size(), b.size());
+  double m = 0;
+  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) m = std::max(m, std::abs(double(a[i]) - b[i]));
+  return m;
+}
+
+// The image and audio decoders are optional libraries (format/CMakeLists.txt; every build of
+// scripts/test.sh has them, the Arm64 one through Debian's :arm64 packages): in a build without
+// them, the tests that decode the oracle's files say they were skipped and why.
+#if !(GEMLET_HAVE_PNG && GEMLET_HAVE_JPEG)
+#define GEMLET_NEED_IMAGE_LIBS() GTEST_SKIP() << "built without libpng/libjpeg: the oracle images cannot be decoded"
+#else
+#define GEMLET_NEED_IMAGE_LIBS() (void)0
+#endif
+#if !(GEMLET_HAVE_SNDFILE && GEMLET_HAVE_SOXR)
+#define GEMLET_NEED_AUDIO_LIBS() GTEST_SKIP() << "built without libsndfile/libsoxr: the oracle clips cannot be decoded"
+#else
+#define GEMLET_NEED_AUDIO_LIBS() (void)0
+#endif
+
 inline const std::string& OracleDir() {
   static const std::string d = std::string(GEMLET_SHARED_DIR) + "/oracle/";
   return d;
+}
+
+// The parsed cases.json of the oracle folder `variant` (e.g. "tiny-e2b-vision"), read once.
+inline const nlohmann::json& OracleCases(const std::string& variant) {
+  static std::mutex mu;
+  static std::map<std::string, nlohmann::json> cache;
+  std::lock_guard<std::mutex> lk(mu);
+  auto it = cache.find(variant);
+  if (it == cache.end()) {
+    auto text = ReadFileToString(OracleDir() + variant + "/cases.json");
+    GEMLET_CHECK_MSG(text.ok(), "the oracle's cases.json is readable");
+    it = cache.emplace(variant, nlohmann::json::parse(*text)).first;
+  }
+  return it->second;
 }
 
 struct Greedy {

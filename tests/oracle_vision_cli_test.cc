@@ -17,28 +17,9 @@
 namespace gemlet::oracle {
 namespace {
 
-// The Arm64 cross build has no Arm64 libpng/libjpeg (format/CMakeLists.txt): these tests read
-// the oracle's PNG and JPEG files, so there they cannot run, and say so.
-#if !(GEMLET_HAVE_PNG && GEMLET_HAVE_JPEG)
-#define GEMLET_NEED_IMAGE_LIBS() GTEST_SKIP() << "built without libpng/libjpeg: the oracle images cannot be decoded"
-#else
-#define GEMLET_NEED_IMAGE_LIBS() (void)0
-#endif
-
-const std::string kGemlet = std::string(GEMLET_BINARY_DIR) + "/tools/cli/gemlet";
 const std::string& VisionDir() {
   static const std::string d = OracleDir() + "tiny-e2b-vision/";
   return d;
-}
-
-// Runs the command with its stderr in the returned text.
-int RunBoth(const std::string& cmd, std::string* out) { return RunCommand("{ " + cmd + " 2>&1; }", out); }
-
-double MaxAbs(const std::vector<float>& a, const std::vector<float>& b) {
-  EXPECT_EQ(a.size(), b.size());
-  double m = 0;
-  for (size_t i = 0; i < std::min(a.size(), b.size()); ++i) m = std::max(m, std::abs(double(a[i]) - b[i]));
-  return m;
 }
 
 void WriteBytes(const std::string& path, const std::string& bytes) {
@@ -64,9 +45,7 @@ TEST(OracleVisionCli, EncodeImageAndLogitsWithImages) {
   EXPECT_LE(MaxAbs(got->data, want->data), 1e-3);
 
   // Prompt 2: B@70 then C@70, from the image files.
-  auto text = ReadFileToString(VisionDir() + "cases.json");
-  ASSERT_TRUE(text.ok());
-  const auto p = nlohmann::json::parse(*text)["prompts"][2];
+  const auto& p = OracleCases("tiny-e2b-vision")["prompts"][2];
   std::string ids;
   for (int t : p["tokens"]) ids += (ids.empty() ? "" : ",") + std::to_string(t);
   const std::string logits = ScratchDir() + "/vision_logits.npy";
@@ -112,9 +91,7 @@ TEST(OracleVisionCli, RunWithImagesFollowsTheOracle) {
   GEMLET_NEED_IMAGE_LIBS();
   const std::string model = Converted("tiny-e2b-vision", "model.safetensors");
   ASSERT_FALSE(model.empty());
-  auto text = ReadFileToString(VisionDir() + "cases.json");
-  ASSERT_TRUE(text.ok());
-  const auto cases = nlohmann::json::parse(*text);
+  const auto& cases = OracleCases("tiny-e2b-vision");
   const std::string run = kGemlet + " run -m " + model + " --exact --threads 2 --temp 0 --json --chat --image-tokens 70 ";
   // Prompt 0 (A@70, "What is it?", the image before the text): the greedy ids until the
   // first gap under 1 (steps 0..7 here; the soft tokens come from the file, not the golden).

@@ -24,25 +24,12 @@
 namespace gemlet {
 namespace {
 
-#if !(GEMLET_HAVE_PNG && GEMLET_HAVE_JPEG)
-#define GEMLET_NEED_IMAGE_LIBS() GTEST_SKIP() << "built without libpng/libjpeg: the oracle images cannot be decoded"
-#else
-#define GEMLET_NEED_IMAGE_LIBS() (void)0
-#endif
-
 const std::string& Dir() {
   static const std::string d = oracle::OracleDir() + "tiny-e2b-vision/";
   return d;
 }
 
-const nlohmann::json& Prompt(int i) {
-  static const nlohmann::json j = [] {
-    auto text = ReadFileToString(Dir() + "cases.json");
-    GEMLET_CHECK_MSG(text.ok(), "tiny-e2b-vision/cases.json is readable");
-    return nlohmann::json::parse(*text);
-  }();
-  return j["prompts"][i];
-}
+const nlohmann::json& Prompt(int i) { return oracle::OracleCases("tiny-e2b-vision")["prompts"][i]; }
 
 std::unique_ptr<runtime::Engine> OpenEngine() {
   runtime::EngineOptions eo;

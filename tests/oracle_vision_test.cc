@@ -21,14 +21,6 @@
 namespace gemlet {
 namespace {
 
-// The Arm64 cross build has no Arm64 libpng/libjpeg (format/CMakeLists.txt): these tests read
-// the oracle's PNG and JPEG files, so there they cannot run, and say so.
-#if !(GEMLET_HAVE_PNG && GEMLET_HAVE_JPEG)
-#define GEMLET_NEED_IMAGE_LIBS() GTEST_SKIP() << "built without libpng/libjpeg: the oracle images cannot be decoded"
-#else
-#define GEMLET_NEED_IMAGE_LIBS() (void)0
-#endif
-
 using oracle::OracleDir;
 
 const std::string& Dir() {
@@ -36,14 +28,7 @@ const std::string& Dir() {
   return d;
 }
 
-const nlohmann::json& Cases() {
-  static const nlohmann::json j = [] {
-    auto text = ReadFileToString(Dir() + "cases.json");
-    GEMLET_CHECK_MSG(text.ok(), "tiny-e2b-vision/cases.json is readable");
-    return nlohmann::json::parse(*text);
-  }();
-  return j;
-}
+const nlohmann::json& Cases() { return oracle::OracleCases("tiny-e2b-vision"); }
 
 RgbImage Decode(const std::string& file) {
   auto img = DecodeImageFile(Dir() + file);

@@ -15,40 +15,12 @@
 #include "runtime/engine_model.h"
 #include "runtime/generate.h"
 #include "tests/oracle_test_util.h"
+#include "tests/server_test_util.h"
 #include "tools/server/model_backend.h"
 #include "tools/server/scheduler.h"
 
 namespace gemlet::oracle {
 namespace {
-
-class Collect : public server::JobSink {
- public:
-  bool OnToken(int32_t t) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    tokens_.push_back(t);
-    return true;
-  }
-  void OnFinish(const server::JobOutcome& o) override {
-    std::lock_guard<std::mutex> lock(mu_);
-    outcome_ = o;
-    cv_.notify_all();
-  }
-  server::JobOutcome Wait() {
-    std::unique_lock<std::mutex> lock(mu_);
-    EXPECT_TRUE(cv_.wait_for(lock, std::chrono::seconds(120), [&] { return outcome_.has_value(); }));
-    return outcome_.value_or(server::JobOutcome{});
-  }
-  std::vector<int32_t> tokens() {
-    std::lock_guard<std::mutex> lock(mu_);
-    return tokens_;
-  }
-
- private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::vector<int32_t> tokens_;
-  std::optional<server::JobOutcome> outcome_;
-};
 
 TEST(ServerEngine, ConcurrentStreamsEqualSessionsAlone) {
   const Oracle& o = LoadOracle("tiny-e2b");
@@ -60,14 +32,7 @@ TEST(ServerEngine, ConcurrentStreamsEqualSessionsAlone) {
   // The reference: each case's greedy continuation from a Session alone.
   std::vector<std::vector<int32_t>> want;
   for (const Case& c : o.cases) {
-    runtime::Session s(*engine, runtime::SessionOptions{256, 64});
-    runtime::SamplerOptions greedy;
-    greedy.temperature = 0;
-    s.set_sampler(greedy);
-    runtime::GenerateOptions go;
-    go.max_tokens = n;
-    go.stop_at_eog = false;
-    auto r = runtime::Generate(s, c.tokens, go);
+    auto r = GreedyAlone(*engine, runtime::MediaPrompt{c.tokens, {}}, n, 256);
     ASSERT_TRUE(r.ok()) << r.status().ToString();
     want.push_back(r->ids);
   }

@@ -154,6 +154,9 @@ def npy_rows(path, rows):
 
 # Request bodies as the server tests (tests/server/*.mjs) and OpenAI clients send them.
 REQUESTS = {
+    'chat-image.json': {'messages': [{'role': 'user', 'content': [{'type': 'text', 'text': 'Compare'}, {'type': 'image_url', 'image_url': {'url': 'data:image/png;base64,iVBORw0KGgo='}}, {'type': 'text', 'text': 'and'}, {'type': 'image_url', 'image_url': 'https://example.com/a.jpg'}]}]},
+    'ollama-images.json': {'model': 'm', 'prompt': 'describe', 'images': ['aGk='], 'messages': [{'role': 'user', 'content': 'what {image}', 'images': ['aGk=', '!!']}]},
+    'anthropic-image.json': {'max_tokens': 4, 'messages': [{'role': 'user', 'content': [{'type': 'text', 'text': 'look'}, {'type': 'image', 'source': {'type': 'base64', 'media_type': 'image/jpeg', 'data': '/9j/'}}, {'type': 'image', 'source': {'type': 'url', 'url': 'http://x/y.png'}}]}]},
     'ollama-chat.json': {'model': 'm', 'stream': False, 'format': 'json', 'options': {'temperature': 0.5, 'num_predict': 8, 'stop': ['x']}, 'messages': [{'role': 'user', 'content': 'hi'}, {'role': 'assistant', 'content': '', 'tool_calls': [{'function': {'name': 'f', 'arguments': {'a': 1}}}]}, {'role': 'tool', 'content': 'ok', 'tool_name': 'f'}]},
     'anthropic-messages.json': {'model': 'm', 'max_tokens': 16, 'system': [{'type': 'text', 'text': 's'}], 'stop_sequences': ['E'], 'tool_choice': {'type': 'tool', 'name': 'f'}, 'tools': [{'name': 'f', 'input_schema': {'type': 'object'}}], 'thinking': {'type': 'enabled', 'budget_tokens': 1024}, 'messages': [{'role': 'user', 'content': 'hi'}, {'role': 'assistant', 'content': [{'type': 'tool_use', 'id': 't1', 'name': 'f', 'input': {}}]}, {'role': 'user', 'content': [{'type': 'tool_result', 'tool_use_id': 't1', 'content': 'ok'}]}]},
     "chat-basic.json": {"model": "gemlet", "messages": [{"role": "user", "content": "Hello, who are you?"}],
@@ -312,6 +315,21 @@ def audio_seeds(oracle):
                      for i in range(8000, 9000, 2)), 1, 16000, bits=32, tag=3))
     put("audio_decode_fuzz", "click-cut.wav", wav(click[:4000], 1, 16000)[:1500])
     put("audio_decode_fuzz", "header-only.wav", wav(b"", 1, 16000))
+    # multipart_form_fuzz: a Content-Type line, then a transcription request's body.
+    def form(boundary, fields, wav_bytes):
+        b = b""
+        for k, v in fields:
+            b += b"--" + boundary + b"\r\nContent-Disposition: form-data; name=\"" + k + b"\"\r\n\r\n" + v + b"\r\n"
+        b += (b"--" + boundary + b"\r\nContent-Disposition: form-data; name=\"file\"; filename=\"a.wav\"\r\n"
+              b"Content-Type: audio/wav\r\n\r\n" + wav_bytes + b"\r\n--" + boundary + b"--\r\n")
+        return b"multipart/form-data; boundary=" + boundary + b"\n" + b
+    put("multipart_form_fuzz", "transcription.txt",
+        form(b"----x1", [(b"model", b"gemlet"), (b"response_format", b"srt"), (b"language", b"en")],
+             wav(click[:600], 1, 16000)))
+    put("multipart_form_fuzz", "quoted-boundary.txt",
+        form(b"a b", [(b"prompt", b"--a b")], b"RIFF"))
+    put("multipart_form_fuzz", "unterminated.txt",
+        form(b"zz", [(b"model", b"m")], b"data")[:-12])
 
 
 def main():

@@ -74,7 +74,9 @@ void CheckWalks(const Grammar& g, size_t max_states, uint32_t seed) {
   }
   EXPECT_LE(table.size(), max_states);
   EXPECT_GT(steps, 1000u);  // the walks went deep (a JSON value can end a walk early)
-  if (max_states < 16) EXPECT_GT(unlisted, 0u) << "a full table was never reached";
+  if (max_states < 16) {
+    EXPECT_GT(unlisted, 0u) << "a full table was never reached";
+  }
 }
 
 TEST(StepTable, StepsEqualStepByteOnJson) { CheckWalks(Compile(testing::kJsonGbnf), 4096, 1); }

@@ -19,11 +19,6 @@ std::string ShapeString(const std::vector<int64_t>& s) {
   return out + "]";
 }
 
-float* Sized(std::vector<float>& v, int64_t n) {
-  if (static_cast<int64_t>(v.size()) < n) v.resize(static_cast<size_t>(n));
-  return v.data();
-}
-
 }  // namespace
 
 bool Gemma4Vision::Present(const GemletFile& file) {

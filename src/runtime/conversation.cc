@@ -4,11 +4,13 @@
 #include <chrono>
 
 #include "format/gemma4_tokens.h"
+#include "runtime/audio_encoder.h"
 #include "runtime/generate.h"
 #include "runtime/grammar_constraint.h"
 #include "runtime/image_encoder.h"
 #include "runtime/prefix_cache.h"
 #include "runtime/session_file.h"
+#include "text/utf8.h"
 
 namespace gemlet::runtime {
 
@@ -28,14 +30,6 @@ double MsSince(Clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
 }
 
-// Surrounding ASCII whitespace removed (as the template trims messages).
-std::string Trim(std::string_view s) {
-  const char* ws = " \t\n\r\f\v";
-  const size_t b = s.find_first_not_of(ws);
-  if (b == std::string_view::npos) return "";
-  const size_t e = s.find_last_not_of(ws);
-  return std::string(s.substr(b, e - b + 1));
-}
 
 constexpr char kFormat[] = "gemlet-conversation";
 
@@ -100,7 +94,7 @@ void AnswerStream::Show(const ChatParser::Delta& d) {
 Conversation::Conversation(const Engine& engine, const Tokenizer& tokenizer, const ConversationOptions& options)
     : engine_(engine), tok_(tokenizer), options_(options), session_(engine, options.session) {
   session_.set_sampler(options.sampler);
-  media_kinds_ = {ImageTokens(engine)};  // indexed by MediaKind
+  media_kinds_ = MediaKindTokens(engine);  // indexed by MediaKind
 }
 
 Result<MediaPrompt> Conversation::Expand(std::vector<int32_t> tokens, bool full,
@@ -161,11 +155,14 @@ Result<TurnStats> Conversation::Send(std::string_view user_text, const TurnCallb
 Result<TurnStats> Conversation::Send(std::string_view user_text, std::span<const MediaRef> user_media,
                                      const TurnCallbacks& cb) {
   const auto t_start = Clock::now();
-  std::string text = Trim(user_text);
-  int64_t images = 0;
-  for (const MediaRef& m : user_media) images += m->kind == MediaKind::kImage ? 1 : 0;
+  std::string text(utf8::TrimAsciiSpace(user_text));
+  int64_t images = 0, clips = 0;
+  for (const MediaRef& m : user_media) (m->kind == MediaKind::kImage ? images : clips) += 1;
   if (images > 0) {
     ASSIGN_OR_RETURN(text, PlaceMedia(text, images, gemma4::kImage, "{image}"));
+  }
+  if (clips > 0) {
+    ASSIGN_OR_RETURN(text, PlaceMedia(text, clips, gemma4::kAudio, "{audio}"));
   }
   const ChatMessage user = Message("user", std::move(text));
   if (user.content.empty()) return InvalidArgument("the message is empty");

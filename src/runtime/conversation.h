@@ -131,8 +131,9 @@ class Conversation {
   // An empty message is an InvalidArgument; a turn that does not fit under kStop is OutOfRange
   // with the numbers and what to do.
   Result<TurnStats> Send(std::string_view user_text, const TurnCallbacks& callbacks = {});
-  // The same with media (images encoded by runtime/image_encoder.h): `{image}` or `<|image|>`
-  // in the text places each image in order, else they come before the text (PlaceMedia).
+  // The same with media (images encoded by runtime/image_encoder.h, audio clips by
+  // runtime/audio_encoder.h): `{image}` or `<|image|>` (`{audio}` or `<|audio|>`) in the text
+  // places each image (clip) in order, else they come before the text (PlaceMedia).
   // The conversation keeps them with the message, so a turn that prefills the conversation
   // again feeds their rows without encoding them again.
   Result<TurnStats> Send(std::string_view user_text, std::span<const MediaRef> media,

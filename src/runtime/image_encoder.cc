@@ -1,9 +1,5 @@
 #include "runtime/image_encoder.h"
 
-#include <algorithm>
-#include <fstream>
-#include <iterator>
-
 #include "model/gemma4_image.h"
 
 namespace gemlet::runtime {
@@ -39,15 +35,7 @@ Result<MediaRef> ImageEncoder::Encode(std::span<const uint8_t> bytes, const std:
   ASSIGN_OR_RETURN(const model::Gemma4Vision* vision, Tower());
   const int64_t opts[2] = {options_.tokens, options_.resize ? 1 : 0};
   const uint64_t hash = HashBytes(opts, sizeof(opts), HashBytes(bytes.data(), bytes.size()));
-  {
-    std::lock_guard<std::mutex> lock(mu_);
-    for (auto it = cache_.begin(); it != cache_.end(); ++it) {
-      if (it->media->hash == hash && std::ranges::equal(it->bytes, bytes)) {
-        cache_.splice(cache_.begin(), cache_, it);
-        return cache_.front().media;
-      }
-    }
-  }
+  if (MediaRef hit = cache_.Find(hash, bytes)) return hit;
   ASSIGN_OR_RETURN(RgbImage img, DecodeImage(bytes.data(), bytes.size(), name, options_.decode));
   auto in = model::PreprocessImage(img, options_.tokens, options_.resize, vision->config());
   if (!in.ok()) return in.status().WithContext(name);
@@ -60,19 +48,12 @@ Result<MediaRef> ImageEncoder::Encode(std::span<const uint8_t> bytes, const std:
   GEMLET_CHECK(static_cast<int64_t>(m->data.size()) == m->rows * m->dim);
   encodes_.fetch_add(1);
   MediaRef ref = std::move(m);
-  if (options_.cache_entries > 0) {
-    std::lock_guard<std::mutex> lock(mu_);
-    cache_.push_front(Entry{std::vector<uint8_t>(bytes.begin(), bytes.end()), ref});
-    while (cache_.size() > options_.cache_entries) cache_.pop_back();
-  }
+  cache_.Insert(bytes, ref);
   return ref;
 }
 
 Result<MediaRef> ImageEncoder::EncodeFile(const std::string& path) {
-  std::ifstream f(path, std::ios::binary);
-  if (!f) return NotFound(path + ": cannot open the image file");
-  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-  if (f.bad()) return IoError(path + ": cannot read the image file");
+  ASSIGN_OR_RETURN(std::vector<uint8_t> bytes, ReadMediaFile(path, "image file"));
   return Encode(bytes, path);
 }
 

@@ -2,15 +2,13 @@
 // engine — decoded by format/image_decode, preprocessed by model/gemma4_image as HF's
 // processor does for the soft-token budget, encoded by the vision tower (model/gemma4_vision),
 // which is bound on the first image, so a text-only run never touches the tower's pages.
-// Results are kept in a small LRU keyed by the content hash of the bytes and the options (the
-// bytes themselves are compared on a hash match), so a second turn, or a second request,
-// about the same image does not run the tower again. Thread-safe: concurrent requests may
+// Results are kept in a MediaCache (runtime/media_cache.h), so a second turn, or a second
+// request, about the same image does not run the tower again. Thread-safe: concurrent requests may
 // share one encoder (the tower runs on the engine's pool, which serializes its callers).
 #pragma once
 
 #include <atomic>
 #include <cstdint>
-#include <list>
 #include <memory>
 #include <mutex>
 #include <span>
@@ -22,6 +20,7 @@
 #include "model/gemma4_vision.h"
 #include "runtime/engine.h"
 #include "runtime/media.h"
+#include "runtime/media_cache.h"
 
 namespace gemlet::runtime {
 
@@ -58,18 +57,15 @@ class ImageEncoder {
   int64_t encodes() const { return encodes_.load(); }
 
  private:
-  ImageEncoder(const Engine& engine, const ImageEncoderOptions& options) : engine_(engine), options_(options) {}
+  ImageEncoder(const Engine& engine, const ImageEncoderOptions& options)
+      : engine_(engine), options_(options), cache_(options.cache_entries) {}
   Result<const model::Gemma4Vision*> Tower();
 
   const Engine& engine_;
   ImageEncoderOptions options_;
-  mutable std::mutex mu_;  // guards vision_ and cache_
+  mutable std::mutex mu_;  // guards vision_
   std::unique_ptr<model::Gemma4Vision> vision_;
-  struct Entry {
-    std::vector<uint8_t> bytes;
-    MediaRef media;
-  };
-  std::list<Entry> cache_;  // front = most recently used
+  MediaCache cache_;
   std::atomic<int64_t> encodes_{0};
 };
 

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <fstream>
+#include <iterator>
 
 namespace gemlet::runtime {
 
@@ -164,6 +166,14 @@ uint64_t HashBytes(const void* data, size_t size, uint64_t h) {
     h *= 0x100000001b3ull;
   }
   return h;
+}
+
+Result<std::vector<uint8_t>> ReadMediaFile(const std::string& path, const std::string& what) {
+  std::ifstream f(path, std::ios::binary);
+  if (!f) return NotFound(path + ": cannot open the " + what);
+  std::vector<uint8_t> bytes((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
+  if (f.bad()) return IoError(path + ": cannot read the " + what);
+  return bytes;
 }
 
 }  // namespace gemlet::runtime

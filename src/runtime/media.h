@@ -88,6 +88,9 @@ Result<std::string> PlaceMedia(std::string_view text, int64_t n, std::string_vie
 Result<MediaPrompt> ExpandMedia(std::span<const int32_t> tokens, std::span<const MediaRef> media,
                                 std::span<const MediaTokens> kinds);
 
+// The whole file at `path`; errors name it and `what` ("audio file", "image file").
+Result<std::vector<uint8_t>> ReadMediaFile(const std::string& path, const std::string& what);
+
 // FNV-1a 64 of bytes, continuing from `h`.
 uint64_t HashBytes(const void* data, size_t size, uint64_t h = 0xcbf29ce484222325ull);
 

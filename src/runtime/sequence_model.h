@@ -33,6 +33,10 @@ struct StepPart {
   Sequence* seq = nullptr;
   std::span<const int32_t> tokens;
   bool logits = true;  // the logits after its last token are wanted
+  // Runs of `tokens` that take media rows instead of their ids' embeddings (runtime/media.h;
+  // starts relative to `tokens`, sorted, inside them): image soft tokens. The sequence keeps
+  // them (Sequence::media()) for the prefix cache.
+  std::span<const MediaSpan> media = {};
 };
 
 class SequenceModel {

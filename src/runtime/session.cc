@@ -58,8 +58,12 @@ Status Session::Prefill(const MediaPrompt& prompt, std::vector<float>* logits, f
     st = Prefill(prompt.tokens, embed_rows, embeddings.data(), logits);
   }
   // What was fed of the spans (all of them, unless a chunk failed).
-  const int64_t fed = position() - base;
-  for (const MediaSpan& m : prompt.media) {
+  RecordMedia(prompt.media, base, position() - base);
+  return st;
+}
+
+void Session::RecordMedia(std::span<const MediaSpan> media, int64_t base, int64_t fed) {
+  for (const MediaSpan& m : media) {
     if (m.start >= fed) break;
     MediaSpan s = m;
     s.start += base;
@@ -71,7 +75,6 @@ Status Session::Prefill(const MediaPrompt& prompt, std::vector<float>* logits, f
       media_.push_back(std::move(s));
     }
   }
-  return st;
 }
 
 Status Session::PrefillRows(std::span<const int32_t> tokens, std::span<const int64_t> rows, float* logits,

@@ -104,6 +104,9 @@ class Session : public Sequence {
  private:
   friend class EngineModel;  // feeds the KV cache and history in batches
 
+  // Records the spans of `media` (starts relative to the tokens fed at position `base`) that
+  // fall within the `fed` tokens fed there, merging a span an earlier chunk began.
+  void RecordMedia(std::span<const MediaSpan> media, int64_t base, int64_t fed);
   // OutOfRange with the numbers if n more tokens do not fit the context limit.
   Status CheckRoom(int64_t n) const;
   // The Prefills: `tokens` in chunks, the logits after tokens[rows[i]] to logits [rows.size(),

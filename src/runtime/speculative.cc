@@ -104,8 +104,6 @@ DraftState::DraftState(const Engine& engine, const SpeculativeOptions& o)
       policy(o.draft_max),
       h(engine.config().hidden_size),
       oracle_rng(o.oracle_seed),
-      logits((std::clamp<int64_t>(o.draft_max, 1, kMaxDraft) + 1) * engine.config().vocab_size),
-      hidden(use_mtp ? (std::clamp<int64_t>(o.draft_max, 1, kMaxDraft) + 1) * engine.config().hidden_size : 0),
       h_next(engine.config().hidden_size) {}
 
 Status SpeculativeRound(Session& session, DraftState& st, int32_t t, int64_t room, int64_t index,
@@ -173,7 +171,13 @@ Status SpeculativeRound(Session& session, DraftState& st, int32_t t, int64_t roo
   stats.draft_ms += draft_ms;
   if (K > 0) st.policy.MeasureDraft(proposer, draft_ms / static_cast<double>(K));
 
-  // One pass over [t, d1 … dK]; the logits (and hidden states) of every row.
+  // One pass over [t, d1 … dK]; the logits (and hidden states) of every row, in buffers for
+  // draft_max drafts (made at the first round: a session the server only batches needs none).
+  if (st.logits.empty()) {
+    const int64_t rows = std::clamp<int64_t>(so.draft_max, 1, kMaxDraft) + 1;
+    st.logits.resize(rows * V);
+    if (st.use_mtp) st.hidden.resize(rows * D);
+  }
   st.feed.assign(1, t);
   st.feed.insert(st.feed.end(), drafts.begin(), drafts.end());
   st.rows.resize(K + 1);

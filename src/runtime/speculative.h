@@ -51,13 +51,15 @@ struct DraftState : Session::Extra {
   DraftPolicy policy;
   // The final hidden state after the token at position h_pos − 1 [D]: the MTP drafter's h
   // when the next round starts at h_pos (else that round does not use the drafter, and its
-  // verify pass gives the next one its h).
+  // verify pass gives the next one its h). Each round sets it, and so does each
+  // EngineModel::Step that computes the sequence's logits (a prefill's last chunk, a batched
+  // decode row); EngineModel::Truncate below h_pos forgets it.
   std::vector<float> h;
   int64_t h_pos = -1;
   SpeculativeStats stats;
   std::mt19937_64 oracle_rng;
-  // Buffers: logits [K + 1, V] and hidden states [K + 1, D] of a verify pass (K ≤ draft_max),
-  // and the rest.
+  // Buffers: logits [K + 1, V] and hidden states [K + 1, D] of a verify pass (K ≤ draft_max;
+  // sized at the first round), and the rest.
   std::vector<float> logits, hidden, h_next;
   std::vector<int32_t> drafts, feed, context;
   std::vector<int64_t> rows;

@@ -68,4 +68,13 @@ size_t IncompleteTailLength(std::string_view s);
 // `s` with every invalid byte replaced by U+FFFD (valid characters are kept as they are).
 std::string Sanitize(std::string_view s);
 
+// `s` without its leading and trailing ASCII whitespace (space, \t, \n, \r, \f, \v), as the chat
+// template trims a message.
+inline std::string_view TrimAsciiSpace(std::string_view s) {
+  const char* ws = " \t\n\r\f\v";
+  const size_t b = s.find_first_not_of(ws);
+  if (b == std::string_view::npos) return {};
+  return s.substr(b, s.find_last_not_of(ws) - b + 1);
+}
+
 }  // namespace gemlet::utf8

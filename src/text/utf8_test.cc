@@ -40,6 +40,13 @@ TEST(Utf8, IsValidAndSanitize) {
   EXPECT_EQ(Sanitize("\xE2\x96\x81"), "\xE2\x96\x81");
 }
 
+TEST(Utf8, TrimAsciiSpaceDropsOnlyOuterAsciiWhitespace) {
+  EXPECT_EQ(TrimAsciiSpace(" \t\n\r\f\vab c\n "), "ab c");
+  EXPECT_EQ(TrimAsciiSpace(" \n\t "), "");
+  EXPECT_EQ(TrimAsciiSpace(""), "");
+  EXPECT_EQ(TrimAsciiSpace("\xc2\xa0x\xc2\xa0"), "\xc2\xa0x\xc2\xa0");  // U+00A0 is kept
+}
+
 TEST(Utf8, AppendEncodes) {
   std::string s;
   Append(0x41, &s);

@@ -1,5 +1,6 @@
 // The chat page at / in headless Chromium (Debian's chromium, driven by playwright-core):
-// send a message, see streamed text appear, press stop, and the server cancels the generation.
+// send a message, see streamed text appear, press stop, and the server cancels the generation;
+// attach an image (on the vision server) and get an answer.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -141,6 +142,60 @@ test('chat page: thinking is sent as a request field and shown apart from the an
     assert.equal(await page.isHidden('.msg.assistant details.thinking'), false);
     assert.equal((await page.textContent('.msg.assistant details.thinking')).includes('The user wants a bold word.'), true);
     assert.equal(await page.innerHTML('.msg.assistant .content'), '<p>Here: <strong>bold</strong></p>');
+    assert.deepEqual(errors, []);
+  } finally {
+    await context.close();
+    fs.rmSync(userDataDir, { recursive: true, force: true });
+  }
+});
+
+test('chat page: attach an image and get an answer about it', { timeout: 180_000 }, async () => {
+  const visionRoot = new URL('/', process.env.GEMLET_VISION_URL).toString();
+  const image = path.join(process.env.GEMLET_SHARED_DIR, 'oracle', 'tiny-e2b-vision', 'image-A.png');
+  const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gemlet-chromium-'));
+  const context = await chromium.launchPersistentContext(userDataDir, {
+    executablePath,
+    headless: true,
+    args: ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run',
+           '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+  try {
+    const page = context.pages()[0] ?? await context.newPage();
+    page.setDefaultTimeout(60_000);
+    const errors = [];
+    page.on('pageerror', (e) => errors.push(e.message));
+    if (process.env.GEMLET_API_KEY) {
+      await page.addInitScript((key) => localStorage.setItem('gemlet.apikey', key), process.env.GEMLET_API_KEY);
+    }
+    await page.goto(visionRoot);
+    await page.waitForFunction(() => document.getElementById('model').textContent.length > 1);
+    // The page's own request goes to the server; only the reply's length and greediness are set
+    // (the random model may end its turn at once).
+    let sent = null;
+    await page.route('**/v1/chat/completions', (route) => {
+      sent = JSON.parse(route.request().postData());
+      route.continue({ postData: JSON.stringify({ ...sent, ignore_eos: true, temperature: 0, max_tokens: 8 }) });
+    });
+    let replyBody = null;
+    page.on('response', async (r) => {
+      if (r.url().endsWith('/v1/chat/completions')) replyBody = await r.text().catch((e) => String(e));
+    });
+    await page.setInputFiles('#image', image);
+    await page.waitForSelector('#attached img');
+    await page.fill('#input', 'What is it?');
+    await page.click('#send');
+    await page.waitForSelector('.msg.assistant[data-done="finished"]', { timeout: 120_000 });
+    // The request carried the image as an image_url data: URL before the text.
+    const parts = sent.messages[sent.messages.length - 1].content;
+    assert.equal(parts[0].type, 'image_url');
+    assert.ok(parts[0].image_url.url.startsWith('data:image/png;base64,'));
+    assert.deepEqual(parts[1], { type: 'text', text: 'What is it?' });
+    assert.equal(await page.isVisible('.msg.user img'), true);
+    assert.equal(await page.$('.msg.assistant.error'), null, await page.textContent('.msg.assistant'));
+    // The server streamed the 8 tokens (their text may be blank: the weights are random).
+    for (let i = 0; i < 100 && replyBody === null; i++) await page.waitForTimeout(100);
+    assert.match(replyBody, /"completion_tokens":8/);
+    assert.equal(await page.$('#attached img'), null);  // sent: nothing stays attached
     assert.deepEqual(errors, []);
   } finally {
     await context.close();

@@ -191,3 +191,67 @@ test('1000 requests of random garbage all get 4xx + JSON; the server keeps servi
   assert.ok(answered > 900, `only ${answered} of 1000 answered with a JSON error (${ok200} were valid)`);
   await stillServing();
 });
+
+// Slow clients: 40 connections that send part of their headers and stall, and 20 that send a
+// body one byte every 400 ms (never silent for the read timeout, so they stay), while a
+// streamed generation runs. /health must answer in under 1 s throughout (9 s: longer than the
+// 5 s read timeout that ends the stalled ones, plus the 2 s keep-alive wait after their 400),
+// the generation must finish, and the stalled connections must have been closed by the server.
+test('stalled connections and slow bodies: /health answers in < 1 s throughout', async () => {
+  const sockets = [];
+  const closed = [];
+  const open = () => new Promise((resolve) => {
+    const s = net.connect(port, '127.0.0.1', () => resolve(s));
+    s.on('error', () => {});
+    sockets.push(s);
+  });
+  for (let i = 0; i < 40; ++i) {
+    const s = await open();
+    const at = Date.now();
+    s.on('close', () => closed.push(Date.now() - at));
+    s.resume();  // read (and drop) what comes, so that the server's close is seen
+    s.write('POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n');
+  }
+  const body = JSON.stringify({ messages: [{ role: 'user', content: 'slow' }], max_tokens: 2 });
+  const tricklers = [];
+  for (let i = 0; i < 20; ++i) {
+    const s = await open();
+    s.write(`POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nContent-Type: application/json\r\n${
+      key ? `Authorization: Bearer ${key}\r\n` : ''}Content-Length: ${body.length}\r\n\r\n`);
+    s.resume();
+    let sent = 0;
+    tricklers.push(setInterval(() => { if (sent < body.length && !s.destroyed) s.write(body[sent++]); }, 400));
+  }
+  // A generation streaming meanwhile.
+  const stream = fetch(new URL('/v1/chat/completions', origin), {
+    method: 'POST', headers: { 'Content-Type': 'application/json', ...auth },
+    body: JSON.stringify({ messages: [{ role: 'user', content: 'keep going' }], max_tokens: 64,
+                           stream: true, ignore_eos: true }),
+  }).then(async (r) => ({ status: r.status, text: await r.text() }));
+  try {
+    const worst = [];
+    const until = Date.now() + 9000;
+    while (Date.now() < until) {
+      const t0 = performance.now();
+      const h = await fetch(new URL('/health', origin), { signal: AbortSignal.timeout(1000) });
+      assert.equal(h.status, 200);
+      await h.text();
+      worst.push(performance.now() - t0);
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    const max = Math.max(...worst);
+    assert.ok(max < 1000, `the slowest /health took ${max.toFixed(0)} ms`);
+    assert.ok(worst.length >= 20, `only ${worst.length} /health answers in 9 s`);
+    const s = await stream;
+    assert.equal(s.status, 200);
+    assert.match(s.text, /"finish_reason":"length"/);
+    assert.match(s.text, /data: \[DONE\]/);
+    // The header stalls were closed by the server (its read timeout), not by us.
+    assert.ok(closed.length >= 40, `${closed.length} of 40 stalled connections were closed`);
+    assert.ok(Math.max(...closed) < 9500, `a stalled connection lived ${Math.max(...closed)} ms`);
+  } finally {
+    tricklers.forEach(clearInterval);
+    sockets.forEach((s) => s.destroy());
+  }
+  await stillServing();
+});

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # End-to-end tests of `gemlet serve`: the OpenAI Node client and headless Chromium against the
-# tiny random model on a free loopback port.
+# tiny random model on a free loopback port (and image input against the tiny vision oracle).
 #   tests/server/run.sh [GEMLET_BINARY] [WORK_DIR]
 # Needs Node >= 20 with npm (dependencies from package-lock.json: `npm ci` here, run
 # automatically when node_modules is missing) and Debian's chromium (GEMLET_CHROMIUM overrides
@@ -49,6 +49,9 @@ structured_vocab="${GEMLET_STRUCTURED_VOCAB:-real}"
 [[ "$structured_vocab" == real || "$structured_vocab" == tiny ]] ||
   fail "GEMLET_STRUCTURED_VOCAB must be real or tiny, not '$structured_vocab'"
 shared="${GEMLET_SHARED_DIR:-$here/../../../shared}"
+export GEMLET_SHARED_DIR="$shared"
+# Image input (vision.test.mjs): the tiny vision oracle, converted.
+"$gemlet" convert "$shared/oracle/tiny-e2b-vision" -o "$work/vision.gemlet" -q
 if [[ "$structured_vocab" == real ]]; then
   "$gemlet" synth --preset tiny --tokenizer "$shared/tokenizer/gemma4" -o "$work/tinyv" -q
   "$gemlet" convert "$work/tinyv" -o "$work/tinyv.gemlet" -q
@@ -69,8 +72,13 @@ if [[ "$structured_vocab" == real ]]; then
     --slots 8 --ctx 4096 --threads 1 >"$vlog" 2>&1 &
   vpid=$!
 fi
+# The vision server: 70 soft tokens per image keeps the prompts short (under ASan too).
+ilog="$work/serve-vision.log"
+"$gemlet" serve -m "$work/vision.gemlet" --alias tiny-vision --host 127.0.0.1 --port 0 --api-key "$key" \
+  --slots 8 --ctx 1024 --threads 1 --image-tokens 70 >"$ilog" 2>&1 &
+ipid=$!
 cleanup() {
-  for p in "$pid" $vpid; do
+  for p in "$pid" $vpid $ipid; do
     if kill -0 "$p" 2>/dev/null; then
       kill -TERM "$p"
       for _ in $(seq 300); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
@@ -109,12 +117,23 @@ if [[ -n "$vpid" ]]; then
   [[ -n "$vport" ]] || { cat "$vlog" >&2; fail "the real-vocabulary server did not become healthy within 60 s"; }
 fi
 
+iport=""
+for _ in $(seq 600); do
+  kill -0 "$ipid" 2>/dev/null || { cat "$ilog" >&2; fail "the vision server exited at start"; }
+  iport="$(sed -n 's|.* on http://127\.0\.0\.1:\([0-9]*\) .*|\1|p' "$ilog" | head -1)"
+  [[ -n "$iport" ]] && health "$iport" && break
+  iport=""
+  sleep 0.1
+done
+[[ -n "$iport" ]] || { cat "$ilog" >&2; fail "the vision server did not become healthy within 60 s"; }
+
 export GEMLET_BASE_URL="http://127.0.0.1:$port/v1" GEMLET_API_KEY="$key"
+export GEMLET_VISION_URL="http://127.0.0.1:$iport/v1"
 export GEMLET_STRUCTURED_URL="http://127.0.0.1:$vport/v1"
 status=0
 start=$SECONDS
 (cd "$here" && node --test --test-concurrency=1 openai_client.test.mjs apis.test.mjs chat_page.test.mjs \
-  hostile.test.mjs structured_output.test.mjs) || status=$?
+  hostile.test.mjs structured_output.test.mjs vision.test.mjs) || status=$?
 echo "run.sh: node tests took $((SECONDS - start)) s"
 
 # The server must still be up after everything, and stop cleanly on SIGTERM (under ASan a leak
@@ -123,7 +142,8 @@ health "$port" || { echo "run.sh: the server died during the tests" >&2; status=
 if [[ -n "$vpid" ]]; then
   health "$vport" || { echo "run.sh: the real-vocabulary server died during the tests" >&2; status=1; }
 fi
-for p in "$pid" $vpid; do
+health "$iport" || { echo "run.sh: the vision server died during the tests" >&2; status=1; }
+for p in "$pid" $vpid $ipid; do
   kill -TERM "$p"
   for _ in $(seq 300); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
   if kill -0 "$p" 2>/dev/null; then echo "run.sh: a server ignored SIGTERM for 30 s" >&2; status=1; fi
@@ -132,5 +152,6 @@ done
 if (( status != 0 )); then
   echo "---- server log ($log):" >&2; tail -50 "$log" >&2
   echo "---- server log ($vlog):" >&2; tail -50 "$vlog" >&2
+  echo "---- server log ($ilog):" >&2; tail -50 "$ilog" >&2
 fi
 exit "$status"

@@ -73,6 +73,10 @@ Status ApplyRunChatFlags(const RunChatFlags& flags, bool have_tokens, std::optio
     if (have_tokens) return InvalidArgument("--image needs a text prompt (-p or stdin), not --tokens");
     ASSIGN_OR_RETURN(**prompt, runtime::PlaceMedia(**prompt, flags.images, gemma4::kImage, "{image}"));
   }
+  // With --tokens, the ids hold one audio placeholder id per clip (ExpandMedia checks).
+  if (flags.audios > 0 && !have_tokens) {
+    ASSIGN_OR_RETURN(**prompt, runtime::PlaceMedia(**prompt, flags.audios, gemma4::kAudio, "{audio}"));
+  }
   if (chat) {
     std::vector<ChatMessage> msgs(system ? 2 : 1);
     if (system) {

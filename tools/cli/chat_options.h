@@ -31,6 +31,7 @@ struct RunChatFlags {
   std::optional<std::string> system;
   bool think = false;
   int64_t images = 0;  // --image files: placed in the prompt text (runtime::PlaceMedia)
+  int64_t audios = 0;  // --audio files: the same, or with --tokens one <|audio|> id each
 };
 // Reads them (before flags.Finish(), so that an unknown flag is reported before any work).
 RunChatFlags ReadRunChatFlags(Flags& flags);

@@ -9,6 +9,7 @@
 #include "runtime/conversation.h"
 #include "model/gemma4_image.h"
 #include "runtime/engine.h"
+#include "runtime/audio_encoder.h"
 #include "runtime/image_encoder.h"
 #include "tools/cli/chat_input.h"
 #include "tools/cli/chat_options.h"
@@ -39,6 +40,9 @@ at the prompt:
   /image PATH           attach an image (JPEG, PNG, WebP; a model with a vision tower) to
                         the next message: {image} or <|image|> in it places the image, else
                         it comes before the text; repeatable
+  /audio PATH           attach an audio clip (WAV, FLAC, Ogg, Opus, MP3; its first 30 s; a
+                        model with an audio tower) to the next message: {audio} or <|audio|>
+                        in it places the clip, else it comes before the text; repeatable
   /file PATH            send the text of the file PATH as the message (a long document);
                         its prefill shows progress, and Ctrl+C stops it keeping what was
                         prefilled
@@ -96,7 +100,7 @@ const char* Usage() {
 }
 
 constexpr char kHelp[] =
-    "commands: /help, /reset, /system [TEXT], /think on|off, /save FILE, /load FILE, /image PATH, /file PATH, /stats, /quit\n"
+    "commands: /help, /reset, /system [TEXT], /think on|off, /save FILE, /load FILE, /image PATH, /audio PATH, /file PATH, /stats, /quit\n"
     "Ctrl+C stops an answer, Ctrl+D exits.\n";
 
 // Model text as a terminal may show it: control characters (C0 but newline and tab, DEL, and
@@ -190,14 +194,15 @@ void PrintStats(const runtime::Conversation& conv) {
                                                                         : "drop-oldest");
 }
 
-// Images attached with /image for the next message.
-struct PendingImages {
+// Images and audio clips attached with /image and /audio for the next message.
+struct PendingMedia {
   runtime::ImageEncoder* encoder = nullptr;
+  runtime::AudioEncoder* audio = nullptr;
   std::vector<runtime::MediaRef> media;
 };
 
 // Runs one slash command; false for /quit.
-bool Command(runtime::Conversation& conv, PendingImages& images, const std::string& line) {
+bool Command(runtime::Conversation& conv, PendingMedia& images, const std::string& line) {
   const size_t sp = line.find(' ');
   const std::string cmd = line.substr(0, sp);
   std::string arg = sp == std::string::npos ? "" : line.substr(sp + 1);
@@ -246,6 +251,16 @@ bool Command(runtime::Conversation& conv, PendingImages& images, const std::stri
       images.media.push_back(*m);
       std::printf("[image %zu attached: %s, %lld soft tokens; it goes with the next message]\n",
                   images.media.size(), arg.c_str(), static_cast<long long>((*m)->rows));
+    }
+  } else if (cmd == "/audio") {
+    if (arg.empty()) {
+      std::printf("error: /audio needs a file name\n");
+    } else if (auto m = images.audio->EncodeFile(arg); !m.ok()) {
+      std::printf("error: %s\n", m.status().message().c_str());
+    } else {
+      images.media.push_back(*m);
+      std::printf("[audio attached: %s, %lld soft tokens (%.2f s); it goes with the next message]\n", arg.c_str(),
+                  static_cast<long long>((*m)->rows), (*m)->rows / 25.0);
     }
   } else if (cmd == "/stats") {
     PrintStats(conv);
@@ -326,7 +341,8 @@ int Run(Flags& flags) {
   io.tokens = *image_tokens;
   auto encoder = runtime::ImageEncoder::Create(**engine, io);
   if (!encoder.ok()) return ReportError("chat", encoder.status());
-  PendingImages images{encoder->get(), {}};
+  auto audio_encoder = runtime::AudioEncoder::Create(**engine);
+  PendingMedia images{encoder->get(), audio_encoder.get(), {}};
 
   std::string history;
   if (!no_history) {

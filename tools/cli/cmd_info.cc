@@ -14,6 +14,7 @@
 #include "model/gemma4_tensors.h"
 #include "tools/cli/command.h"
 #include "tools/convert/progress.h"
+#include "tools/hub/model_store.h"
 
 namespace gemlet::cli {
 namespace {
@@ -24,6 +25,7 @@ Describes a .gemlet model: the model config, the tokenizer (pieces, merges, spec
 chat template size, the provenance (source, format, sha256, converter, date), the quantization
 plan, totals per tensor class, and (with --tensors, or always with --json) every tensor's
 name, shape, type and size. For a GGUF file, lists its metadata and tensors instead.
+FILE may also be the name of a stored model (gemlet pull, gemlet list).
 
 flags:
   --json        one JSON object on stdout (for scripts)
@@ -88,7 +90,7 @@ int Run(Flags& flags) {
   const auto pos = flags.Positional();
   if (pos.empty()) return UsageError("info", "FILE is required");
   if (pos.size() > 1) return UsageError("info", "unexpected argument '" + pos[1] + "'");
-  const std::string& path = pos[0];
+  const std::string path = hub::ResolveModelArg(pos[0]);  // a stored model's name works too
   {
     auto m = MappedFile::Open(path);
     if (!m.ok()) return ReportError("info", m.status());

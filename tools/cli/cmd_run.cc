@@ -11,6 +11,7 @@
 #include "runtime/engine.h"
 #include "runtime/generate.h"
 #include "runtime/grammar_constraint.h"
+#include "runtime/audio_encoder.h"
 #include "runtime/image_encoder.h"
 #include "runtime/session.h"
 #include "text/tokenizer.h"
@@ -82,6 +83,12 @@ flags:
                           else they come before the text; each becomes <|image>, its soft
                           tokens, <image|>
   --image-tokens N        soft tokens per image: 70, 140, 280 (default), 560 or 1120
+  --audio FILE            an audio clip (WAV, FLAC, Ogg/Vorbis, Opus, MP3; downmixed and
+                          resampled to 16 kHz mono; its first 30 s) for a model with an audio
+                          tower; repeatable. {audio} or <|audio|> in the prompt places each in
+                          turn, else they come before the text; each becomes <|audio>, its soft
+                          tokens (25 per second), <audio|>. With --tokens, each audio token id
+                          (<|audio|>, from the model's config) in the ids is the next clip
 )" GEMLET_GRAMMAR_FLAGS_HELP GEMLET_DRAFT_FLAGS_HELP R"(  (no -p, no --tokens*)   the prompt is read from stdin: echo Hello | gemlet run --chat
   (no -m)                 the tiny demo model: random weights, made once in ~/.cache/gemlet
   --verify                check this build on this CPU, no model needed: every kernel tier
@@ -138,6 +145,7 @@ int Run(Flags& flags) {
   auto seed = flags.Int({"--seed"}, -1);
   const std::vector<std::string> images = flags.StrAll({"--image"});
   auto image_tokens = flags.Int({"--image-tokens"}, 280);
+  const std::vector<std::string> audios = flags.StrAll({"--audio"});
   for (const Status* st : {&image_tokens.status(), &tokens.status(), &n_predict.status(), &ctx.status(), &threads.status(),
                            &chunk.status(), &temp.status(), &top_k.status(), &top_p.status(), &min_p.status(),
                            &rep.status(), &presence.status(), &last_n.status(), &seed.status()}) {
@@ -146,6 +154,7 @@ int Run(Flags& flags) {
   const DraftFlags draft_flags = ReadDraftFlags(flags);
   RunChatFlags chat_flags = ReadRunChatFlags(flags);
   chat_flags.images = static_cast<int64_t>(images.size());
+  chat_flags.audios = static_cast<int64_t>(audios.size());
   const GrammarFlags grammar_flags = ReadGrammarFlags(flags);
   if (Status st = flags.Finish(); !st.ok()) return UsageError("run", st.message());
   auto gbnf = GrammarFlagsToGbnf(grammar_flags);
@@ -235,21 +244,27 @@ int Run(Flags& flags) {
     }
   }
 
-  // Images: encoded, and each placeholder expanded to <|image>, its soft tokens, <image|>.
+  // Images and audio clips: encoded, and each placeholder expanded to its open token, its
+  // soft tokens and its close token (<|image> ... <image|>, <|audio> ... <audio|>).
   runtime::MediaPrompt media_prompt;
-  if (!images.empty()) {
+  if (!images.empty() || !audios.empty()) {
     runtime::ImageEncoderOptions io;
     io.tokens = *image_tokens;
     auto encoder = runtime::ImageEncoder::Create(engine, io);
     if (!encoder.ok()) return ReportError("run", encoder.status());
+    auto audio_encoder = runtime::AudioEncoder::Create(engine);
     std::vector<runtime::MediaRef> media;
     for (const std::string& path : images) {
       auto m = (*encoder)->EncodeFile(path);
       if (!m.ok()) return ReportError("run", m.status());
       media.push_back(std::move(*m));
     }
-    const runtime::MediaTokens kinds[] = {runtime::ImageTokens(engine)};
-    auto expanded = runtime::ExpandMedia(ids, media, kinds);
+    for (const std::string& path : audios) {
+      auto m = audio_encoder->EncodeFile(path);
+      if (!m.ok()) return ReportError("run", m.status());
+      media.push_back(std::move(*m));
+    }
+    auto expanded = runtime::ExpandMedia(ids, media, runtime::MediaKindTokens(engine));
     if (!expanded.ok()) return ReportError("run", expanded.status());
     media_prompt = std::move(*expanded);
   } else {

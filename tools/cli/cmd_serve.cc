@@ -5,12 +5,14 @@
 #include "tools/cli/command.h"
 #include "tools/cli/draft_flags.h"
 #include "tools/cli/kv_type_flag.h"
+#include "tools/hub/model_store.h"
+#include "tools/server/image_fetch.h"
 #include "tools/server/serve.h"
 
 namespace gemlet::cli {
 namespace {
 
-constexpr char kUsage[] = R"usage(usage: gemlet serve -m MODEL.gemlet [--host ADDR] [--port N] [--api-key KEY] [flags]
+constexpr char kUsage[] = R"usage(usage: gemlet serve [-m MODEL] [--host ADDR] [--port N] [--api-key KEY] [flags]
 
 Serves the model over an OpenAI-compatible HTTP API until Ctrl+C (SIGINT) or SIGTERM:
   POST /v1/chat/completions   chat (streaming or not, tools, thinking via reasoning_effort)
@@ -21,13 +23,23 @@ Serves the model over an OpenAI-compatible HTTP API until Ctrl+C (SIGINT) or SIG
   GET  /v1/models, /health, /metrics (Prometheus), and a chat page at /
 Concurrent requests share each decode step (one pass over the weights for all of them).
 
+Every model of the model store (gemlet pull, gemlet list) is offered too: /v1/models and
+/api/tags list them, and a request's "model" field picks one, loaded on first use (one at a
+time besides -m's; --max-models keeps more). Requests naming no known model get the -m model,
+or without -m the most recently used one (an unknown name is then a 404).
+
 flags:
-  -m, --model FILE        a .gemlet model (gemlet convert); default: the tiny demo model
+  -m, --model FILE|NAME   a .gemlet model (gemlet convert) or a stored model's name; default:
+                          the store's models, or the tiny demo model when the store is empty
+  --max-models N          stored models kept loaded at once besides -m's, least recently used
+                          out first (default 1)
   --host ADDR             address to listen on (default 127.0.0.1: this machine only)
   --port N                TCP port (default 8080; 0 = any free port, printed at start)
   --api-key KEY           require "Authorization: Bearer KEY" on every /v1 route
                           (default: the GEMLET_API_KEY environment variable, if set)
   --alias NAME            the model id clients see (default: the file name)
+  --replica NAME          add the header X-Gemlet-Replica: NAME to every response (which
+                          replica behind a load balancer answered; tools/server/README.md)
   --cors ORIGIN           let web pages from ORIGIN (e.g. http://localhost:3000, or * for
                           any) call the API from a browser; default: no cross-origin access
   --ctx N                 context per request, prompt + reply, in tokens (default 4096)
@@ -63,12 +75,19 @@ flags:
                           per layer kind: full=T,sliding=T (either part), e.g.
                           full=q8,sliding=f16: the full-attention layers hold the whole
                           context, the sliding ones a ring of the window
+  --image-tokens N        soft tokens per image part: 70, 140, 280 (default), 560 or 1120
+                          (OpenAI image_url data: URLs, Ollama images, Anthropic image blocks;
+                          the model needs a vision tower)
+  --allow-image-urls      fetch image parts given as http(s) URLs (default: refused, the
+                          server makes no requests to other hosts); 20 MB and 10 s at most
   --temp X, --top-k N, --top-p X, --min-p X
                           sampling defaults for requests that leave them out
                           (default 1.0, 64, 0.95, 0)
 )usage" GEMLET_DRAFT_FLAGS_HELP R"usage(                          The server drafts for a request that decodes alone (with
                           several, the batch already shares each pass over the weights);
-                          /metrics counts the drafts (gemlet_draft_*)
+                          /metrics counts the drafts (gemlet_draft_*). --drafter is the -m
+                          model's drafter (it needs -m); a stored model drafts with the one
+                          embedded in its file, and with --draft mtp but none, not at all
 
 examples:
   gemlet serve -m e2b-q4.gemlet
@@ -80,12 +99,14 @@ examples:
 int Run(Flags& flags) {
   server::ServeOptions o;
   const std::string model_flag = flags.Str({"-m", "--model"}, "");
+  auto max_models = flags.Int({"--max-models"}, 1);
   o.http.host = flags.Str({"--host"}, "127.0.0.1");
   auto port = flags.Int({"--port"}, 8080);
   const char* env_key = std::getenv("GEMLET_API_KEY");
   o.http.api_key = flags.Str({"--api-key"}, env_key ? env_key : "");
   o.alias = flags.Str({"--alias"}, "");
   o.http.cors_origin = flags.Str({"--cors"}, "");
+  o.http.replica = flags.Str({"--replica"}, "");
   auto ctx = flags.Int({"--ctx"}, 4096);
   auto max_prompt = flags.Int({"--max-prompt"}, 0);
   const std::string overflow = flags.Str({"--context-overflow"}, "error");
@@ -102,21 +123,26 @@ int Run(Flags& flags) {
   o.request_log = !flags.Bool({"--no-log"});
   o.verbose = flags.Bool({"--verbose"});
   const std::string kv_type = flags.Str({"--kv-type"}, "");
+  auto image_tokens = flags.Int({"--image-tokens"}, 280);
+  o.handlers.allow_image_urls = flags.Bool({"--allow-image-urls"});
   auto temp = flags.Float({"--temp"}, 1.0);
   auto top_k = flags.Int({"--top-k"}, 64);
   auto top_p = flags.Float({"--top-p"}, 0.95);
   auto min_p = flags.Float({"--min-p"}, 0.0);
   const DraftFlags draft_flags = ReadDraftFlags(flags);
-  for (const Status& st : {port.status(), ctx.status(), max_prompt.status(), slots.status(), queue.status(),
+  for (const Status& st : {max_models.status(), port.status(), ctx.status(), max_prompt.status(), slots.status(), queue.status(),
                            cache.status(), chunk.status(), max_body.status(), threads.status(),
                            http_threads.status(), grace.status(), temp.status(), top_k.status(), top_p.status(),
-                           min_p.status()}) {
+                           min_p.status(), image_tokens.status()}) {
     if (!st.ok()) return UsageError("serve", st.message());
   }
   if (Status st = flags.Finish(); !st.ok()) return UsageError("serve", st.message());
   if (!flags.Positional().empty()) return UsageError("serve", "unexpected argument '" + flags.Positional()[0] + "'");
   if (*port < 0 || *port > 65535) return UsageError("serve", "--port must be in [0, 65535]");
   if (o.http.host.empty()) return UsageError("serve", "--host must not be empty");
+  for (char c : o.http.replica) {
+    if (c < 0x21 || c > 0x7e) return UsageError("serve", "--replica must be printable ASCII without spaces");
+  }
   if (!server::ParseLogFormat(log_format, &o.log_format)) {
     return UsageError("serve", "--log-format must be text or json");
   }
@@ -140,6 +166,14 @@ int Run(Flags& flags) {
   if (*threads < 0 || *threads > 1024) return UsageError("serve", "--threads must be in [0, 1024]");
   if (*http_threads < 4 || *http_threads > 4096) return UsageError("serve", "--http-threads must be in [4, 4096]");
   if (*grace < 0 || *grace > 3600) return UsageError("serve", "--shutdown-grace must be in [0, 3600]");
+  if (*image_tokens != 70 && *image_tokens != 140 && *image_tokens != 280 && *image_tokens != 560 &&
+      *image_tokens != 1120) {
+    return UsageError("serve", "--image-tokens must be 70, 140, 280, 560 or 1120");
+  }
+  o.images.tokens = *image_tokens;
+  if (o.handlers.allow_image_urls && !server::ImageFetchAvailable()) {
+    return UsageError("serve", "--allow-image-urls: this build has no libcurl (scripts/deps.sh)");
+  }
   if (*temp < 0 || *temp > 2) return UsageError("serve", "--temp must be in [0, 2]");
   if (*top_k < 0) return UsageError("serve", "--top-k must be >= 0");
   if (*top_p <= 0 || *top_p > 1) return UsageError("serve", "--top-p must be in (0, 1]");
@@ -159,10 +193,24 @@ int Run(Flags& flags) {
   o.draft_max = draft_flags.draft_max;
   o.draft_fixed = draft_flags.fixed;
   o.drafter_path = draft_flags.drafter;
+  if (!o.drafter_path.empty() && model_flag.empty()) {
+    return UsageError("serve", "--drafter FILE belongs to the model it was made for: give that model with -m");
+  }
 
-  auto model = ResolveModel(model_flag, /*allow_demo=*/true);
-  if (!model.ok()) return ReportError("serve", model.status());
-  o.model_path = *model;
+  if (*max_models < 1 || *max_models > 64) return UsageError("serve", "--max-models must be in [1, 64]");
+  o.max_models = static_cast<size_t>(*max_models);
+  // The model store's models (-m NAME was made a path already, tools/cli/main.cc).
+  if (auto store = hub::ModelStore::Open(); store.ok()) {
+    for (const hub::StoredModel& m : store->List()) {
+      o.stored.push_back(server::CatalogEntry{m.name, m.path, m.bytes, m.pulled_at});
+      if (o.alias.empty() && m.path == model_flag) o.alias = m.name;  // -m NAME keeps its name
+    }
+  }
+  if (!model_flag.empty() || o.stored.empty()) {
+    auto model = ResolveModel(model_flag, /*allow_demo=*/true);
+    if (!model.ok()) return ReportError("serve", model.status());
+    o.model_path = *model;
+  }
   o.http.port = static_cast<int>(*port);
   o.http.max_body_bytes = static_cast<size_t>(*max_body);
   o.http.threads = static_cast<int>(*http_threads);

@@ -11,7 +11,7 @@
 namespace gemlet::cli {
 namespace {
 
-constexpr char kUsage[] = R"(usage: gemlet synth --preset tiny|e2b|e4b -o DIR [--seed N] [--tokenizer PATH]
+constexpr char kUsage[] = R"(usage: gemlet synth --preset tiny|e2b|e4b -o DIR [--seed N] [--tokenizer PATH] [--no-vision]
        gemlet synth --preset tiny|e2b --assistant -o DIR [--seed N]
 
 Writes a random-weight Gemma 4 checkpoint in the Hugging Face layout: config.json,
@@ -27,7 +27,9 @@ flags:
                       e2b, e4b: the real Gemma 4 E2B / E4B shapes (~9.3 GB / ~15 GB), for
                         benchmarks; sharded into files of at most 4 GB with
                         model.safetensors.index.json (one tensor larger than that, the E2B/E4B
-                        PLE table, gets a shard of its own)
+                        PLE table, gets a shard of its own); with the real vision tower
+                        (16 layers, 768 wide, ~0.34 GB, HF names and vision_config) unless
+                        --no-vision
   -o, --out DIR       output folder (created if missing; weights left there by an earlier run
                       are removed first)
   --seed N            random seed (default 0)
@@ -36,6 +38,7 @@ flags:
                       the model's vocab. Default: a synthetic 512-piece Gemma-4-shaped
                       tokenizer (real control ids, byte fallback), padded with <unusedN>
                       pieces to the preset's vocab
+  --no-vision         e2b, e4b: leave the vision tower out (a text-only checkpoint)
   --threads N         generator threads (default: all cores)
   --shard-size BYTES  largest shard (default 4000000000); smaller checkpoints are one
                       model.safetensors
@@ -62,6 +65,7 @@ int Run(Flags& flags) {
   auto shard = flags.Int({"--shard-size"}, static_cast<int64_t>(o.max_shard_bytes));
   const bool quiet = flags.Bool({"-q", "--quiet"});
   const bool assistant = flags.Bool({"--assistant"});
+  o.vision = !flags.Bool({"--no-vision"});
   if (!seed.ok()) return UsageError("synth", seed.status().message());
   if (!threads.ok()) return UsageError("synth", threads.status().message());
   if (!shard.ok()) return UsageError("synth", shard.status().message());
@@ -115,6 +119,7 @@ int Run(Flags& flags) {
               static_cast<long long>(c.vocab_size), static_cast<long long>(c.hidden_size),
               static_cast<long long>(c.num_layers), static_cast<long long>(c.num_kv_shared_layers),
               o.tokenizer.empty() ? "synthetic" : o.tokenizer.c_str());
+  if (report->vision) std::printf("  with the vision tower (16 layers, 768 wide)\n");
   for (const auto& f : report->files) std::printf("  %s\n", f.c_str());
   std::printf("the weights are random: the model produces meaningless text\n");
   return kExitOk;

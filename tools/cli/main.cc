@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "tools/cli/command.h"
+#include "tools/hub/model_store.h"
 
 namespace {
 
@@ -20,6 +21,24 @@ void PrintHelp() {
   for (const auto& c : reg) std::printf("  %-12s %s\n", c.name, c.summary);
   std::printf(
       "\nexit codes: 0 success, 1 failure, 2 bad flags or arguments, 3 verification failed\n");
+}
+
+// `-m NAME` in every subcommand: a stored model's name (gemlet pull) becomes its file's path.
+// A path that exists, and anything that is not a stored model's name, is left as it is.
+std::vector<std::string> ResolveModelNames(std::vector<std::string> args) {
+  for (size_t i = 0; i < args.size(); ++i) {
+    std::string& a = args[i];
+    if (a == "--") break;
+    if ((a == "-m" || a == "--model") && i + 1 < args.size()) {
+      args[i + 1] = gemlet::hub::ResolveModelArg(args[i + 1]);
+      ++i;
+    } else if (a.rfind("--model=", 0) == 0) {
+      a = "--model=" + gemlet::hub::ResolveModelArg(a.substr(8));
+    } else if (a.rfind("-m=", 0) == 0) {
+      a = "-m=" + gemlet::hub::ResolveModelArg(a.substr(3));
+    }
+  }
+  return args;
 }
 
 }  // namespace
@@ -37,7 +56,7 @@ int main(int argc, char** argv) {
   const std::string name = argv[1];
   for (const auto& c : gemlet::cli::CommandRegistry()) {
     if (name == c.name) {
-      gemlet::cli::Flags flags(name, std::vector<std::string>(argv + 2, argv + argc));
+      gemlet::cli::Flags flags(name, ResolveModelNames(std::vector<std::string>(argv + 2, argv + argc)));
       if (flags.help()) {
         std::printf("%s", c.usage);
         return gemlet::cli::kExitOk;

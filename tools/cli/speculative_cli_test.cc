@@ -88,6 +88,9 @@ TEST(SpeculativeCli, MisuseIsAUsageError) {
   EXPECT_EQ(Gemlet(serve + "--draft mtp", &out, &err), 1);
   EXPECT_NE(err.find("--drafter"), std::string::npos) << err;
   EXPECT_EQ(Gemlet(serve + "--drafter /nonexistent.gemlet", &out, &err), 1);
+  // A drafter belongs to the model it was made for: serve needs that model with -m.
+  EXPECT_EQ(Gemlet("serve --port 0 --drafter " + TinyDrafter(), &out, &err), 2);
+  EXPECT_NE(err.find("give that model with -m"), std::string::npos) << err;
 }
 
 TEST(SpeculativeCli, BenchDraftP) {

@@ -73,8 +73,8 @@ Status WriteJson(const fs::path& path, const nlohmann::json& j) {
 
 // config.json: the top level of the real Gemma4ForConditionalGeneration release (as in
 // ../shared/oracle/tiny-e2b/config.json) around text_config = Gemma4Config::ToJson(). There
-// are no vision/audio towers, so their configs are null.
-nlohmann::json ConfigJson(const Gemma4Config& cfg, const SynthOptions& o) {
+// is no audio tower; the vision tower's config is HF's vision_config when there is one.
+nlohmann::json ConfigJson(const Gemma4Config& cfg, const SynthOptions& o, const model::Gemma4VisionConfig* vision) {
   nlohmann::json text = cfg.ToJson();
   text["architectures"] = nullptr;
   text["attention_dropout"] = 0.0;
@@ -105,6 +105,29 @@ nlohmann::json ConfigJson(const Gemma4Config& cfg, const SynthOptions& o) {
   j["transformers_version"] = "5.5.0";
   j["video_token_id"] = 258884;
   j["vision_config"] = nullptr;
+  if (vision) {
+    const model::Gemma4VisionConfig& v = *vision;
+    j["vision_config"] = {{"attention_bias", false},
+                          {"attention_dropout", 0.0},
+                          {"default_output_length", v.default_output_length},
+                          {"head_dim", v.head_dim},
+                          {"hidden_activation", "gelu_pytorch_tanh"},
+                          {"hidden_size", v.hidden_size},
+                          {"initializer_range", 0.02},
+                          {"intermediate_size", v.intermediate_size},
+                          {"max_position_embeddings", 131072},
+                          {"model_type", "gemma4_vision"},
+                          {"num_attention_heads", v.num_heads},
+                          {"num_hidden_layers", v.num_layers},
+                          {"num_key_value_heads", v.num_heads},
+                          {"patch_size", v.patch_size},
+                          {"pooling_kernel_size", v.pooling_kernel_size},
+                          {"position_embedding_size", v.position_embedding_size},
+                          {"rms_norm_eps", v.rms_norm_eps},
+                          {"rope_parameters", {{"rope_theta", v.rope_theta}, {"rope_type", "default"}}},
+                          {"standardize", false},
+                          {"use_clipped_linears", true}};
+  }
   j["vision_soft_tokens_per_image"] = 280;
   // Not an HF key: says where the weights came from (they are random).
   j["gemlet_synth"] = {
@@ -230,6 +253,56 @@ Result<Gemma4Config> SynthPresetConfig(const std::string& preset) {
   return c;
 }
 
+bool SynthVisionConfig(const std::string& preset, int64_t text_hidden, model::Gemma4VisionConfig* out) {
+  if (preset != "e2b" && preset != "e4b") return false;
+  model::Gemma4VisionConfig v;
+  v.hidden_size = 768;
+  v.intermediate_size = 3072;
+  v.num_layers = 16;
+  v.num_heads = 12;
+  v.head_dim = 64;
+  v.patch_size = 16;
+  v.pooling_kernel_size = 3;
+  v.position_embedding_size = 10240;
+  v.default_output_length = 280;
+  v.rope_theta = 100.0;
+  v.rms_norm_eps = 1e-6;
+  v.text_hidden_size = text_hidden;
+  *out = v;
+  return true;
+}
+
+std::vector<SynthTensor> SynthVisionTensors(const model::Gemma4VisionConfig& cfg) {
+  std::vector<SynthTensor> out;
+  for (const model::TensorSpec& s : model::ExpectedVisionTensors(cfg)) {
+    SynthTensor t{s.hf_name, s.shape, SynthTensor::Dist::kNormal, 0.0f, 1.0f};
+    switch (s.cls) {
+      case model::TensorClass::kVisionPosTable:
+        t.b = 0.5f;
+        break;
+      case model::TensorClass::kNorm: {
+        const bool qk = s.hf_name.find("q_norm") != std::string::npos || s.hf_name.find("k_norm") != std::string::npos;
+        t.a = qk ? std::pow(static_cast<float>(s.shape[0]), -0.25f) : 1.0f;
+        t.b = 0.1f * t.a;
+        break;
+      }
+      case model::TensorClass::kScalar: {  // a clip bound: 0-d in HF
+        t.shape.clear();
+        t.dist = SynthTensor::Dist::kUniform;
+        const bool min = s.hf_name.find("_min") != std::string::npos;
+        t.a = min ? -12.0f : 8.0f;
+        t.b = min ? -8.0f : 12.0f;
+        break;
+      }
+      default:  // the linears and embed_vision
+        t.b = 1.0f / std::sqrt(static_cast<float>(s.shape[1]));
+        break;
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
 std::vector<SynthTensor> SynthTensors(const Gemma4Config& cfg) {
   std::vector<SynthTensor> out;
   const float D = static_cast<float>(cfg.hidden_size);
@@ -339,12 +412,18 @@ Result<SynthReport> Synthesize(const SynthOptions& o) {
   ASSIGN_OR_RETURN(int64_t vocab, WriteTokenizer(o, cfg.vocab_size, &report.files));
   cfg.vocab_size = cfg.vocab_size_per_layer_input = vocab;
   RETURN_IF_ERROR(cfg.Validate());
-  RETURN_IF_ERROR(WriteJson(out / "config.json", ConfigJson(cfg, o)));
+  model::Gemma4VisionConfig vision;
+  report.vision = o.vision && SynthVisionConfig(o.preset, cfg.hidden_size, &vision);
+  RETURN_IF_ERROR(WriteJson(out / "config.json", ConfigJson(cfg, o, report.vision ? &vision : nullptr)));
   RETURN_IF_ERROR(WriteJson(out / "generation_config.json", GenerationConfigJson()));
   report.files.push_back("config.json");
   report.files.push_back("generation_config.json");
 
-  const std::vector<SynthTensor> tensors = SynthTensors(cfg);
+  std::vector<SynthTensor> tensors = SynthTensors(cfg);
+  if (report.vision) {
+    std::vector<SynthTensor> v = SynthVisionTensors(vision);
+    tensors.insert(tensors.end(), std::make_move_iterator(v.begin()), std::make_move_iterator(v.end()));
+  }
   std::vector<uint64_t> bytes;
   uint64_t total = 0;
   for (const auto& t : tensors) {

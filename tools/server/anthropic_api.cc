@@ -80,6 +80,7 @@ std::optional<ApiError> TranslateMessage(const Json& m, const std::string& path,
   }
   if (!c->is_array()) return Bad(path + ".content", "must be a string or an array of content blocks");
   std::string text, thinking;
+  Json parts = Json::array();  // a user turn's image blocks and the text between them, in order
   Json calls = Json::array();
   for (size_t i = 0; i < c->size(); ++i) {
     const Json& b = (*c)[i];
@@ -113,9 +114,30 @@ std::optional<ApiError> TranslateMessage(const Json& m, const std::string& path,
       auto name = call_names.find(b["tool_use_id"].get<std::string>());
       if (name != call_names.end()) tm["name"] = name->second;
       out->push_back(std::move(tm));
+    } else if (type == "image" && role == "user") {
+      // source: {"type": "base64", "media_type": "image/png", "data": ...} or {"type": "url", "url": ...}.
+      auto src = b.find("source");
+      if (src == b.end() || !src->is_object()) return Bad(bp + ".source", "must be an object");
+      const std::string st = StrField(*src, "type");
+      std::string url;
+      if (st == "base64") {
+        const std::string mt = StrField(*src, "media_type");
+        if (mt.rfind("image/", 0) != 0) return Bad(bp + ".source.media_type", "must be an image/ type");
+        if (!src->contains("data") || !(*src)["data"].is_string()) return Bad(bp + ".source.data", "must be a string");
+        url = "data:" + mt + ";base64," + (*src)["data"].get<std::string>();
+      } else if (st == "url") {
+        if (!src->contains("url") || !(*src)["url"].is_string()) return Bad(bp + ".source.url", "must be a string");
+        url = (*src)["url"].get<std::string>();
+      } else {
+        return Bad(bp + ".source.type", "must be \"base64\" or \"url\"");
+      }
+      if (!text.empty()) parts.push_back({{"type", "text"}, {"text", text}});
+      text.clear();
+      parts.push_back({{"type", "image_url"}, {"image_url", {{"url", std::move(url)}}}, {"x_gemlet_part", bp}});
     } else if (type == "image" || type == "document") {
-      return BadRequest("'" + bp + "': " + type + " input is not supported by this server yet", bp + ".type",
-                        "unsupported_value");
+      return BadRequest("'" + bp + "': " + type + " input is not supported " +
+                            (type == "image" ? "in an assistant message" : "by this server yet"),
+                        bp + ".type", "unsupported_value");
     } else {
       return Bad(bp + ".type", "'" + type + "' is not a block a " + role + " message can hold");
     }
@@ -125,6 +147,9 @@ std::optional<ApiError> TranslateMessage(const Json& m, const std::string& path,
     if (!thinking.empty()) o["reasoning_content"] = thinking;
     if (!calls.empty()) o["tool_calls"] = std::move(calls);
     out->push_back(std::move(o));
+  } else if (!parts.empty()) {
+    if (!text.empty()) parts.push_back({{"type", "text"}, {"text", text}});
+    out->push_back({{"role", "user"}, {"content", std::move(parts)}});
   } else if (!text.empty() || out->empty() || StrField(out->back(), "role") != "tool") {
     out->push_back({{"role", "user"}, {"content", text}});
   }

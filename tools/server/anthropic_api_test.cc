@@ -148,5 +148,30 @@ TEST(AnthropicApiTest, WrongTypesAreRefusedNotThrown) {
       R"({"messages": [{"role": 7, "content": "x", "tool_calls": [{"function": {"name": 3}}]}]})")));
 }
 
+TEST(AnthropicApiTest, ImageBlocksBecomeImagePartsInPlace) {
+  auto oa = AnthropicToOpenAi(Json::parse(R"({"max_tokens": 5, "messages": [{"role": "user", "content": [
+      {"type": "text", "text": "Look: "},
+      {"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "aGk="}},
+      {"type": "text", "text": "what?"},
+      {"type": "image", "source": {"type": "url", "url": "https://example.com/x.png"}}]}]})"));
+  ASSERT_TRUE(oa.ok()) << oa.error().message;
+  auto req = ParseChatRequest(*oa, {});
+  ASSERT_TRUE(req.ok()) << req.error().message;
+  const ChatMessage& m = req->messages[0];
+  EXPECT_EQ(m.content, "Look: what?");
+  ASSERT_EQ(m.images.size(), 2u);
+  EXPECT_EQ(m.images[0].offset, 6u);
+  EXPECT_EQ(m.images[0].part, "messages[0].content[1]");
+  EXPECT_EQ(m.images[0].bytes, (std::vector<uint8_t>{'h', 'i'}));
+  EXPECT_EQ(m.images[1].url, "https://example.com/x.png");
+  EXPECT_EQ(m.images[1].part, "messages[0].content[3]");
+  for (const char* bad : {
+           R"({"max_tokens": 5, "messages": [{"role": "user", "content": [{"type": "image", "source": {"type": "base64", "media_type": "text/plain", "data": "aGk="}}]}]})",
+           R"({"max_tokens": 5, "messages": [{"role": "user", "content": [{"type": "image", "source": {"type": "file"}}]}]})",
+           R"({"max_tokens": 5, "messages": [{"role": "assistant", "content": [{"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": "aGk="}}]}]})"}) {
+    EXPECT_FALSE(AnthropicToOpenAi(Json::parse(bad)).ok()) << bad;
+  }
+}
+
 }  // namespace
 }  // namespace gemlet::server

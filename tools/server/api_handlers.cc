@@ -144,7 +144,8 @@ SamplingOptions ApiHandlers::WithDefaults(const SamplingOptions& s) const {
 }
 
 ApiOr<std::shared_ptr<JobHandle>> ApiHandlers::Start(
-    std::vector<int32_t> prompt, int64_t shared_prefix, const SamplingOptions& sampling,
+    std::vector<int32_t> prompt, int64_t shared_prefix, std::vector<runtime::MediaSpan> media,
+    const SamplingOptions& sampling,
     std::optional<int64_t> max_tokens, bool ignore_eos,
     std::vector<std::unique_ptr<runtime::TokenConstraint>> constraints,
     const std::vector<std::shared_ptr<Generation>>& sinks) {
@@ -156,6 +157,7 @@ ApiOr<std::shared_ptr<JobHandle>> ApiHandlers::Start(
   }
   JobSpec spec;
   spec.prompt = std::move(prompt);
+  spec.media = std::move(media);
   spec.max_tokens = max_tokens ? *max_tokens : scheduler_.max_context();
   if (!ignore_eos) spec.stop_tokens = model_.StopTokens();
   const SamplingOptions s = WithDefaults(sampling);
@@ -179,7 +181,32 @@ ApiOr<std::shared_ptr<JobHandle>> ApiHandlers::Start(
   return scheduler_.Submit(std::move(spec));
 }
 
-ApiOr<Started> ApiHandlers::StartChat(const ChatRequest& request) {
+ApiOr<std::unique_ptr<ChatRequest>> ApiHandlers::FetchImageUrls(const ChatRequest& req) const {
+  std::unique_ptr<ChatRequest> out;
+  for (size_t i = 0; i < req.messages.size(); ++i) {
+    for (size_t k = 0; k < req.messages[i].images.size(); ++k) {
+      const ImageInput& im = req.messages[i].images[k];
+      if (im.url.empty()) continue;
+      if (!options_.allow_image_urls) {
+        return BadRequest("'" + im.part + "': image URLs are not fetched by this server (start it with " +
+                              "--allow-image-urls); send the image as a data: URL (data:image/png;base64,...)",
+                          im.part, "invalid_image");
+      }
+      auto bytes = FetchImage(im.url, im.part, options_.image_fetch);
+      if (!bytes.ok()) return BadRequest(bytes.status().message(), im.part, "invalid_image");
+      if (!out) out = std::make_unique<ChatRequest>(req);
+      ImageInput& dst = out->messages[i].images[k];
+      dst.bytes = std::move(bytes).value();
+      dst.url.clear();
+    }
+  }
+  return out;
+}
+
+ApiOr<Started> ApiHandlers::StartChat(const ChatRequest& original) {
+  auto fetched = FetchImageUrls(original);
+  if (!fetched.ok()) return fetched.error();
+  const ChatRequest& request = *fetched ? **fetched : original;
   auto rendered = model_.RenderChat(request);
   if (!rendered.ok()) return rendered.error();
   // --context-overflow shift: drop the oldest turns (the first turn last) until the prompt
@@ -217,7 +244,7 @@ ApiOr<Started> ApiHandlers::StartChat(const ChatRequest& request) {
     s.gens.push_back(std::make_shared<Generation>(model_, req.stop, /*chat=*/true,
                                                   rendered->reply_prefix));
   }
-  auto handle = Start(std::move(rendered->tokens), rendered->shared_prefix, req.sampling,
+  auto handle = Start(std::move(rendered->tokens), rendered->shared_prefix, std::move(rendered->media), req.sampling,
                       req.max_tokens, req.ignore_eos, std::move(constraints), s.gens);
   if (!handle.ok()) return handle.error();
   s.handle = *handle;
@@ -235,7 +262,7 @@ ApiOr<Started> ApiHandlers::StartText(std::vector<int32_t> prompt, const Complet
     s.gens.push_back(std::make_shared<Generation>(model_, req.stop, /*chat=*/false,
                                                   std::vector<int32_t>{}));
   }
-  auto handle = Start(std::move(prompt), 0, req.sampling, req.max_tokens, req.ignore_eos,
+  auto handle = Start(std::move(prompt), 0, {}, req.sampling, req.max_tokens, req.ignore_eos,
                       std::move(constraints), s.gens);
   if (!handle.ok()) return handle.error();
   s.handle = *handle;
@@ -547,11 +574,21 @@ HttpReply ApiHandlers::Detokenize(std::string_view body) {
   return JsonReply(Json{{"content", text}});
 }
 
+bool NamesModel(const std::string& name, const std::string& id) {
+  return name == id || name == id + ":latest";
+}
+
 HttpReply ApiHandlers::Models() const {
-  return JsonReply(ModelListJson(model_.id(), options_.created));
+  if (options_.catalog.empty()) return JsonReply(ModelListJson(model_.id(), options_.created));
+  Json data = Json::array();
+  for (const CatalogEntry& e : options_.catalog) data.push_back(ModelJson(e.id, e.created));
+  return JsonReply(Json{{"object", "list"}, {"data", std::move(data)}});
 }
 
 HttpReply ApiHandlers::Model(const std::string& id) const {
+  for (const CatalogEntry& e : options_.catalog) {
+    if (id == e.id) return JsonReply(ModelJson(e.id, e.created));
+  }
   if (id != model_.id()) {
     return ErrorReply(NotFound("The model '" + id + "' does not exist", "model_not_found"));
   }
@@ -566,6 +603,9 @@ HttpReply ApiHandlers::MetricsText() const {
   HttpReply r;
   r.content_type = "text/plain; version=0.0.4; charset=utf-8";
   r.body = metrics_.RenderPrometheus();
+  r.body += "# HELP gemlet_image_encodes_total Images run through the vision tower (not found in its cache).\n"
+            "# TYPE gemlet_image_encodes_total counter\ngemlet_image_encodes_total " +
+            std::to_string(model_.ImageEncodes()) + "\n";
   return r;
 }
 

@@ -17,6 +17,7 @@
 #include "tools/server/api_error.h"
 #include "tools/server/chat_model.h"
 #include "tools/server/generation.h"
+#include "tools/server/image_fetch.h"
 #include "tools/server/metrics.h"
 #include "tools/server/request_parser.h"
 #include "tools/server/scheduler.h"
@@ -82,6 +83,17 @@ struct UsageTotals {
 };
 UsageTotals TotalsOf(const std::vector<JobOutcome>& outcomes);
 
+// A model the server offers (`gemlet serve` with a model store: every stored model).
+struct CatalogEntry {
+  std::string id;    // the name requests give ("google/gemma-4-E2B-it")
+  std::string path;  // its .gemlet file
+  int64_t bytes = 0;
+  int64_t created = 0;  // Unix seconds
+};
+
+// "name" or "name:latest" (Ollama's tag) names the model `id`.
+bool NamesModel(const std::string& name, const std::string& id);
+
 struct HandlerOptions {
   ParseLimits limits;
   // Sampling defaults for fields a request leaves out (Gemma 4's generation_config).
@@ -102,9 +114,15 @@ struct HandlerOptions {
   // Silence longer than this on an open response sends a keep-alive (an SSE comment, or a
   // space before a JSON body), which also reveals a closed connection.
   std::chrono::milliseconds keepalive{1000};
+  // Image parts with http(s) URLs: refused unless allowed (--allow-image-urls), then fetched
+  // with these limits (image_fetch.h).
+  bool allow_image_urls = false;
+  ImageFetchOptions image_fetch;
   int64_t created = 0;  // model "created" time (Unix seconds)
   int64_t model_bytes = 0;  // the model file's size (Ollama's /api/tags)
   int64_t context = 0;      // tokens per request (Ollama's /api/show, /api/ps)
+  // Every model the server offers, for /v1/models and /api/tags (empty: only this one).
+  std::vector<CatalogEntry> catalog;
 };
 
 // The positions --context-overflow shift keeps free for the reply in a context of `context`
@@ -147,10 +165,14 @@ class ApiHandlers {
 
  private:
   SamplingOptions WithDefaults(const SamplingOptions& s) const;
+  // The request with its image URLs fetched (allow_image_urls), or a 400 naming the part;
+  // null when it has none (use the request as it is).
+  ApiOr<std::unique_ptr<ChatRequest>> FetchImageUrls(const ChatRequest& req) const;
   // Checks the prompt length, builds the job (choice i samples with seed + i and
   // constraints[i]) and submits it.
   ApiOr<std::shared_ptr<JobHandle>> Start(
-      std::vector<int32_t> prompt, int64_t shared_prefix, const SamplingOptions& sampling,
+      std::vector<int32_t> prompt, int64_t shared_prefix, std::vector<runtime::MediaSpan> media,
+      const SamplingOptions& sampling,
       std::optional<int64_t> max_tokens, bool ignore_eos,
       std::vector<std::unique_ptr<runtime::TokenConstraint>> constraints,
       const std::vector<std::shared_ptr<Generation>>& sinks);

@@ -21,9 +21,19 @@ struct ToolCall {
   std::string arguments;  // JSON text of the arguments object
 };
 
+// An image part of a message: its file's bytes (from a data: URL or base64), or an http(s)
+// URL the server fetches only with --allow-image-urls (api_handlers: FetchImages).
+struct ImageInput {
+  std::vector<uint8_t> bytes;
+  std::string url;     // set instead of bytes: an http(s) URL not fetched yet
+  std::string part;    // the request field it came from, for errors ("messages[0].content[1]")
+  size_t offset = 0;   // where it goes in the message's content (a byte offset)
+};
+
 struct ChatMessage {
   Role role = Role::kUser;
   std::string content;  // text parts joined; empty when null
+  std::vector<ImageInput> images;  // image parts, in order (their offsets increase)
   std::string name;     // optional participant / tool function name
   std::string reasoning;                // assistant: reasoning_content (extension)
   std::vector<ToolCall> tool_calls;     // assistant

@@ -10,7 +10,10 @@
 #include <cerrno>
 #include <cstring>
 
+#include <nlohmann/json.hpp>
+
 #include "tools/server/anthropic_api.h"
+#include "tools/server/model_router.h"
 #include "tools/server/ollama_api.h"
 #include "tools/server/web_page.h"
 
@@ -103,15 +106,59 @@ void SendReply(HttpReply reply, httplib::Response& res) {
 
 void SendError(const ApiError& e, httplib::Response& res) { SendReply(ErrorReply(e), res); }
 
+// A model served through references the caller owns (the single-model constructor).
+class BorrowedModel : public LoadedModel {
+ public:
+  explicit BorrowedModel(ApiHandlers& h) : h_(h) {}
+  ApiHandlers& handlers() override { return h_; }
+  void Drain(std::chrono::milliseconds) override {}
+
+ private:
+  ApiHandlers& h_;
+};
+
+// The "model" field of a JSON body ("" if there is none, or the body is not JSON: the
+// handler then reports that).
+std::string ModelField(std::string_view body) {
+  auto j = nlohmann::json::parse(body, nullptr, /*allow_exceptions=*/false);
+  if (j.is_object() && j.contains("model") && j["model"].is_string()) return j["model"].get<std::string>();
+  return "";
+}
+
+// Keeps `model` loaded while the reply streams.
+HttpReply HoldWhileStreaming(HttpReply r, std::shared_ptr<LoadedModel> model) {
+  if (!r.stream) return r;
+  auto stream = std::move(r.stream);
+  auto abandon = std::move(r.abandon);
+  r.stream = [stream, model](const StreamWriter& w) { stream(w); };
+  r.abandon = [abandon, model] {
+    if (abandon) abandon();
+  };
+  return r;
+}
+
 }  // namespace
 
 struct HttpServer::Impl {
   httplib::Server svr;
+  std::unique_ptr<ModelRouter> own_router;  // the single-model constructor's
 };
 
 HttpServer::HttpServer(ApiHandlers& handlers, Metrics& metrics, const HttpOptions& options,
                        RequestLog* log)
+    : HttpServer(nullptr, &handlers, metrics, options, log) {}
+
+HttpServer::HttpServer(ModelRouter& router, Metrics& metrics, const HttpOptions& options, RequestLog* log)
+    : HttpServer(&router, nullptr, metrics, options, log) {}
+
+HttpServer::HttpServer(ModelRouter* router_ptr, ApiHandlers* single, Metrics& metrics, const HttpOptions& options,
+                       RequestLog* log)
     : impl_(std::make_unique<Impl>()), options_(options) {
+  if (router_ptr == nullptr) {
+    impl_->own_router = std::make_unique<SingleModelRouter>(std::make_shared<BorrowedModel>(*single));
+    router_ptr = impl_->own_router.get();
+  }
+  ModelRouter& router = *router_ptr;
   httplib::Server& svr = impl_->svr;
   const int threads = std::max(4, options_.threads);
   svr.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
@@ -128,13 +175,15 @@ HttpServer::HttpServer(ApiHandlers& handlers, Metrics& metrics, const HttpOption
     int yes = 1;
     setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof(yes));
   });
+  httplib::Headers default_headers;
   if (!options_.cors_origin.empty()) {
-    httplib::Headers cors = {{"Access-Control-Allow-Origin", options_.cors_origin},
-                             {"Access-Control-Allow-Headers", "Authorization, Content-Type"},
-                             {"Access-Control-Allow-Methods", "GET, POST, OPTIONS"}};
-    if (options_.cors_origin != "*") cors.emplace("Vary", "Origin");
-    svr.set_default_headers(cors);
+    default_headers = {{"Access-Control-Allow-Origin", options_.cors_origin},
+                       {"Access-Control-Allow-Headers", "Authorization, Content-Type"},
+                       {"Access-Control-Allow-Methods", "GET, POST, OPTIONS"}};
+    if (options_.cors_origin != "*") default_headers.emplace("Vary", "Origin");
   }
+  if (!options_.replica.empty()) default_headers.emplace("X-Gemlet-Replica", options_.replica);
+  if (!default_headers.empty()) svr.set_default_headers(default_headers);
 
   const std::string key = options_.api_key;
   const size_t max_body = options_.max_body_bytes;
@@ -204,23 +253,25 @@ HttpServer::HttpServer(ApiHandlers& handlers, Metrics& metrics, const HttpOption
   svr.Get("/favicon.ico", [](const httplib::Request&, httplib::Response& res) {
     res.status = 204;  // no icon (the page says so too), but no 404 in the browser console
   });
-  svr.Get("/health", [&handlers](const httplib::Request&, httplib::Response& res) {
-    SendReply(handlers.Health(), res);
-  });
-  svr.Get("/metrics", [&handlers](const httplib::Request&, httplib::Response& res) {
-    SendReply(handlers.MetricsText(), res);
-  });
-  svr.Get("/v1/models", [&handlers](const httplib::Request&, httplib::Response& res) {
-    SendReply(handlers.Models(), res);
-  });
-  svr.Get(R"(/v1/models/(.+))", [&handlers](const httplib::Request& req, httplib::Response& res) {
-    SendReply(handlers.Model(req.matches[1].str()), res);
-  });
+  // GET routes answer from the default model (the pinned one, else the most recently used).
+  auto get = [&router](std::function<HttpReply(ApiHandlers&, const httplib::Request&)> fn) {
+    return [fn, &router](const httplib::Request& req, httplib::Response& res) {
+      auto model = router.Acquire("");
+      if (!model.ok()) return SendError(model.error(), res);
+      SendReply(fn((*model)->handlers(), req), res);
+    };
+  };
+  svr.Get("/health", get([](ApiHandlers& h, const httplib::Request&) { return h.Health(); }));
+  svr.Get("/metrics", get([](ApiHandlers& h, const httplib::Request&) { return h.MetricsText(); }));
+  svr.Get("/v1/models", get([](ApiHandlers& h, const httplib::Request&) { return h.Models(); }));
+  svr.Get(R"(/v1/models/(.+))",
+          get([](ApiHandlers& h, const httplib::Request& req) { return h.Model(req.matches[1].str()); }));
 
   // POST routes read their body themselves so that the size limit also holds for chunked
   // uploads (Content-Length beyond the limit is refused by the library with 413 first).
-  auto post = [max_body](std::function<HttpReply(std::string_view)> fn) {
-    return [fn, max_body](const httplib::Request& req, httplib::Response& res,
+  // The model a request names serves it (ModelRouter), and stays loaded while it streams.
+  auto post = [max_body, &router](std::function<HttpReply(ApiHandlers&, std::string_view)> fn) {
+    return [fn, max_body, &router](const httplib::Request& req, httplib::Response& res,
                           const httplib::ContentReader& reader) {
       std::string body;
       size_t seen = 0;
@@ -248,32 +299,30 @@ HttpServer::HttpServer(ApiHandlers& handlers, Metrics& metrics, const HttpOption
         return;
       }
       (void)req;
-      SendReply(fn(body), res);
+      auto model = router.Acquire(router.routes_by_name() ? ModelField(body) : std::string());
+      if (!model.ok()) return SendError(model.error(), res);
+      SendReply(HoldWhileStreaming(fn((*model)->handlers(), body), *model), res);
     };
   };
-  auto chat = post([&handlers](std::string_view b) { return handlers.ChatCompletions(b); });
-  auto completions = post([&handlers](std::string_view b) { return handlers.Completions(b); });
+  auto chat = post([](ApiHandlers& h, std::string_view b) { return h.ChatCompletions(b); });
+  auto completions = post([](ApiHandlers& h, std::string_view b) { return h.Completions(b); });
   svr.Post("/v1/chat/completions", chat);
   svr.Post("/chat/completions", chat);
   svr.Post("/v1/completions", completions);
   svr.Post("/completions", completions);
-  svr.Post("/tokenize", post([&handlers](std::string_view b) { return handlers.Tokenize(b); }));
-  svr.Post("/detokenize", post([&handlers](std::string_view b) { return handlers.Detokenize(b); }));
+  svr.Post("/tokenize", post([](ApiHandlers& h, std::string_view b) { return h.Tokenize(b); }));
+  svr.Post("/detokenize", post([](ApiHandlers& h, std::string_view b) { return h.Detokenize(b); }));
   // Ollama's API (ollama_api.h).
-  svr.Post("/api/chat", post([&handlers](std::string_view b) { return OllamaChat(handlers, b); }));
-  svr.Post("/api/generate", post([&handlers](std::string_view b) { return OllamaGenerate(handlers, b); }));
-  svr.Post("/api/show", post([&handlers](std::string_view b) { return OllamaShow(handlers, b); }));
-  svr.Get("/api/tags", [&handlers](const httplib::Request&, httplib::Response& res) {
-    SendReply(OllamaTags(handlers), res);
-  });
-  svr.Get("/api/ps", [&handlers](const httplib::Request&, httplib::Response& res) {
-    SendReply(OllamaPs(handlers), res);
-  });
+  svr.Post("/api/chat", post([](ApiHandlers& h, std::string_view b) { return OllamaChat(h, b); }));
+  svr.Post("/api/generate", post([](ApiHandlers& h, std::string_view b) { return OllamaGenerate(h, b); }));
+  svr.Post("/api/show", post([](ApiHandlers& h, std::string_view b) { return OllamaShow(h, b); }));
+  svr.Get("/api/tags", get([](ApiHandlers& h, const httplib::Request&) { return OllamaTags(h); }));
+  svr.Get("/api/ps", get([](ApiHandlers& h, const httplib::Request&) { return OllamaPs(h); }));
   svr.Get("/api/version", [](const httplib::Request&, httplib::Response& res) {
     SendReply(OllamaVersion(), res);
   });
   // Anthropic's Messages API (anthropic_api.h).
-  svr.Post("/v1/messages", post([&handlers](std::string_view b) { return AnthropicMessages(handlers, b); }));
+  svr.Post("/v1/messages", post([](ApiHandlers& h, std::string_view b) { return AnthropicMessages(h, b); }));
 
   svr.set_expect_100_continue_handler([max_body](const httplib::Request& req,
                                                  httplib::Response& res) {
@@ -330,7 +379,14 @@ HttpServer::HttpServer(ApiHandlers& handlers, Metrics& metrics, const HttpOption
     metrics.CountRequest(RouteLabel(req.path), res.status);
     if (log == nullptr) return;
     RequestLogEntry e;
-    e.unix_ms = t_log.unix_ms;
+    // A request refused before routing (headers cut off by the read timeout, a malformed
+    // request line) never set t_log: it is logged now, with no duration, rather than with
+    // 1970 or an earlier request's time.
+    const bool routed = t_log.unix_ms != 0;
+    e.unix_ms = routed ? t_log.unix_ms
+                       : std::chrono::duration_cast<std::chrono::milliseconds>(
+                             std::chrono::system_clock::now().time_since_epoch())
+                             .count();
     e.method = req.method;
     e.path = req.path;
     e.status = res.status;
@@ -338,13 +394,15 @@ HttpServer::HttpServer(ApiHandlers& handlers, Metrics& metrics, const HttpOption
       e.prompt_tokens = t_log.tokens->prompt;
       e.completion_tokens = t_log.tokens->completion;
     }
-    e.duration_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
-                                                              t_log.start)
-                        .count();
-    e.client = req.remote_addr + ":" + std::to_string(req.remote_port);
+    e.duration_ms = routed ? std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
+                                                                       t_log.start)
+                                 .count()
+                           : 0;
+    e.client = req.remote_addr.empty() ? "-" : req.remote_addr + ":" + std::to_string(req.remote_port);
     e.user_agent = req.get_header_value("User-Agent");
     log->Request(e);
     t_log.tokens.reset();
+    t_log.unix_ms = 0;
   });
 }
 

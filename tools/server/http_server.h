@@ -20,6 +20,9 @@ struct HttpOptions {
   // "http://localhost:3000", or "*" for any; empty (the default): no cross-origin access, so
   // a page the user visits cannot drive the local model.
   std::string cors_origin;
+  // Non-empty: every response carries "X-Gemlet-Replica: NAME" (which replica behind a load
+  // balancer answered; gemlet serve --replica).
+  std::string replica;
   size_t max_body_bytes = 8u << 20;
   // Connection threads: each open connection holds one (streaming, or idle in keep-alive),
   // so there are enough that clients stalled for up to read_timeout_s do not starve /health
@@ -31,11 +34,15 @@ struct HttpOptions {
   int write_timeout_s = 30;
 };
 
+class ModelRouter;
+
 class HttpServer {
  public:
-  // `log` (may be null) gets one line per request.
+  // One model. `log` (may be null) gets one line per request.
   HttpServer(ApiHandlers& handlers, Metrics& metrics, const HttpOptions& options,
              RequestLog* log = nullptr);
+  // Several: each POST goes to the model its "model" field names (model_router.h).
+  HttpServer(ModelRouter& router, Metrics& metrics, const HttpOptions& options, RequestLog* log = nullptr);
   ~HttpServer();
   HttpServer(const HttpServer&) = delete;
   HttpServer& operator=(const HttpServer&) = delete;
@@ -48,6 +55,8 @@ class HttpServer {
   void Stop();
 
  private:
+  HttpServer(ModelRouter* router, ApiHandlers* single, Metrics& metrics, const HttpOptions& options,
+             RequestLog* log);
   struct Impl;
   std::unique_ptr<Impl> impl_;
   HttpOptions options_;

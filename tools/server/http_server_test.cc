@@ -296,6 +296,34 @@ TEST(HttpServerTest, CorsOnlyWhenAllowed) {
             std::string::npos);
 }
 
+// --replica NAME: every response, errors included, says which replica answered (for a load
+// balancer's affinity checks); without it there is no such header.
+TEST(HttpServerTest, ReplicaHeaderOnEveryResponse) {
+  {
+    TestServer s;
+    httplib::Client c("127.0.0.1", s.port);
+    auto h = c.Get("/health");
+    ASSERT_TRUE(h);
+    EXPECT_FALSE(h->has_header("X-Gemlet-Replica"));
+  }
+  HttpOptions o;
+  o.replica = "r2";
+  TestServer s({}, o);
+  httplib::Client c("127.0.0.1", s.port);
+  auto h = c.Get("/health");
+  ASSERT_TRUE(h);
+  EXPECT_EQ(h->get_header_value("X-Gemlet-Replica"), "r2");
+  auto missing = c.Get("/nope");
+  ASSERT_TRUE(missing);
+  EXPECT_EQ(missing->status, 404);
+  EXPECT_EQ(missing->get_header_value("X-Gemlet-Replica"), "r2");
+  auto chat = c.Post(kChat, R"({"messages": [{"role": "user", "content": "hi"}], "max_tokens": 2})",
+                     "application/json");
+  ASSERT_TRUE(chat);
+  EXPECT_EQ(chat->status, 200);
+  EXPECT_EQ(chat->get_header_value("X-Gemlet-Replica"), "r2");
+}
+
 // The chat page asks for no favicon that 404s.
 TEST(HttpServerTest, NoFavicon404) {
   TestServer s;

@@ -2,8 +2,8 @@
 // OpenAI `image_url` (a `data:image/...;base64,` URL), of an Ollama `images` entry (bare
 // base64) and of an Anthropic image block (`source.type` "base64" with `media_type`). The
 // bytes are then decoded and encoded by runtime::ImageEncoder, whose errors name the part too.
-// http(s) URLs are refused (the server makes no requests to other hosts); fetching them
-// behind --allow-image-urls is not built yet.
+// http(s) URLs are refused here (the server makes no requests to other hosts unless
+// --allow-image-urls: request_parser keeps them for api_handlers to fetch, image_fetch.h).
 //
 // Errors are InvalidArgument with a message that names the part (e.g.
 // "messages[0].content[1].image_url.url"), for a 400 response.

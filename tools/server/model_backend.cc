@@ -42,11 +42,64 @@ class RuntimeSampler : public TokenSampler {
 }  // namespace
 
 Result<std::unique_ptr<GemmaChatModel>> GemmaChatModel::Create(const runtime::Engine& engine, std::string id,
-                                                               int64_t context) {
+                                                               int64_t context,
+                                                               const runtime::ImageEncoderOptions& images) {
   if (!engine.tokenizer()) {
     return Corrupt("the model file has no vocabulary; the server needs one to read and write text");
   }
-  return std::unique_ptr<GemmaChatModel>(new GemmaChatModel(engine, std::move(id), context));
+  ASSIGN_OR_RETURN(std::unique_ptr<runtime::ImageEncoder> enc, runtime::ImageEncoder::Create(engine, images));
+  std::unique_ptr<GemmaChatModel> m(new GemmaChatModel(engine, std::move(id), context));
+  m->images_ = std::move(enc);
+  return m;
+}
+
+ApiOr<std::vector<runtime::MediaRef>> GemmaChatModel::EncodeImages(const ChatRequest& req,
+                                                                   std::vector<gemlet::ChatMessage>* msgs) {
+  std::vector<runtime::MediaRef> media;
+  for (size_t i = 0; i < req.messages.size(); ++i) {
+    const ChatMessage& m = req.messages[i];
+    if (m.images.empty()) continue;
+    const std::string& first = m.images[0].part;
+    if (!images_ || !images_->available()) {
+      return BadRequest("'" + first + "': this model has no vision tower: it reads text only", first,
+                        "unsupported_content");
+    }
+    // Each image where its part was, unless the text places them itself ({image} or
+    // <|image|> once per image: runtime::PlaceMedia).
+    std::string& content = (*msgs)[i].content;
+    const bool placed = content.find(gemma4::kImage) != std::string::npos ||
+                        content.find("{image}") != std::string::npos;
+    if (placed) {
+      auto text = runtime::PlaceMedia(content, static_cast<int64_t>(m.images.size()), gemma4::kImage, "{image}");
+      const std::string p = "messages[" + std::to_string(i) + "].content";
+      if (!text.ok()) return BadRequest("'" + p + "': " + text.status().message(), p, "invalid_value");
+      content = std::move(text).value();
+    } else {
+      std::string text;
+      size_t at = 0;
+      for (const ImageInput& im : m.images) {
+        const size_t off = std::min(std::max(im.offset, at), content.size());
+        text.append(content, at, off - at);
+        text += gemma4::kImage;
+        at = off;
+      }
+      text.append(content, at, std::string::npos);
+      content = std::move(text);
+    }
+    for (const ImageInput& im : m.images) {
+      if (!im.url.empty()) {
+        return BadRequest("'" + im.part + "': image URLs are not fetched by this server (--allow-image-urls)",
+                          im.part, "invalid_image");
+      }
+      auto e = images_->Encode(im.bytes, im.part);
+      if (!e.ok()) {
+        if (e.status().code() == ErrorCode::kInternal) return FromStatus(e.status(), im.part);
+        return BadRequest(e.status().message(), im.part, "invalid_image");
+      }
+      media.push_back(std::move(e).value());
+    }
+  }
+  return media;
 }
 
 GemmaChatModel::GemmaChatModel(const runtime::Engine& engine, std::string id, int64_t context)
@@ -78,6 +131,8 @@ ApiOr<RenderedPrompt> GemmaChatModel::RenderChat(const ChatRequest& req) {
     }
     msgs.push_back(std::move(cm));
   }
+  auto media = EncodeImages(req, &msgs);
+  if (!media.ok()) return media.error();
   ChatOptions opt;
   opt.add_generation_prompt = true;
   opt.enable_thinking = req.enable_thinking;
@@ -111,6 +166,19 @@ ApiOr<RenderedPrompt> GemmaChatModel::RenderChat(const ChatRequest& req) {
     if (pre.ok() && pre->size() < p.tokens.size() && std::equal(pre->begin(), pre->end(), p.tokens.begin())) {
       p.shared_prefix = static_cast<int64_t>(pre->size());
     }
+  }
+  if (!media->empty()) {
+    // Each <|image|> becomes boi, n × image, eoi; those n rows take the image's soft tokens.
+    const runtime::MediaTokens kinds[] = {runtime::ImageTokens(engine_)};  // indexed by MediaKind
+    const int32_t placeholder = kinds[0].placeholder;
+    if (std::find(p.tokens.begin(), p.tokens.begin() + p.shared_prefix, placeholder) !=
+        p.tokens.begin() + p.shared_prefix) {
+      p.shared_prefix = 0;  // an image in the system turn: the expansion moves the boundary
+    }
+    auto expanded = runtime::ExpandMedia(p.tokens, *media, kinds);
+    if (!expanded.ok()) return BadRequest(expanded.status().message(), "messages", "invalid_value");
+    p.tokens = std::move(expanded->tokens);
+    p.media = std::move(expanded->media);
   }
   return p;
 }

@@ -11,7 +11,9 @@
 
 #include "runtime/engine.h"
 #include "runtime/engine_model.h"
+#include "runtime/image_encoder.h"
 #include "runtime/grammar_constraint.h"
+#include "text/chat_format.h"
 #include "text/output_vocab.h"
 #include "text/tokenizer.h"
 #include "tools/server/chat_model.h"
@@ -21,8 +23,12 @@ namespace gemlet::server {
 class GemmaChatModel : public ChatModel {
  public:
   // The engine must have a tokenizer (checked by Create).
+  // `images`: how image parts are encoded (the soft-token budget, the pixel budget).
   static Result<std::unique_ptr<GemmaChatModel>> Create(const runtime::Engine& engine, std::string id,
-                                                        int64_t context);
+                                                        int64_t context,
+                                                        const runtime::ImageEncoderOptions& images = {});
+  // The image encoder (its cache and counts), null if the options were refused.
+  const runtime::ImageEncoder* image_encoder() const { return images_.get(); }
 
   const std::string& id() const override { return id_; }
   runtime::SequenceModel& backend() override { return backend_; }
@@ -33,6 +39,7 @@ class GemmaChatModel : public ChatModel {
   const OutputVocab& output_vocab() const override { return vocab_; }
   std::vector<int32_t> StopTokens() const override { return engine_.eog_ids(); }
   int32_t BosToken() const override { return tok_.bos_id(); }
+  int64_t ImageEncodes() const override { return images_ ? images_->encodes() : 0; }
   ApiOr<std::unique_ptr<runtime::TokenConstraint>> ChatConstraint(const ChatRequest& req) override;
   ApiOr<std::unique_ptr<runtime::TokenConstraint>> TextConstraint(const OutputFormat& format) override;
   std::unique_ptr<TokenSampler> NewSampler(const SamplingOptions& options, uint64_t seed,
@@ -40,6 +47,8 @@ class GemmaChatModel : public ChatModel {
 
  private:
   GemmaChatModel(const runtime::Engine& engine, std::string id, int64_t context);
+  // The images of `msgs` (placeholders placed in their content) encoded, in prompt order.
+  ApiOr<std::vector<runtime::MediaRef>> EncodeImages(const ChatRequest& req, std::vector<gemlet::ChatMessage>* msgs);
   // The tokenizer's grammar vocabulary, built on first use (any thread).
   ApiOr<std::shared_ptr<const grammar::Vocabulary>> GrammarVocab();
   // `gbnf` (start rule `start`) as a constraint; a grammar error is a 400 on `param`.
@@ -52,6 +61,7 @@ class GemmaChatModel : public ChatModel {
   const Tokenizer& tok_;
   std::string id_;
   runtime::EngineModel backend_;
+  std::unique_ptr<runtime::ImageEncoder> images_;  // thread-safe: requests encode on their threads
   Gemma4OutputVocab vocab_;
   std::mutex grammar_mu_;
   std::shared_ptr<const grammar::Vocabulary> grammar_vocab_;

@@ -109,12 +109,27 @@ std::optional<ApiError> TranslateCommon(const Json& body, Json* out) {
   return std::nullopt;
 }
 
-std::optional<ApiError> RejectImages(const Json& obj, const std::string& path) {
+// Ollama's "images" (bare base64 strings) beside a message's text: OpenAI content parts, the
+// images first (where Ollama's templates put them) unless the text places them ({image} or
+// <|image|>, runtime::PlaceMedia), each part naming its Ollama field for errors.
+std::optional<ApiError> TranslateImages(const Json& obj, const std::string& path, Json* content) {
   auto im = obj.find("images");
-  if (im != obj.end() && im->is_array() && !im->empty()) {
-    return BadRequest("'" + path + ".images': image input is not supported by this server yet", path + ".images",
-                      "unsupported_value");
+  if (im == obj.end() || im->is_null()) return std::nullopt;
+  const std::string ip = path.empty() ? "images" : path + ".images";
+  if (!im->is_array()) return BadRequest("'" + ip + "' must be an array of base64 strings", ip, "invalid_type");
+  if (im->empty()) return std::nullopt;
+  Json parts = Json::array();
+  for (size_t k = 0; k < im->size(); ++k) {
+    const std::string pp = ip + "[" + std::to_string(k) + "]";
+    if (!(*im)[k].is_string()) return BadRequest("'" + pp + "' must be a base64 string", pp, "invalid_type");
+    parts.push_back({{"type", "image_url"},
+                     {"image_url", {{"url", "data:image/*;base64," + (*im)[k].get<std::string>()}}},
+                     {"x_gemlet_part", pp}});
   }
+  if (content->is_string() && !content->get<std::string>().empty()) {
+    parts.push_back({{"type", "text"}, {"text", *content}});
+  }
+  *content = std::move(parts);
   return std::nullopt;
 }
 
@@ -250,10 +265,14 @@ ApiOr<Json> OllamaChatToOpenAi(const Json& body) {
     const Json& m = (*msgs)[i];
     const std::string path = "messages[" + std::to_string(i) + "]";
     if (!m.is_object()) return BadRequest("'" + path + "' must be an object", path, "invalid_type");
-    if (auto e = RejectImages(m, path)) return *e;
     Json o = Json::object();
     for (const char* k : {"role", "content"}) {
       if (m.contains(k)) o[k] = m[k];
+    }
+    if (m.contains("images")) {
+      Json content = o.value("content", Json(""));
+      if (auto e = TranslateImages(m, path, &content)) return *e;
+      o["content"] = std::move(content);
     }
     if (auto t = m.find("thinking"); t != m.end() && t->is_string()) o["reasoning_content"] = *t;
     auto calls = m.find("tool_calls");
@@ -304,7 +323,6 @@ ApiOr<Json> OllamaGenerateToOpenAi(const Json& body, bool* raw) {
   if (!body.is_object()) return BadRequest("the request body must be a JSON object");
   Json out = Json::object();
   if (auto e = TranslateCommon(body, &out)) return *e;
-  if (auto e = RejectImages(body, "request")) return *e;
   auto p = body.find("prompt");
   if (p != body.end() && !p->is_null() && !p->is_string()) {
     return BadRequest("'prompt' must be a string", "prompt", "invalid_type");
@@ -318,7 +336,9 @@ ApiOr<Json> OllamaGenerateToOpenAi(const Json& body, bool* raw) {
       return BadRequest(std::string("'") + unsupported + "' is not supported", unsupported, "unsupported_value");
     }
   }
+  const bool images = body.contains("images") && body["images"].is_array() && !body["images"].empty();
   if (*raw) {
+    if (images) return BadRequest("'images' cannot go with 'raw': true (a raw prompt has no image slots)", "images");
     out["prompt"] = prompt;
     if (!out.contains("max_tokens")) out["max_tokens"] = std::numeric_limits<int32_t>::max();
     return out;
@@ -327,7 +347,9 @@ ApiOr<Json> OllamaGenerateToOpenAi(const Json& body, bool* raw) {
   if (auto s = body.find("system"); s != body.end() && s->is_string() && !s->get<std::string>().empty()) {
     msgs.push_back({{"role", "system"}, {"content", *s}});
   }
-  msgs.push_back({{"role", "user"}, {"content", prompt}});
+  Json content = prompt;
+  if (auto e = TranslateImages(body, "", &content)) return *e;
+  msgs.push_back({{"role", "user"}, {"content", std::move(content)}});
   out["messages"] = std::move(msgs);
   return out;
 }
@@ -355,7 +377,7 @@ HttpReply OllamaGenerate(ApiHandlers& h, std::string_view body) {
   const std::string model = oa->value("model", h.model_id());
   // An empty prompt loads the model (clients use it to preload): it is always loaded.
   const Json& prompt = raw ? (*oa)["prompt"] : (*oa)["messages"].back()["content"];
-  if (prompt.get<std::string>().empty()) {
+  if (prompt.is_string() && prompt.get<std::string>().empty()) {
     return JsonReply(Json{{"model", model}, {"created_at", NowIso()}, {"response", ""},
                           {"done", true}, {"done_reason", "load"}});
   }
@@ -384,21 +406,22 @@ Json Details() {
               {"families", {"gemma4"}}, {"parameter_size", ""}, {"quantization_level", ""}};
 }
 
-// "name" or "name:latest" names the served model.
-bool NamesModel(const std::string& name, const std::string& id) {
-  return name == id || name == id + ":latest";
-}
 
 }  // namespace
 
 HttpReply OllamaTags(ApiHandlers& h) {
-  const std::string id = h.model_id();
-  return JsonReply(Json{{"models", Json::array({{{"name", id},
-                                                 {"model", id},
-                                                 {"modified_at", IsoTime(h.created() * 1000)},
-                                                 {"size", h.options().model_bytes},
-                                                 {"digest", ""},
-                                                 {"details", Details()}}})}});
+  std::vector<CatalogEntry> all = h.options().catalog;
+  if (all.empty()) all.push_back(CatalogEntry{h.model_id(), "", h.options().model_bytes, h.created()});
+  Json models = Json::array();
+  for (const CatalogEntry& e : all) {
+    models.push_back({{"name", e.id},
+                      {"model", e.id},
+                      {"modified_at", IsoTime(e.created * 1000)},
+                      {"size", e.bytes},
+                      {"digest", ""},
+                      {"details", Details()}});
+  }
+  return JsonReply(Json{{"models", std::move(models)}});
 }
 
 HttpReply OllamaPs(ApiHandlers& h) {
@@ -418,7 +441,9 @@ HttpReply OllamaShow(ApiHandlers& h, std::string_view body) {
   if (!j.ok()) return OllamaError(j.error());
   std::string name = StrField(*j, "model");
   if (name.empty() && j->contains("name") && (*j)["name"].is_string()) name = (*j)["name"].get<std::string>();
-  if (!NamesModel(name, h.model_id())) {
+  bool known = NamesModel(name, h.model_id());
+  for (const CatalogEntry& e : h.options().catalog) known = known || NamesModel(name, e.id);
+  if (!known) {
     return OllamaError(NotFound("model '" + name + "' not found", "model_not_found"));
   }
   return JsonReply(Json{{"modelfile", ""},

@@ -47,9 +47,36 @@ TEST(OllamaApiTest, ChatTranslatesToTheOpenAiRequest) {
   EXPECT_EQ((*b)["response_format"]["json_schema"]["schema"]["type"], "object");
   for (const char* bad : {R"({"messages": 5})", R"({"messages": [], "format": 3})",
                           R"({"messages": [], "options": []})",
-                          R"({"messages": [{"role": "user", "content": "x", "images": ["aGk="]}]})"}) {
+                          R"({"messages": [{"role": "user", "content": "x", "images": "aGk="}]})",
+                          R"({"messages": [{"role": "user", "content": "x", "images": [5]}]})"}) {
     EXPECT_FALSE(OllamaChatToOpenAi(Json::parse(bad)).ok()) << bad;
   }
+}
+
+TEST(OllamaApiTest, ImagesBecomeImagePartsNamedByTheirField) {
+  auto oa = OllamaChatToOpenAi(Json::parse(
+      R"({"messages": [{"role": "user", "content": "what is it?", "images": ["aGk=", "aGk="]}]})"));
+  ASSERT_TRUE(oa.ok()) << oa.error().message;
+  auto req = ParseChatRequest(*oa, {});
+  ASSERT_TRUE(req.ok()) << req.error().message;
+  ASSERT_EQ(req->messages.size(), 1u);
+  EXPECT_EQ(req->messages[0].content, "what is it?");
+  ASSERT_EQ(req->messages[0].images.size(), 2u);
+  EXPECT_EQ(req->messages[0].images[1].part, "messages[0].images[1]");
+  EXPECT_EQ(req->messages[0].images[1].offset, 0u);  // before the text
+  EXPECT_EQ(req->messages[0].images[0].bytes, (std::vector<uint8_t>{'h', 'i'}));
+  // Bad base64 is a 400 naming the Ollama field.
+  oa = OllamaChatToOpenAi(Json::parse(R"({"messages": [{"role": "user", "content": "x", "images": ["a$$"]}]})"));
+  ASSERT_TRUE(oa.ok());
+  req = ParseChatRequest(*oa, {});
+  ASSERT_FALSE(req.ok());
+  EXPECT_NE(req.error().message.find("messages[0].images[0]"), std::string::npos) << req.error().message;
+  // /api/generate: the top-level images go with the prompt; not with raw.
+  bool raw = false;
+  auto g = OllamaGenerateToOpenAi(Json::parse(R"({"prompt": "describe", "images": ["aGk="]})"), &raw);
+  ASSERT_TRUE(g.ok()) << g.error().message;
+  EXPECT_EQ((*g)["messages"][0]["content"][0]["x_gemlet_part"], "images[0]");
+  EXPECT_FALSE(OllamaGenerateToOpenAi(Json::parse(R"({"prompt": "d", "raw": true, "images": ["aGk="]})"), &raw).ok());
 }
 
 std::vector<Json> NdjsonLines(const std::string& body) {

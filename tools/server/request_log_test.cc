@@ -4,6 +4,8 @@
 #include <httplib.h>
 
 #include <cstdio>
+#include <string>
+#include <vector>
 
 #include "tools/server/json_util.h"
 #include "tools/server/testing/test_server.h"
@@ -99,6 +101,40 @@ TEST(RequestLogTest, ServerWritesOneLinePerRequest) {
   ASSERT_GE(steps.size(), 4u);
   EXPECT_EQ(steps[0]["step"]["prefill_rows"], 20);
   EXPECT_EQ(steps[1]["step"]["decode_rows"], 1);
+}
+
+// A request whose headers never finish (the read timeout ends it before routing) is logged
+// with the current time and no duration: not 1970, a duration of decades, or ":-1".
+TEST(RequestLogTest, ARequestCutOffBeforeRoutingHasTheCurrentTime) {
+  std::FILE* out = std::tmpfile();
+  ASSERT_NE(out, nullptr);
+  RequestLog log(out, LogFormat::kJson, /*verbose=*/false);
+  {
+    HttpOptions h;
+    h.read_timeout_s = 1;
+    h.threads = 4;
+    testing::TestServer s({}, h, {}, &log);
+    httplib::Client c("127.0.0.1", s.port);
+    ASSERT_TRUE(c.Get("/health"));  // a routed request first, on the same pool
+    testing::RawConn stalled(s.port);
+    ASSERT_TRUE(stalled.ok());
+    ASSERT_TRUE(stalled.Send("GET /health HTTP/1.1\r\nHost: x\r\n"));
+    (void)stalled.ReadUntil("\r\n\r\n");  // the 400 after the read timeout
+  }
+  std::rewind(out);
+  std::vector<Json> lines;
+  char buf[4096];
+  while (std::fgets(buf, sizeof(buf), out)) lines.push_back(Json::parse(buf));
+  std::fclose(out);
+  ASSERT_EQ(lines.size(), 2u);
+  for (const Json& j : lines) {
+    ASSERT_TRUE(j.contains("time")) << j.dump();
+  }
+  EXPECT_EQ(lines[1]["status"], 400);
+  EXPECT_LT(lines[1]["duration_ms"].get<double>(), 60000) << lines[1].dump();
+  EXPECT_NE(lines[1]["client"].get<std::string>(), ":-1");
+  const std::string t = lines[1]["time"].get<std::string>();
+  EXPECT_EQ(t.rfind("1970", 0), std::string::npos) << t;
 }
 
 }  // namespace

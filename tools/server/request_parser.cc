@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <limits>
 
+#include "tools/server/image_part.h"
+
 namespace gemlet::server {
 namespace {
 
@@ -213,8 +215,12 @@ std::optional<ApiError> ReadChoicesAndLogprobs(const Json& b, bool chat, int64_t
   return std::nullopt;
 }
 
-// "content": string | [{"type": "text", "text": ...}, ...] | null.
-std::optional<ApiError> ReadContent(const Json& msg, const std::string& path, std::string* out) {
+// "content": string | [{"type": "text", "text": ...} | {"type": "image_url", "image_url":
+// {"url": "data:image/...;base64,..."} (or the URL as a string)}, ...] | null. An image part
+// takes its place in the text (ImageInput::offset). A part's "x_gemlet_part" (the Ollama and
+// Anthropic translations set it) names it in errors instead of its OpenAI path.
+std::optional<ApiError> ReadContent(const Json& msg, const std::string& path, std::string* out,
+                                    std::vector<ImageInput>* images) {
   auto it = msg.find("content");
   if (it == msg.end() || it->is_null()) return std::nullopt;
   if (it->is_string()) {
@@ -224,14 +230,43 @@ std::optional<ApiError> ReadContent(const Json& msg, const std::string& path, st
   if (!it->is_array()) return WrongType(path + ".content", "a string or an array of parts", *it);
   for (size_t i = 0; i < it->size(); ++i) {
     const Json& part = (*it)[i];
-    const std::string pp = path + ".content[" + std::to_string(i) + "]";
+    std::string pp = path + ".content[" + std::to_string(i) + "]";
     if (!part.is_object()) return WrongType(pp, "an object", part);
     std::string type;
     if (auto e = ReadString(part, "type", pp + ".type", &type)) return e;
+    if (type == "image_url" || type == "input_image") {
+      if (auto n = part.find("x_gemlet_part"); n != part.end() && n->is_string()) pp = n->get<std::string>();
+      const Json* u = nullptr;
+      std::string url_path = pp + ".image_url";
+      if (auto iu = part.find("image_url"); iu != part.end()) {
+        if (iu->is_object()) {
+          url_path += ".url";
+          if (auto uu = iu->find("url"); uu != iu->end()) u = &*uu;
+        } else {
+          u = &*iu;
+        }
+      }
+      if (u == nullptr || !u->is_string()) {
+        return BadRequest("'" + url_path + "' must be a string (a data:image/...;base64, URL)", url_path,
+                          "invalid_type");
+      }
+      const std::string& url = u->get_ref<const std::string&>();
+      ImageInput img;
+      img.part = pp;
+      img.offset = out->size();
+      if (url.rfind("http://", 0) == 0 || url.rfind("https://", 0) == 0) {
+        img.url = url;
+      } else {
+        auto bytes = ImageFromUrl(url, url_path);
+        if (!bytes.ok()) return BadRequest(bytes.status().message(), url_path, "invalid_image");
+        img.bytes = std::move(bytes).value();
+      }
+      images->push_back(std::move(img));
+      continue;
+    }
     if (type != "text") {
-      return BadRequest("'" + pp + ".type' must be 'text' (this server reads text only), got '" +
-                            type + "'",
-                        pp + ".type", "unsupported_content");
+      return BadRequest("'" + pp + ".type' must be 'text' or 'image_url', got '" + type + "'", pp + ".type",
+                        "unsupported_content");
     }
     auto t = part.find("text");
     if (t == part.end() || !t->is_string()) {
@@ -323,7 +358,7 @@ std::optional<ApiError> ReadMessages(const Json& b, const ParseLimits& limits,
                             "tool; got '" + role + "'",
                         mp + ".role", "invalid_value");
     }
-    if (auto e = ReadContent(m, mp, &msg.content)) return e;
+    if (auto e = ReadContent(m, mp, &msg.content, &msg.images)) return e;
     if (auto e = ReadString(m, "name", mp + ".name", &msg.name)) return e;
     if (msg.role == Role::kAssistant) {
       if (auto e = ReadToolCalls(m, mp, &msg.tool_calls)) return e;

@@ -105,8 +105,14 @@ TEST(RequestParserTest, WrongTypesNameTheField) {
       {R"({"messages": [{"role":"user","content":5}]})", "messages[0].content"},
       {R"({"messages": [{"role":"user"}]})", "messages[0].content"},
       {R"({"messages": [{"content":"x"}]})", "messages[0].role"},
-      {R"({"messages": [{"role":"user","content":[{"type":"image_url"}]}]})",
+      {R"({"messages": [{"role":"user","content":[{"type":"input_audio"}]}]})",
        "messages[0].content[0].type"},
+      {R"({"messages": [{"role":"user","content":[{"type":"image_url"}]}]})",
+       "messages[0].content[0].image_url"},
+      {R"({"messages": [{"role":"user","content":[{"type":"image_url","image_url":{"url":5}}]}]})",
+       "messages[0].content[0].image_url.url"},
+      {R"({"messages": [{"role":"user","content":[{"type":"text","text":"a"},{"type":"image_url","image_url":{"url":"data:text/plain;base64,aGk="}}]}]})",
+       "messages[0].content[1].image_url.url"},
       {R"({"messages": [{"role":"user","content":"x"}], "temperature": "hot"})", "temperature"},
       {R"({"messages": [{"role":"user","content":"x"}], "temperature": 3})", "temperature"},
       {R"({"messages": [{"role":"user","content":"x"}], "top_p": -1})", "top_p"},
@@ -268,6 +274,32 @@ TEST(Utf8Test, CompletePrefix) {
   EXPECT_TRUE(IsValidUtf8("caf\xc3\xa9"));
   EXPECT_FALSE(IsValidUtf8("\xc0\xaf"));
   EXPECT_FALSE(IsValidUtf8("\xed\xa0\x80"));
+}
+
+TEST(RequestParserTest, ImagePartsTakeTheirPlaceInTheText) {
+  // "hi" is aGk=; the parts are text, image, text, image (by URL, not fetched here).
+  auto r = ParseChatRequest(std::string_view(R"({"messages": [{"role": "user", "content": [
+      {"type": "text", "text": "Compare"},
+      {"type": "image_url", "image_url": {"url": "data:image/png;base64,aGk="}},
+      {"type": "text", "text": "and"},
+      {"type": "image_url", "image_url": "https://example.com/cat.jpg"}]}]})"));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const ChatMessage& m = r->messages[0];
+  EXPECT_EQ(m.content, "Compareand");
+  ASSERT_EQ(m.images.size(), 2u);
+  EXPECT_EQ(m.images[0].bytes, (std::vector<uint8_t>{'h', 'i'}));
+  EXPECT_EQ(m.images[0].offset, 7u);
+  EXPECT_EQ(m.images[0].part, "messages[0].content[1]");
+  EXPECT_TRUE(m.images[1].bytes.empty());
+  EXPECT_EQ(m.images[1].url, "https://example.com/cat.jpg");
+  EXPECT_EQ(m.images[1].offset, 10u);
+  EXPECT_EQ(m.images[1].part, "messages[0].content[3]");
+  // A translated part names its own API's field.
+  r = ParseChatRequest(std::string_view(R"({"messages": [{"role": "user", "content": [
+      {"type": "image_url", "image_url": {"url": "data:image/png;base64,@@"}, "x_gemlet_part": "messages[2].images[0]"}]}]})"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.error().message.find("messages[2].images[0]"), std::string::npos) << r.error().message;
+  EXPECT_EQ(r.error().status, 400);
 }
 
 }  // namespace

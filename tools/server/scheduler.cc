@@ -10,6 +10,23 @@ double SecondsSince(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
+// The parts of `media` (starts are prompt positions) inside prompt tokens [b, e), with starts
+// relative to b, in *out.
+std::span<const runtime::MediaSpan> ChunkMedia(const std::vector<runtime::MediaSpan>& media, int64_t b, int64_t e,
+                                               std::vector<runtime::MediaSpan>* out) {
+  out->clear();
+  for (const runtime::MediaSpan& m : media) {
+    const int64_t lo = std::max(m.start, b), hi = std::min(m.start + m.rows, e);
+    if (lo >= hi) continue;
+    runtime::MediaSpan s = m;
+    s.start = lo - b;
+    s.offset = m.offset + (lo - m.start);
+    s.rows = hi - lo;
+    out->push_back(std::move(s));
+  }
+  return *out;
+}
+
 }  // namespace
 
 const char* FinishReasonName(FinishReason r) {
@@ -215,7 +232,7 @@ void Scheduler::Admit(std::unique_ptr<Job> job) {
   }
   job->spec.forks.clear();
   const auto& prompt = job->spec.prompt;
-  runtime::PrefixCache::Hit hit = cache_.Lookup(prompt, model_);
+  runtime::PrefixCache::Hit hit = cache_.Lookup(prompt, model_, job->spec.media);
   if (hit.seq) {
     slot->seq = std::move(hit.seq);
     slot->cached = slot->seq->length();
@@ -263,6 +280,8 @@ void Scheduler::Step() {
   const std::vector<int64_t> take = runtime::PlanStep(pending, options_.step_tokens, options_.prefill_chunk);
   std::vector<Slot*> slots;
   std::vector<runtime::StepPart> parts;
+  // The media rows of each prefill chunk (starts relative to the chunk), kept for the step.
+  std::vector<std::vector<runtime::MediaSpan>> chunk_media(active.size());
   int64_t decode_rows = 0, prefill_rows = 0;
   for (size_t i = 0; i < active.size(); ++i) {
     if (take[i] == 0) continue;
@@ -275,6 +294,7 @@ void Scheduler::Step() {
     } else {
       const auto& prompt = s.job->spec.prompt;
       p.tokens = std::span<const int32_t>(prompt.data() + s.prompt_done, static_cast<size_t>(take[i]));
+      p.media = ChunkMedia(s.job->spec.media, s.prompt_done, s.prompt_done + take[i], &chunk_media[i]);
       p.logits = s.prompt_done + take[i] == static_cast<int64_t>(prompt.size());
       prefill_rows += take[i];
     }

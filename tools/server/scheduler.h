@@ -63,6 +63,9 @@ class JobSink {
 
 struct JobSpec {
   std::vector<int32_t> prompt;      // at least one token
+  // Runs of `prompt` that take media rows (image soft tokens; starts are prompt positions,
+  // sorted): fed as embedding rows, and matched by content in the prefix cache.
+  std::vector<runtime::MediaSpan> media;
   int64_t max_tokens = 1 << 30;     // sampled-token budget
   std::vector<int32_t> stop_tokens;  // end of generation (not passed to OnToken)
   std::unique_ptr<TokenSampler> sampler;

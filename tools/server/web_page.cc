@@ -51,6 +51,11 @@ const char* ChatPageHtml() {
   button:disabled { opacity: 0.4; cursor: default; }
   #stop { background: #c33; }
   #status { color: var(--muted); font-size: 12px; margin-left: auto; }
+  #attach { background: var(--card); color: var(--fg); }
+  #attached { display: flex; gap: 4px; align-items: center; }
+  #attached img, .msg.user img { max-height: 120px; max-width: 200px; border-radius: 6px;
+                                 border: 1px solid var(--border); display: block; margin: 4px 0; }
+  #attached img { max-height: 44px; }
 </style>
 </head>
 <body>
@@ -67,6 +72,9 @@ const char* ChatPageHtml() {
 </header>
 <main id="log" aria-live="polite"></main>
 <footer>
+  <button id="attach" type="button" title="Attach images (the model needs a vision tower)">Image</button>
+  <input id="image" type="file" accept="image/png,image/jpeg,image/webp" multiple hidden>
+  <span id="attached"></span>
   <textarea id="input" placeholder="Message (Enter to send, Shift+Enter for a new line)"></textarea>
   <button id="send" type="button">Send</button>
   <button id="stop" type="button" disabled>Stop</button>
@@ -77,6 +85,34 @@ const $ = (id) => document.getElementById(id);
 const log = $("log");
 let history = [];        // OpenAI messages of the conversation
 let controller = null;   // AbortController of the running request
+let images = [];         // data: URLs of the images attached to the next message
+
+// Attached images go with the next message as OpenAI image_url parts (data: URLs), before
+// its text; the server encodes each image once (a later turn about it reuses it).
+function showAttached() {
+  const box = $("attached");
+  box.textContent = "";
+  for (const url of images) {
+    const img = document.createElement("img");
+    img.src = url;
+    img.alt = "attached image";
+    box.appendChild(img);
+  }
+}
+$("attach").addEventListener("click", () => $("image").click());
+$("image").addEventListener("change", async () => {
+  for (const file of $("image").files) {
+    const url = await new Promise((resolve, reject) => {
+      const r = new FileReader();
+      r.onload = () => resolve(r.result);
+      r.onerror = () => reject(r.error);
+      r.readAsDataURL(file);
+    });
+    images.push(url);
+  }
+  $("image").value = "";
+  showAttached();
+});
 
 $("apikey").value = localStorage.getItem("gemlet.apikey") || "";
 $("apikey").addEventListener("change", () => localStorage.setItem("gemlet.apikey", $("apikey").value));
@@ -162,11 +198,25 @@ function setBusy(busy) {
 
 async function send() {
   const text = $("input").value;
-  if (!text.trim() || controller) return;
+  if ((!text.trim() && !images.length) || controller) return;
   $("input").value = "";
   const u = addMessage("user");
+  for (const url of images) {
+    const img = document.createElement("img");
+    img.src = url;
+    img.alt = "image";
+    u.appendChild(img);
+  }
   u.appendChild(document.createTextNode(text));
-  history.push({ role: "user", content: text });
+  if (images.length) {
+    const parts = images.map((url) => ({ type: "image_url", image_url: { url } }));
+    if (text) parts.push({ type: "text", text });
+    history.push({ role: "user", content: parts });
+  } else {
+    history.push({ role: "user", content: text });
+  }
+  images = [];
+  showAttached();
 
   const a = addMessage("assistant");
   const thinking = document.createElement("details");
@@ -282,6 +332,8 @@ $("stop").addEventListener("click", () => { if (controller) controller.abort(); 
 $("clear").addEventListener("click", () => {
   if (controller) controller.abort();
   history = [];
+  images = [];
+  showAttached();
   log.innerHTML = "";
 });
 $("input").addEventListener("keydown", (e) => {

@@ -60,6 +60,9 @@ test('a fresh pull stores the model by name, checks it, deletes the download; ru
   const r = await run(['pull', 'test/tiny'], { store });
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stderr, /stored/);
+  // Off a terminal the download's progress is plain lines with the speed, labelled pull
+  // (the conversion's own lines that follow are labelled convert).
+  assert.match(r.stderr, /^pull: 100% [\d.]+ [KMG]B \/ [\d.]+ [KMG]B, [\d.]+ [KMG]B\/s, /m);
   // The listing was asked with blobs=true, the weights came through the CDN redirect, and
   // the README and the onnx/ subfolder were not downloaded.
   const urls = hub.requests.slice(from).map((q) => q.url);

@@ -183,10 +183,10 @@ test('bad names: a malformed repository id is a usage error; an unknown one is a
 });
 
 // Starts `gemlet serve` on a free port; resolves once it prints its address.
-function serve(args, store) {
+function serve(args, store, { log = false } = {}) {
   return new Promise((resolve, reject) => {
     const env = { ...process.env, GEMLET_MODELS: store };
-    const child = spawn(gemlet, ['serve', '--port', '0', '--threads', '1', '--no-log', ...args],
+    const child = spawn(gemlet, ['serve', '--port', '0', '--threads', '1', ...(log ? [] : ['--no-log']), ...args],
                         { env, stdio: ['ignore', 'ignore', 'pipe'] });
     const proc = { child, log: '' };
     const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`serve did not start: ${proc.log}`)); }, 60000);
@@ -327,6 +327,47 @@ test('serve: a drafter belongs to its model; each stored model drafts with its o
     const text = await greedy(s.url, 'plain');
     assert.ok(await metric(s.url, 'gemlet_draft_rounds_total') > 0);
     assert.equal(await greedy(s.url, 't/bundle'), text);
+  } finally {
+    assert.equal(await stop(s), 0);
+  }
+});
+
+// `serve --log-format json --verbose`: one JSON line per request on stderr (time, method, path,
+// status, tokens, duration, client, user agent) written after the reply's last byte, and a
+// line per scheduler step.
+test('serve --log-format json --verbose logs each request and each step as JSON', async () => {
+  const store = freshStore('log');
+  assert.equal((await run(['pull', 'test/tiny', '-q'], { store })).code, 0);
+  const s = await serve(['-m', 'test/tiny', '--log-format', 'json', '--verbose'], store, { log: true });
+  let lines;
+  try {
+    assert.equal((await fetch(`${s.url}/health`, { headers: { 'User-Agent': 'audit/1' } })).status, 200);
+    const r = await chat(s.url, 'test/tiny');
+    assert.equal(r.status, 200);
+    const usage = (await r.json()).usage;
+    for (let i = 0; i < 50; ++i) {
+      lines = s.log.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
+      if (lines.some((j) => j.path === '/v1/chat/completions')) break;
+      await new Promise((res) => setTimeout(res, 100));
+    }
+    const health = lines.find((j) => j.path === '/health');
+    assert.ok(health, s.log);
+    assert.equal(health.method, 'GET');
+    assert.equal(health.status, 200);
+    assert.equal(health.prompt_tokens, null);
+    assert.equal(health.user_agent, 'audit/1');
+    assert.match(health.time, /^20\d\d-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    assert.match(health.client, /^127\.0\.0\.1:\d+$/);
+    const gen = lines.find((j) => j.path === '/v1/chat/completions');
+    assert.ok(gen, s.log);
+    assert.equal(gen.method, 'POST');
+    assert.equal(gen.status, 200);
+    assert.equal(gen.prompt_tokens, usage.prompt_tokens);
+    assert.equal(gen.completion_tokens, usage.completion_tokens);
+    assert.ok(gen.duration_ms > 0);
+    const steps = lines.filter((j) => j.step);
+    assert.ok(steps.length >= 1, s.log);
+    assert.equal(steps[0].step.prefill_rows, usage.prompt_tokens);
   } finally {
     assert.equal(await stop(s), 0);
   }

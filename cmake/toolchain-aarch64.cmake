@@ -2,8 +2,7 @@
 # qemu-user (qemu-aarch64). Usage:
 #   cmake -S . -B build-arm -DCMAKE_TOOLCHAIN_FILE=cmake/toolchain-aarch64.cmake -DGEMLET_BENCH=OFF
 #   cmake --build build-arm --target gemlet_kernels_tests
-#   qemu-aarch64 -L /usr/aarch64-linux-gnu -E LD_LIBRARY_PATH=/usr/lib/aarch64-linux-gnu \
-#     -cpu cortex-a72 build-arm/src/kernels/gemlet_kernels_tests
+#   qemu-aarch64 -L / -cpu cortex-a72 build-arm/src/kernels/gemlet_kernels_tests
 # (cortex-a72: plain NEON; cortex-a76: + dotprod; max: + i8mm). ctest uses the emulator below,
 # at -cpu max; set GEMLET_QEMU_CPU to choose another CPU model. For these three models the
 # emulator also sets GEMLET_EXPECT_CPU_TIER in the guest (qemu -E), which the CPU feature and
@@ -23,8 +22,12 @@ set(CMAKE_FIND_ROOT_PATH_MODE_INCLUDE ONLY)
 # libraries are found through the root "/" and the library architecture; their headers come
 # after the cross compiler's own (-idirafter), so that the C library's headers stay the
 # sysroot's, and the find_path results under /usr/include are not added as -I
-# (GEMLET_CROSS_AFTER_INCLUDES, see gemlet_optional_library in cmake/gemlet.cmake). At run time
-# the guest finds the libraries through LD_LIBRARY_PATH (the emulator below).
+# (GEMLET_CROSS_AFTER_INCLUDES, see gemlet_optional_library in cmake/gemlet.cmake).
+# At run time the guest runs on the same multiarch packages (qemu -L /): Debian's Arm64 loader
+# /lib/ld-linux-aarch64.so.1 (libc6:arm64) searches /usr/lib/aarch64-linux-gnu by itself. The
+# cross toolchain's own runtime (/usr/aarch64-linux-gnu/lib) is not used at run time: its
+# loader is an older glibc build than the libc.so.6 that the packages bring, and a guest that
+# mixes the two hangs in its first pthread_create.
 list(APPEND CMAKE_FIND_ROOT_PATH /)
 # pkg-config (cpp-httplib) reads the Arm64 packages' .pc files, not the host's.
 set(ENV{PKG_CONFIG_LIBDIR} /usr/lib/aarch64-linux-gnu/pkgconfig:/usr/share/pkgconfig)
@@ -51,4 +54,4 @@ if(DEFINED _gemlet_qemu_tier_${_gemlet_qemu_cpu})
   set(_gemlet_qemu_env -E;GEMLET_EXPECT_CPU_TIER=${_gemlet_qemu_tier_${_gemlet_qemu_cpu}})
 endif()
 set(CMAKE_CROSSCOMPILING_EMULATOR
-    qemu-aarch64;-L;/usr/aarch64-linux-gnu;-E;LD_LIBRARY_PATH=/usr/lib/aarch64-linux-gnu;-cpu;${_gemlet_qemu_cpu};${_gemlet_qemu_env})
+    qemu-aarch64;-L;/;-cpu;${_gemlet_qemu_cpu};${_gemlet_qemu_env})

@@ -29,6 +29,11 @@ GEMLET_APT_PACKAGES=(
   libjpeg62-turbo-dev:arm64 libpng-dev:arm64 libwebp-dev:arm64 libsndfile1-dev:arm64
   libsoxr-dev:arm64 libfftw3-dev:arm64 libcpp-httplib-dev:arm64 libedit-dev:arm64
   libcurl4-openssl-dev:arm64
+  # and the Arm64 C and C++ runtime that qemu runs the guest binaries on (its loader
+  # /lib/ld-linux-aarch64.so.1 must be the same glibc build as the libc.so.6 beside the
+  # libraries above: the cross toolchain's own copy is an older build, and mixing the two
+  # hangs the first thread a guest binary starts)
+  libc6:arm64 libstdc++6:arm64
   # the interactive chat tests drive a terminal
   tmux
   # ---- server issue: packages for the web UI / browser tests go here (e.g. chromium,

@@ -2,7 +2,9 @@
 // server::GemmaChatModel), on the oracle checkpoint: concurrent greedy streams, sharing steps
 // with each other's prefill chunks, produce exactly the tokens a runtime Session generates
 // for the same prompt alone; a repeated prompt resumes from the prefix cache (rolling the
-// finished sequence back) and still produces them.
+// finished sequence back) and still produces them. With speculative decoding on (MTP, lookup,
+// auto; adaptive and forced K), greedy streams give the same tokens as plain greedy decoding,
+// alone (drafting) and two at once (plain batched steps between drafting rounds).
 #include <gtest/gtest.h>
 
 #include <condition_variable>
@@ -11,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/engine_model.h"
 #include "runtime/generate.h"
 #include "tests/oracle_test_util.h"
 #include "tests/server_test_util.h"
@@ -113,6 +116,115 @@ TEST(ServerEngine, StopStringAtTheStartEndsOnItsToken) {
     EXPECT_EQ(content, "") << stop;
   }
   sched.Shutdown();
+}
+
+// Greedy continuations through a scheduler over `model`: the prompts submitted one after
+// another (each decodes alone), or `together` at once.
+std::vector<std::vector<int32_t>> ServeGreedy(server::GemmaChatModel& model, server::Metrics& metrics,
+                                              const std::vector<std::vector<int32_t>>& prompts, int64_t n,
+                                              bool together) {
+  server::SchedulerOptions so;
+  so.slots = 2;
+  so.prefill_chunk = 16;
+  server::Scheduler sched(model.backend(), metrics, so);
+  std::vector<std::vector<int32_t>> out;
+  std::vector<std::shared_ptr<Collect>> sinks;
+  for (const auto& p : prompts) {
+    server::JobSpec spec;
+    spec.prompt = p;
+    spec.max_tokens = n;
+    server::SamplingOptions greedy;
+    greedy.temperature = 0;
+    spec.sampler = model.NewSampler(greedy, 0, nullptr);
+    sinks.push_back(std::make_shared<Collect>());
+    spec.sink = sinks.back();
+    EXPECT_TRUE(sched.Submit(std::move(spec)).ok());
+    if (!together) {
+      const server::JobOutcome o = sinks.back()->Wait();
+      EXPECT_EQ(o.reason, server::FinishReason::kLength) << o.status.ToString();
+    }
+  }
+  for (auto& s : sinks) {
+    if (together) {
+      EXPECT_EQ(s->Wait().reason, server::FinishReason::kLength);
+    }
+    out.push_back(s->tokens());
+  }
+  sched.Shutdown();
+  return out;
+}
+
+TEST(ServerEngine, SpeculativeGreedyEqualsPlain) {
+  runtime::EngineOptions eo;
+  eo.threads = 1;
+  eo.drafter_path = Converted("tiny-e2b-assistant", "model.safetensors");
+  auto engine = runtime::Engine::Open(Converted("tiny-e2b", "model.safetensors"), eo);
+  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+  // Four prompts: a plain one, one that repeats itself (lookup finds matches), a long one
+  // (its prefill crosses the 16-token window) and a short one.
+  std::vector<int32_t> rep = {2, 105, 437, 107};
+  for (int i = 0; i < 6; ++i) rep.insert(rep.end(), {300, 301, 302, 303, 304});
+  std::vector<int32_t> longp = {2};
+  for (int i = 0; i < 40; ++i) longp.push_back(10 + (i * 37) % 480);
+  const std::vector<std::vector<int32_t>> prompts = {{2, 105, 437, 107, 346}, rep, longp, {2, 7}};
+#if GEMLET_EMULATED_TESTS
+  const int64_t n = 64;
+#else
+  const int64_t n = 256;  // 1,024 tokens per setting
+#endif
+  std::vector<std::vector<int32_t>> want;
+  for (const auto& p : prompts) {
+    runtime::Session s(**engine, runtime::SessionOptions{512, 16});
+    runtime::SamplerOptions greedy;
+    greedy.temperature = 0;
+    s.set_sampler(greedy);
+    runtime::GenerateOptions go;
+    go.max_tokens = n;
+    go.stop_at_eog = false;
+    auto r = runtime::Generate(s, p, go);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    want.push_back(r->ids);
+  }
+  struct Setting {
+    runtime::DraftMode mode;
+    int64_t K;
+    bool adaptive;
+  };
+  const Setting settings[] = {{runtime::DraftMode::kAuto, 8, true},
+                              {runtime::DraftMode::kMtp, 3, false},
+                              {runtime::DraftMode::kLookup, 5, false}};
+  int64_t accepted = 0;
+  for (const Setting& st : settings) {
+    auto model = server::GemmaChatModel::Create(**engine, "tiny", 512);
+    ASSERT_TRUE(model.ok()) << model.status().ToString();
+    runtime::SpeculativeOptions spec;
+    spec.mode = st.mode;
+    spec.draft_max = st.K;
+    spec.adaptive = st.adaptive;
+    ASSERT_TRUE((*model)->EnableDrafting(spec).ok());
+    const std::string name = std::string(runtime::DraftModeName(st.mode)) + " K " + std::to_string(st.K);
+    server::Metrics metrics;
+    EXPECT_EQ(ServeGreedy(**model, metrics, prompts, n, /*together=*/false), want) << name << ", alone";
+    EXPECT_GT(metrics.drafted(), 0) << name;
+    accepted += metrics.draft_accepted();
+    const std::vector<std::vector<int32_t>> pair = {prompts[1], prompts[2]};
+    const std::vector<std::vector<int32_t>> want_pair = {want[1], want[2]};
+    EXPECT_EQ(ServeGreedy(**model, metrics, pair, n, /*together=*/true), want_pair) << name << ", two at once";
+    const std::string text = metrics.RenderPrometheus();
+    EXPECT_NE(text.find("gemlet_draft_tokens_total"), std::string::npos);
+    EXPECT_NE(text.find("gemlet_draft_accepted_tokens_total"), std::string::npos);
+  }
+  EXPECT_GT(accepted, 0) << "some drafts were accepted, so the comparison covers accepted rows";
+  // A model without drafting takes plain steps (and a drafter-less engine refuses mtp).
+  auto plain_engine = OpenEngine(Converted("tiny-e2b", "model.safetensors"), 1);
+  ASSERT_NE(plain_engine, nullptr);
+  runtime::EngineModel m(*plain_engine, runtime::SessionOptions{});
+  runtime::SpeculativeOptions mtp;
+  mtp.mode = runtime::DraftMode::kMtp;
+  const Status refused = m.EnableDrafting(mtp);
+  EXPECT_FALSE(refused.ok());
+  EXPECT_NE(refused.message().find("--drafter"), std::string::npos) << refused.message();
+  EXPECT_FALSE(m.drafts());
 }
 
 }  // namespace

@@ -214,6 +214,49 @@ TEST(Speculative, SamplingGivesTheSameSequenceForTheSameSeed) {
   EXPECT_GT(accepted, 0) << "some drafts were accepted, so the comparison covers accepted rows";
 }
 
+TEST(Speculative, DraftingKeepsPrefillProgressAndConstraintTimings) {
+  // One generation path: with drafts, the prompt is prefilled in the same chunks with the
+  // same progress calls (and can be stopped there), and the constraint's time is counted.
+  const auto& e = Tiny();
+  const auto prompt = Prompts()[2];  // 41 tokens: chunks of 16
+  for (auto mode : {runtime::DraftMode::kOff, runtime::DraftMode::kMtp, runtime::DraftMode::kAuto}) {
+    runtime::Session s(e, runtime::SessionOptions{2048, 16});
+    s.set_sampler(Greedy());
+    runtime::GenerateOptions go;
+    go.max_tokens = 48;
+    go.stop_at_eog = false;
+    go.speculative.mode = mode;
+    std::vector<std::pair<int64_t, int64_t>> calls;
+    go.on_prefill = [&](int64_t done, int64_t total) {
+      calls.emplace_back(done, total);
+      return true;
+    };
+    ModThree c;
+    go.constraint = &c;
+    auto r = runtime::Generate(s, prompt, go);
+    ASSERT_TRUE(r.ok()) << r.status().ToString();
+    const std::vector<std::pair<int64_t, int64_t>> want = {{0, 41}, {16, 41}, {32, 41}, {41, 41}};
+    EXPECT_EQ(calls, want) << runtime::DraftModeName(mode);
+    EXPECT_EQ(r->ids.size(), 48u);
+    EXPECT_EQ(c.seen, r->ids);
+    EXPECT_GT(r->timings.constraint_ms, 0) << runtime::DraftModeName(mode);
+    EXPECT_GT(r->timings.sample_ms, 0) << runtime::DraftModeName(mode);
+    if (mode != runtime::DraftMode::kOff) {
+      EXPECT_GT(r->timings.speculative.rounds, 0);
+    }
+
+    // Stopped after the first chunk: nothing generated, 16 prompt tokens in the session.
+    runtime::Session s2(e, runtime::SessionOptions{2048, 16});
+    go.on_prefill = [](int64_t done, int64_t) { return done < 16; };
+    go.constraint = nullptr;
+    auto stopped = runtime::Generate(s2, prompt, go);
+    ASSERT_TRUE(stopped.ok()) << stopped.status().ToString();
+    EXPECT_TRUE(stopped->prefill_stopped);
+    EXPECT_TRUE(stopped->ids.empty());
+    EXPECT_EQ(s2.position(), 16);
+  }
+}
+
 // χ² homogeneity of two histograms (bins with fewer than 10 expected in all merged into one);
 // returns the statistic over its critical value at α = 0.001 (Wilson–Hilferty): > 1 rejects.
 double ChiSquareOverCritical(const std::map<int32_t, int64_t>& a, const std::map<int32_t, int64_t>& b) {

@@ -7,11 +7,15 @@ namespace gemlet::runtime {
 
 namespace {
 double Blend(double old, double now, double w) { return old > 0 ? old + w * (now - old) : now; }
-constexpr int64_t kMaxBackoff = 64;
 }  // namespace
 
 DraftPolicy::DraftPolicy(int64_t max_draft, double prior)
-    : max_(std::clamp<int64_t>(max_draft, 0, kMaxDraft)), alpha_{prior, prior} {}
+    : max_(std::clamp<int64_t>(max_draft, 0, kMaxDraft)), prior_(std::clamp(prior, 0.0, 1.0)) {}
+
+double DraftPolicy::acceptance(Proposer p) const {
+  const int i = static_cast<int>(p);
+  return (hits_[i] + kPriorTrials * prior_) / (trials_[i] + kPriorTrials);
+}
 
 double DraftPolicy::verify_ms(int64_t width) const {
   width = std::clamp<int64_t>(width, 1, kMaxDraft + 1);
@@ -32,7 +36,7 @@ double DraftPolicy::draft_ms(Proposer p) const {
 }
 
 double DraftPolicy::Rate(Proposer p, int64_t K) const {
-  const double a = std::clamp(alpha_[static_cast<int>(p)], 0.0, 0.999);
+  const double a = std::clamp(acceptance(p), 0.0, 0.999);
   const double tokens = (1.0 - std::pow(a, static_cast<double>(K + 1))) / (1.0 - a);
   const double ms = static_cast<double>(K) * draft_ms(p) + verify_ms(K + 1);
   return ms > 0 ? tokens / ms : tokens;
@@ -47,9 +51,9 @@ int64_t DraftPolicy::Choose(Proposer p, int64_t limit) {
     --wait_[i];
     if (wait_[i] > 0) return 0;
     probing_[i] = true;
-    return std::min<int64_t>(2, top);
+    return std::min(kProbe, top);
   }
-  if (verify_ms(1) <= 0) return top;  // nothing measured yet: try the longest
+  if (verify_ms(1) <= 0) return std::min(kProbe, top);  // nothing measured yet: a short try
   int64_t best = 0;
   double best_rate = Rate(p, 0);
   for (int64_t K = 1; K <= top; ++K) {
@@ -59,33 +63,38 @@ int64_t DraftPolicy::Choose(Proposer p, int64_t limit) {
       best_rate = r;
     }
   }
-  if (best == 0) wait_[i] = backoff_[i];
+  if (best == 0) wait_[i] = backoff_[i];  // drafts do not pay: pause
   return best;
 }
 
 void DraftPolicy::Observe(Proposer p, int64_t drafted, int64_t accepted) {
   const int i = static_cast<int>(p);
   // Each draft tried is one Bernoulli trial of "accepted, given the ones before were".
-  const int64_t trials = accepted + (accepted < drafted ? 1 : 0);
-  for (int64_t t = 0; t < trials; ++t) alpha_[i] += kDecay * ((t < accepted ? 1.0 : 0.0) - alpha_[i]);
-  if (probing_[i]) {
-    if (Rate(p, std::max<int64_t>(1, drafted)) > Rate(p, 0)) {
-      backoff_[i] = 4;  // paying again: back to choosing each round
-    } else {
-      backoff_[i] = std::min(kMaxBackoff, backoff_[i] * 2);
-      wait_[i] = backoff_[i];
-    }
-    probing_[i] = false;
+  const int64_t tried = accepted + (accepted < drafted ? 1 : 0);
+  for (int64_t t = 0; t < tried; ++t) {
+    hits_[i] = kDiscount * hits_[i] + (t < accepted ? 1.0 : 0.0);
+    trials_[i] = kDiscount * trials_[i] + 1.0;
+  }
+  if (!probing_[i]) return;
+  probing_[i] = false;
+  if (accepted == drafted) hits_[i] = trials_[i] = 0;  // paying again, perhaps: forget the bad stretch
+  bool pays = false;
+  for (int64_t K = 1; K <= max_ && !pays; ++K) pays = Rate(p, K) > Rate(p, 0);
+  if (pays) {  // back to choosing each round
+    backoff_[i] = kFirstBackoff;
+  } else {
+    backoff_[i] = std::min(kMaxBackoff, backoff_[i] * 2);
+    wait_[i] = backoff_[i];
   }
 }
 
 void DraftPolicy::MeasureDraft(Proposer p, double ms) {
-  draft_ms_[static_cast<int>(p)] = Blend(draft_ms_[static_cast<int>(p)], ms, kDecay);
+  draft_ms_[static_cast<int>(p)] = Blend(draft_ms_[static_cast<int>(p)], ms, kCostDecay);
 }
 
 void DraftPolicy::MeasureVerify(int64_t width, double ms) {
   if (width < 1 || width > kMaxDraft + 1) return;
-  verify_ms_[width] = Blend(verify_ms_[width], ms, kDecay);
+  verify_ms_[width] = Blend(verify_ms_[width], ms, kCostDecay);
 }
 
 }  // namespace gemlet::runtime

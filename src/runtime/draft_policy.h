@@ -3,10 +3,16 @@
 // a verify pass of each width. A round of K drafts whose tokens are each accepted with
 // probability α (given the ones before were) yields E(K) = (1 − α^(K+1)) / (1 − α) tokens
 // for K · draft + verify(K + 1); K = 0 is a plain decode step, verify(1). The policy picks the
-// K in 0 … max with the most tokens per millisecond. When that is 0 (drafts do not pay), it
-// pauses and probes with a short draft after a wait that doubles with each failed probe, so
-// a proposer whose drafts start being accepted (a quoted passage for prompt lookup) is found
-// again.
+// K in 0 … max with the most tokens per millisecond, so it drafts only while the expected
+// accepted tokens are worth more than the draft steps and the verify's extra rows cost.
+//
+// α is a discounted count of recent trials (about the last 20 drafts) with a prior worth two
+// trials, so a few rejected rounds are enough to push it below the break-even point: drafting
+// then pauses, and probes with a short draft after a wait that doubles with each failed probe
+// (4, 8, … 256 plain steps), so a proposer whose drafts are never accepted costs a fraction of
+// a percent. A probe whose drafts are all accepted forgets the bad stretch (α back to the
+// prior), so a proposer that starts paying again (a quoted passage for prompt lookup) is
+// found within a few rounds.
 #pragma once
 
 #include <array>
@@ -22,10 +28,11 @@ class DraftPolicy {
  public:
   // Acceptance starts at `prior` for every proposer; costs are unknown until measured (a
   // verify width that was never measured is estimated from the nearest measured one below,
-  // 10 % more per extra row; a draft step from one tenth of a decode step).
+  // 10 % more per extra row; a draft step from one tenth of a decode step). Until a decode
+  // step is measured, Choose drafts a probe's length.
   explicit DraftPolicy(int64_t max_draft, double prior = 0.5);
 
-  // Drafts for the next round of `p`, 0 … min(max_draft, limit). Probing counts calls.
+  // Drafts for the next round of `p`, 0 … min(max_draft, limit). Pauses count calls.
   int64_t Choose(Proposer p, int64_t limit);
   // A round of `p` with `drafted` ≥ 1 drafts, of which the first `accepted` were accepted.
   void Observe(Proposer p, int64_t drafted, int64_t accepted);
@@ -34,20 +41,28 @@ class DraftPolicy {
   void MeasureDraft(Proposer p, double ms);
   void MeasureVerify(int64_t width, double ms);
 
-  double acceptance(Proposer p) const { return alpha_[static_cast<int>(p)]; }
+  double acceptance(Proposer p) const;
+  bool paused(Proposer p) const { return wait_[static_cast<int>(p)] > 0; }
   double verify_ms(int64_t width) const;  // measured or estimated; 0 if nothing was measured
   double draft_ms(Proposer p) const;      // measured or estimated
   // Expected tokens per millisecond of a round of K drafts of `p` (K = 0: plain decoding).
   double Rate(Proposer p, int64_t K) const;
 
+  static constexpr int64_t kProbe = 2;          // drafts of a probe
+  static constexpr int64_t kFirstBackoff = 4;   // plain steps of the first pause
+  static constexpr int64_t kMaxBackoff = 256;   // of the longest
+
  private:
-  static constexpr double kDecay = 0.1;  // weight of a new observation in the running means
+  static constexpr double kDiscount = 0.95;     // per trial: the estimate spans ~20 drafts
+  static constexpr double kPriorTrials = 2;     // the prior's weight, in trials
+  static constexpr double kCostDecay = 0.1;     // weight of a new time in the running means
   int64_t max_;
-  std::array<double, 2> alpha_;
+  double prior_;
+  std::array<double, 2> hits_{0, 0}, trials_{0, 0};  // discounted counts
   std::array<double, 2> draft_ms_{0, 0};
   std::array<double, kMaxDraft + 2> verify_ms_{};  // [width], 0 = not measured
-  std::array<int64_t, 2> wait_{0, 0};      // rounds still paused
-  std::array<int64_t, 2> backoff_{4, 4};   // the next pause after a failed probe
+  std::array<int64_t, 2> wait_{0, 0};      // plain steps still to take before the next probe
+  std::array<int64_t, 2> backoff_{kFirstBackoff, kFirstBackoff};  // the pause after a failed probe
   std::array<bool, 2> probing_{false, false};
 };
 

@@ -1,5 +1,9 @@
 #include "runtime/engine_model.h"
 
+#include <algorithm>
+
+#include "runtime/speculative.h"
+
 namespace gemlet::runtime {
 
 EngineModel::EngineModel(const Engine& engine, const SessionOptions& options)
@@ -14,7 +18,23 @@ Result<std::unique_ptr<Sequence>> EngineModel::Fork(const Sequence& seq, int64_t
   return std::unique_ptr<Sequence>(std::move(s));
 }
 
-Status EngineModel::Truncate(Sequence& seq, int64_t n) { return static_cast<Session&>(seq).Truncate(n); }
+Status EngineModel::Truncate(Sequence& seq, int64_t n) {
+  auto& s = static_cast<Session&>(seq);
+  RETURN_IF_ERROR(s.Truncate(n));
+  // The drafter's h follows a token that is gone (the prefix cache may feed other tokens
+  // up to the same length): forget it.
+  if (auto* st = dynamic_cast<DraftState*>(s.extra().get()); st != nullptr && n < st->h_pos) st->h_pos = -1;
+  return Status::Ok();
+}
+
+DraftState& EngineModel::StateOf(Session& s) {
+  auto* st = dynamic_cast<DraftState*>(s.extra().get());
+  if (st == nullptr) {
+    s.extra() = std::make_unique<DraftState>(engine_, speculative_);
+    st = static_cast<DraftState*>(s.extra().get());
+  }
+  return *st;
+}
 
 Status EngineModel::Step(std::span<const StepPart> parts, std::span<float> logits) {
   const int64_t V = engine_.config().vocab_size;
@@ -54,17 +74,53 @@ Status EngineModel::Step(std::span<const StepPart> parts, std::span<float> logit
   b.seqs = seqs_;
   b.out_rows = out_rows_;
   b.logits = out_rows_.empty() ? nullptr : logits.data();
+  // With the MTP drafter, the final hidden states of the logit rows too: a sequence's next
+  // round (DraftRound) drafts from the one after its last token, even after batched steps.
+  const bool feed_drafter = feeds_drafter_ && !out_rows_.empty();
+  if (feed_drafter) {
+    hidden_.resize(out_rows_.size() * D);
+    b.hidden = hidden_.data();
+  }
   // Decode rows are memory-bound: the decode pool, as in Session::Prefill of one token.
   model::ForwardOptions opt{engine_.mode(), single_rows ? engine_.decode_pool() : engine_.pool()};
   opt.skip_shared_rows = options_.skip_shared_rows;
   RETURN_IF_ERROR(model::Forward(engine_.model(), b, &scratch_, opt));
+  int64_t out = 0;
   for (const StepPart& p : parts) {
     auto* s = static_cast<Session*>(p.seq);
     const int64_t base = s->position() - static_cast<int64_t>(p.tokens.size());
     s->history_.insert(s->history_.end(), p.tokens.begin(), p.tokens.end());
     s->RecordMedia(p.media, base, static_cast<int64_t>(p.tokens.size()));
+    if (!p.logits) continue;
+    if (feed_drafter) {
+      DraftState& st = StateOf(*s);
+      std::copy(hidden_.begin() + out * D, hidden_.begin() + (out + 1) * D, st.h.begin());
+      st.h_pos = s->position();
+    }
+    ++out;
   }
   return Status::Ok();
+}
+
+Status EngineModel::EnableDrafting(const SpeculativeOptions& options) {
+  RETURN_IF_ERROR(CheckSpeculative(engine_, options));
+  if (!options.oracle.empty()) return InvalidArgument("the bench's oracle drafts are not for serving");
+  speculative_ = options;
+  feeds_drafter_ = UsesDrafter(engine_, options);
+  return Status::Ok();
+}
+
+Status EngineModel::DraftRound(Sequence& seq, int32_t last, int64_t room, const RowDraw& draw, bool* more,
+                               SpeculativeStats* stats) {
+  if (!drafts()) return Unsupported("drafting is off");
+  auto& s = static_cast<Session&>(seq);
+  GEMLET_CHECK_MSG(&s.engine() == &engine_, "a sequence of another model in a draft round");
+  // Its h is the last Step's or round's (h_pos telling).
+  DraftState& st = StateOf(s);
+  st.stats = {};
+  const Status status = SpeculativeRound(s, st, last, room, 0, nullptr, draw, more);
+  stats->Add(st.stats);
+  return status;
 }
 
 }  // namespace gemlet::runtime

@@ -19,6 +19,8 @@
 
 namespace gemlet::runtime {
 
+struct DraftState;  // runtime/speculative.h
+
 class EngineModel : public SequenceModel {
  public:
   // New sequences are Sessions with `options` (their context limit is context_length()).
@@ -32,7 +34,20 @@ class EngineModel : public SequenceModel {
   Status Truncate(Sequence& seq, int64_t n) override;
   Status Step(std::span<const StepPart> parts, std::span<float> logits) override;
 
+  // Speculative decoding with `options` (mode ≠ kOff; CheckSpeculative) for sequences that
+  // decode alone: DraftRound runs SpeculativeRound with the session's DraftState. With the
+  // MTP drafter, every Step also keeps the final hidden state of each logits row in its
+  // session's DraftState (h, h_pos), so the first round after a prefill or batched steps
+  // drafts with the drafter too; Truncate below h_pos forgets it.
+  Status EnableDrafting(const SpeculativeOptions& options);
+  bool drafts() const override { return speculative_.mode != DraftMode::kOff; }
+  Status DraftRound(Sequence& seq, int32_t last, int64_t room, const RowDraw& draw, bool* more,
+                    SpeculativeStats* stats) override;
+
  private:
+  // The session's DraftState (made on first use).
+  DraftState& StateOf(Session& s);
+
   const Engine& engine_;
   SessionOptions options_;
   int64_t context_;
@@ -42,6 +57,9 @@ class EngineModel : public SequenceModel {
   std::vector<int64_t> out_rows_;
   std::vector<int64_t> embed_rows_, part_rows_;
   std::vector<float> embeddings_, part_embeddings_;
+  SpeculativeOptions speculative_;
+  bool feeds_drafter_ = false;  // UsesDrafter(engine_, speculative_)
+  std::vector<float> hidden_;   // [out_rows_.size(), D] of a step, for the drafter
 };
 
 }  // namespace gemlet::runtime

@@ -75,16 +75,20 @@ Result<GenerateResult> Generate(Session& session, const MediaPrompt& media_promp
                       " = " + std::to_string(need) + " exceeds the context limit of " +
                       std::to_string(session.context_limit()) + " (raise --ctx or lower -n)");
   }
-  // (a prompt with images is not drafted yet: its prefill needs the media rows)
-  if (options.speculative.mode != DraftMode::kOff && media_prompt.media.empty()) {
-    return GenerateSpeculative(session, prompt, options, on_token);
+  const bool speculative = options.speculative.mode != DraftMode::kOff;
+  if (speculative) RETURN_IF_ERROR(CheckSpeculative(session.engine(), options.speculative));
+  // The MTP drafter starts from the prompt's last final hidden state.
+  std::vector<float> hidden;
+  if (speculative && UsesDrafter(session.engine(), options.speculative)) {
+    hidden.resize(session.engine().config().hidden_size);
   }
+  float* hid = hidden.empty() ? nullptr : hidden.data();
   GenerateResult res;
   res.timings.prompt_tokens = static_cast<int64_t>(prompt.size());
   std::vector<float> logits;
   auto t0 = std::chrono::steady_clock::now();
   if (!options.on_prefill) {
-    RETURN_IF_ERROR(session.Prefill(media_prompt, &logits));
+    RETURN_IF_ERROR(session.Prefill(media_prompt, &logits, hid));
   } else {
     // The session's own chunks, one Prefill each (the last one with its logits); an image
     // cut by a chunk boundary goes on in the next chunk (MediaPrompt::Slice).
@@ -97,7 +101,8 @@ Result<GenerateResult> Generate(Session& session, const MediaPrompt& media_promp
         return res;
       }
       const int64_t T = std::min(chunk, n - done);
-      RETURN_IF_ERROR(session.Prefill(media_prompt.Slice(done, done + T), done + T == n ? &logits : nullptr));
+      const bool last = done + T == n;
+      RETURN_IF_ERROR(session.Prefill(media_prompt.Slice(done, done + T), last ? &logits : nullptr, last ? hid : nullptr));
       done += T;
     }
     options.on_prefill(n, n);  // the end (its answer no longer matters)
@@ -107,8 +112,13 @@ Result<GenerateResult> Generate(Session& session, const MediaPrompt& media_promp
   const Engine& engine = session.engine();
   std::optional<TimedConstraint> constraint;
   if (options.constraint) constraint.emplace(*options.constraint);
+  if (speculative) {  // the same loop, several tokens per pass (runtime/speculative.h)
+    GenerateOptions timed = options;
+    timed.constraint = constraint ? &*constraint : nullptr;
+    RETURN_IF_ERROR(DecodeSpeculative(session, logits, hid, timed, on_token, &res));
+  }
   t0 = std::chrono::steady_clock::now();
-  for (int64_t i = 0; i < options.max_tokens; ++i) {
+  for (int64_t i = 0; i < options.max_tokens && !speculative; ++i) {
     if (i > 0) RETURN_IF_ERROR(session.Decode(res.ids.back(), &logits));
     const auto ts = std::chrono::steady_clock::now();
     if (constraint) constraint->SetBudget(options.max_tokens - i);
@@ -127,7 +137,7 @@ Result<GenerateResult> Generate(Session& session, const MediaPrompt& media_promp
       break;
     }
   }
-  res.timings.decode_ms = MsSince(t0);
+  if (!speculative) res.timings.decode_ms = MsSince(t0);
   if (constraint) {
     res.timings.constraint_ms = constraint->ms();
     res.timings.masks = constraint->masks();

@@ -43,7 +43,8 @@ struct GenerateTimings {
   SpeculativeStats speculative;  // the rounds of speculative decoding (zeros when off)
   // Parts of prefill_ms + decode_ms: the sampler's time (the constraint's included), and the
   // time spent in the constraint's calls (SetBudget, Allows, Mask, Accept); `masks`: how many
-  // steps needed the constraint's full mask (their pick was refused). Zeros when drafting.
+  // steps needed the constraint's full mask (their pick was refused). Drafting too counts
+  // them (the drafts' constraint checks included).
   double sample_ms = 0;
   double constraint_ms = 0;
   int64_t masks = 0;

@@ -12,6 +12,7 @@
 
 #include "base/status.h"
 #include "runtime/media.h"
+#include "runtime/speculative_options.h"
 
 namespace gemlet::runtime {
 
@@ -58,6 +59,19 @@ class SequenceModel {
   // part's result does not depend on which other parts share the step. On error no sequence
   // has changed.
   virtual Status Step(std::span<const StepPart> parts, std::span<float> logits) = 0;
+
+  // Speculative decoding (runtime/speculative.h) of a sequence that decodes alone, if the
+  // model drafts (drafts()): one round after `last` (sampled, not yet fed) with at most
+  // `room` drafts; `draw` is called for the verify rows in order, while the draws equal the
+  // drafts. On return `seq` holds `last` and the accepted drafts, and *more says whether the
+  // generation goes on (the last draw is then the next pending token). The round's counters
+  // are added to *stats. Only the model's own Step may have fed `seq` in between.
+  virtual bool drafts() const { return false; }
+  virtual Status DraftRound(Sequence& seq, int32_t last, int64_t room, const RowDraw& draw, bool* more,
+                            SpeculativeStats* stats) {
+    (void)seq, (void)last, (void)room, (void)draw, (void)more, (void)stats;
+    return Unsupported("this model does not draft");
+  }
 };
 
 // The continuous-batching policy of one step. pending[i] is what sequence i has waiting:

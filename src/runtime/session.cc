@@ -44,12 +44,19 @@ Status Session::Prefill(std::span<const int32_t> tokens, std::span<const int64_t
   return Feed(tokens, rows, logits ? logits->data() : nullptr, embed_rows, embeddings);
 }
 
-Status Session::Prefill(const MediaPrompt& prompt, std::vector<float>* logits) {
+Status Session::Prefill(const MediaPrompt& prompt, std::vector<float>* logits, float* hidden) {
   std::vector<int64_t> embed_rows;
   std::vector<float> embeddings;
   RETURN_IF_ERROR(GatherMediaRows(prompt.media, prompt.size(), engine_.config().hidden_size, &embed_rows, &embeddings));
   const int64_t base = position();
-  const Status st = Prefill(prompt.tokens, embed_rows, embeddings.data(), logits);
+  Status st;
+  if (hidden != nullptr && logits != nullptr && prompt.size() > 0) {
+    const int64_t last = prompt.size() - 1;
+    logits->resize(engine_.config().vocab_size);
+    st = Feed(prompt.tokens, std::span<const int64_t>(&last, 1), logits->data(), embed_rows, embeddings.data(), hidden);
+  } else {
+    st = Prefill(prompt.tokens, embed_rows, embeddings.data(), logits);
+  }
   // What was fed of the spans (all of them, unless a chunk failed).
   RecordMedia(prompt.media, base, position() - base);
   return st;

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -45,7 +46,9 @@ class Session : public Sequence {
                  std::vector<float>* logits, bool all_rows = false);
   // The same with the media rows of a MediaPrompt (runtime/media.h), which the session keeps
   // (media()), so that Truncate and Fork reproduce them and the prefix cache compares them.
-  Status Prefill(const MediaPrompt& prompt, std::vector<float>* logits);
+  // If `hidden` is non-null (and `logits` too) it receives the last token's final hidden
+  // state after the final norm [D] (as PrefillRows; what the MTP drafter starts from).
+  Status Prefill(const MediaPrompt& prompt, std::vector<float>* logits, float* hidden = nullptr);
   // Feeds `tokens` likewise, writing the logits after tokens[rows[i]] to logits [rows.size(), V]
   // (rows increasing, within the tokens); only those rows' logits are computed (the forward
   // pass's out_rows), so the KV-shared layers run only for them.
@@ -91,6 +94,12 @@ class Session : public Sequence {
   void set_sampler(const SamplerOptions& options) { sampler_ = Sampler(options); }
   void set_prefill_chunk(int64_t chunk) { chunk_ = chunk < 1 ? 1 : chunk; }
   int64_t prefill_chunk() const { return chunk_; }
+  // State a driver keeps with the session (EngineModel: speculative decoding's DraftState);
+  // not copied by Fork.
+  struct Extra {
+    virtual ~Extra() = default;
+  };
+  std::unique_ptr<Extra>& extra() { return extra_; }
 
  private:
   friend class EngineModel;  // feeds the KV cache and history in batches
@@ -115,6 +124,7 @@ class Session : public Sequence {
   Sampler sampler_;
   std::vector<int32_t> history_;
   std::vector<MediaSpan> media_;  // starts are positions
+  std::unique_ptr<Extra> extra_;
   std::vector<int64_t> rows_;
 };
 

@@ -21,17 +21,69 @@
 // such a draft can never be accepted.
 #pragma once
 
+#include <functional>
+#include <random>
 #include <span>
+#include <vector>
 
 #include "base/status.h"
+#include "model/gemma4_drafter.h"
+#include "runtime/draft_policy.h"
 #include "runtime/generate.h"
 #include "runtime/session.h"
 
 namespace gemlet::runtime {
 
-// Generate (runtime/generate.h) with options.speculative (mode ≠ kOff): the same checks,
-// the same result and the same tokens; timings.speculative counts the rounds.
-Result<GenerateResult> GenerateSpeculative(Session& session, std::span<const int32_t> prompt,
-                                           const GenerateOptions& options, const TokenCallback& on_token);
+// Whether `options` can be served by `engine` (mode mtp needs a drafter): an InvalidArgument
+// saying what to give otherwise. Checked by Generate before the prefill.
+Status CheckSpeculative(const Engine& engine, const SpeculativeOptions& options);
+// Whether the rounds draft with the MTP drafter, which starts from the target's final hidden
+// state after the prompt (Generate then prefills with it).
+bool UsesDrafter(const Engine& engine, const SpeculativeOptions& options);
+
+// The state of speculative decoding of one sequence across rounds: the options, the policy
+// (acceptance and measured costs), the drafter's input h, the counters and the buffers.
+// (A Session::Extra: EngineModel keeps one with each session it drafts for.)
+struct DraftState : Session::Extra {
+  DraftState(const Engine& engine, const SpeculativeOptions& options);
+  SpeculativeOptions options;
+  bool use_mtp = false, use_lookup = false;
+  DraftPolicy policy;
+  // The final hidden state after the token at position h_pos − 1 [D]: the MTP drafter's h
+  // when the next round starts at h_pos (else that round does not use the drafter, and its
+  // verify pass gives the next one its h). Each round sets it, and so does each
+  // EngineModel::Step that computes the sequence's logits (a prefill's last chunk, a batched
+  // decode row); EngineModel::Truncate below h_pos forgets it.
+  std::vector<float> h;
+  int64_t h_pos = -1;
+  SpeculativeStats stats;
+  std::mt19937_64 oracle_rng;
+  // Buffers: logits [K + 1, V] and hidden states [K + 1, D] of a verify pass (K ≤ draft_max;
+  // sized at the first round), and the rest.
+  std::vector<float> logits, hidden, h_next;
+  std::vector<int32_t> drafts, feed, context;
+  std::vector<int64_t> rows;
+  model::DraftScratch scratch;
+};
+
+// Cuts the drafts at the first one that can never be accepted (a grammar's refusal); null: none.
+using DraftTrim = std::function<Status(std::vector<int32_t>* drafts)>;
+
+// One round of speculative decoding after `t`, the last sampled token (not yet fed), at most
+// `room` drafts: draft (MTP or lookup, the policy's K), verify [t, d1 … dK] in one pass, call
+// `draw` per row while the draws equal the drafts, and roll back the rows after the last
+// accepted one. `index` is the generated-token index of d1 (the bench's oracle). On return
+// the session holds t and the accepted drafts; *more says whether the generation goes on
+// (then the last draw is the next round's t).
+Status SpeculativeRound(Session& session, DraftState& state, int32_t t, int64_t room, int64_t index,
+                        const DraftTrim& trim, const RowDraw& draw, bool* more);
+
+// The decode loop of Generate (runtime/generate.h) with options.speculative (mode ≠ kOff),
+// after Generate has prefilled the prompt: `logits` [V] are those after the prompt's last
+// token, `hidden` [D] its final hidden state (null unless UsesDrafter). Appends to res->ids
+// and counts res->timings (decode_ms, sample_ms, speculative); the same tokens as the plain
+// loop. options.constraint, if any, is the one Generate times.
+Status DecodeSpeculative(Session& session, std::span<const float> logits, const float* hidden,
+                         const GenerateOptions& options, const TokenCallback& on_token, GenerateResult* res);
 
 }  // namespace gemlet::runtime

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -71,5 +72,11 @@ struct SpeculativeStats {
     verify_ms += o.verify_ms;
   }
 };
+
+// Called for the rows of a verify pass in order with the logits after each [V]: sets *token to
+// what the sampler draws there (exactly plain decoding's draw at that position, which takes
+// the token) and returns whether the generation goes on after it. A draft stands while the
+// draws equal it (runtime/speculative.h).
+using RowDraw = std::function<bool(int64_t row, std::span<const float> logits, int32_t* token)>;
 
 }  // namespace gemlet::runtime

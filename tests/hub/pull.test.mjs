@@ -1,11 +1,12 @@
 // `gemlet pull` against a local stand-in for the Hugging Face Hub (hub_server.mjs): a fresh
 // download, an interrupted one that resumes (within one run, and across runs from the *.part
 // file), a gated repository without and with a token, a corrupted file refused, the pulled
-// model run by name in `run` and `serve`, then `list` and `rm`.
+// model run by name in `run` and `serve` (each stored model drafting with its own MTP
+// drafter), then `list` and `rm`.
 // Run by tests/hub/run.sh:  GEMLET_BINARY=... GEMLET_SHARED_DIR=... node --test pull.test.mjs
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { after, before, test } from 'node:test';
@@ -250,6 +251,79 @@ test('serve offers every stored model and loads the one a request names', async 
     const r = await chat(s.url, 'gpt-4o');
     assert.equal(r.status, 200);
     assert.equal((await r.json()).model, 'test/tiny');
+  } finally {
+    assert.equal(await stop(s), 0);
+  }
+});
+
+const metric = async (url, name) => {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const m = text.match(new RegExp(`^${name} (\\S+)$`, 'm'));
+  assert.ok(m, `${name} in /metrics`);
+  return Number(m[1]);
+};
+const greedy = async (url, model) => {
+  const r = await fetch(`${url}/v1/completions`, {
+    method: 'POST', headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ model, prompt: [2, 105, 437, 107, 346], max_tokens: 24, temperature: 0, ignore_eos: true }),
+  });
+  assert.equal(r.status, 200);
+  return (await r.json()).choices[0].text;
+};
+
+test('serve: a drafter belongs to its model; each stored model drafts with its own', async () => {
+  const store = freshStore('drafters');
+  mkdirSync(join(store, 't'), { recursive: true });
+  // The same target twice: once with its MTP drafter embedded (convert --assistant), once without.
+  const assistant = `${shared}/oracle/tiny-e2b-assistant`;
+  let r = await run(['convert', tiny, '--assistant', assistant, '-o', join(store, 't', 'bundle.gemlet'), '-q'], { store });
+  assert.equal(r.code, 0, r.stderr);
+  r = await run(['convert', tiny, '-o', join(store, 't', 'plain.gemlet'), '-q'], { store });
+  assert.equal(r.code, 0, r.stderr);
+  const drafter = join(work, 'drafter.gemlet');
+  r = await run(['convert', assistant, '-o', drafter, '-q'], { store });
+  assert.equal(r.code, 0, r.stderr);
+  // --drafter without -m: whose drafter would it be?
+  r = await run(['serve', '--port', '0', '--drafter', drafter], { store });
+  assert.equal(r.code, 2, r.stderr);
+  assert.match(r.stderr, /give that model with -m/);
+
+  let s = await serve(['--draft-max', '3', '--draft-fixed', '--max-models', '2'], store);
+  try {
+    assert.match(s.log, /draft auto when one request decodes alone/);  // t/bundle, loaded at start
+    const drafted = await greedy(s.url, 't/bundle');
+    const rounds = await metric(s.url, 'gemlet_draft_rounds_total');
+    assert.ok(rounds > 0, 'the bundle drafts with its embedded drafter');
+    // The drafter-less model does not draft (auto without a drafter is off), and its greedy
+    // text is the same: drafting changes only the speed.
+    assert.equal(await greedy(s.url, 't/plain'), drafted);
+    assert.equal(await metric(s.url, 'gemlet_draft_rounds_total'), rounds);
+    assert.equal(await greedy(s.url, 't/bundle'), drafted);
+    assert.ok(await metric(s.url, 'gemlet_draft_rounds_total') > rounds);
+  } finally {
+    assert.equal(await stop(s), 0);
+  }
+
+  // --draft mtp: a stored model without a drafter is served without drafting (and says so).
+  s = await serve(['--draft', 'mtp', '--draft-max', '3', '--draft-fixed'], store);
+  try {
+    const text = await greedy(s.url, 't/plain');
+    for (let i = 0; i < 50 && !/has no MTP drafter/.test(s.log); ++i) await new Promise((res) => setTimeout(res, 100));
+    assert.match(s.log, /plain\.gemlet has no MTP drafter: it does not draft/);
+    assert.equal(await metric(s.url, 'gemlet_draft_rounds_total'), 0);
+    assert.equal(await greedy(s.url, 't/bundle'), text);
+    assert.ok(await metric(s.url, 'gemlet_draft_rounds_total') > 0);
+  } finally {
+    assert.equal(await stop(s), 0);
+  }
+
+  // -m with --drafter: the pinned model drafts with that file; a stored one is untouched.
+  s = await serve(['-m', join(store, 't', 'plain.gemlet'), '--drafter', drafter, '--draft-max', '3', '--draft-fixed'], store);
+  try {
+    assert.match(s.log, /draft auto when one request decodes alone/);
+    const text = await greedy(s.url, 'plain');
+    assert.ok(await metric(s.url, 'gemlet_draft_rounds_total') > 0);
+    assert.equal(await greedy(s.url, 't/bundle'), text);
   } finally {
     assert.equal(await stop(s), 0);
   }

@@ -3,6 +3,7 @@
 
 #include "tools/cli/chat_options.h"
 #include "tools/cli/command.h"
+#include "tools/cli/draft_flags.h"
 #include "tools/cli/kv_type_flag.h"
 #include "tools/hub/model_store.h"
 #include "tools/server/image_fetch.h"
@@ -82,6 +83,11 @@ flags:
   --temp X, --top-k N, --top-p X, --min-p X
                           sampling defaults for requests that leave them out
                           (default 1.0, 64, 0.95, 0)
+)usage" GEMLET_DRAFT_FLAGS_HELP R"usage(                          The server drafts for a request that decodes alone (with
+                          several, the batch already shares each pass over the weights);
+                          /metrics counts the drafts (gemlet_draft_*). --drafter is the -m
+                          model's drafter (it needs -m); a stored model drafts with the one
+                          embedded in its file, and with --draft mtp but none, not at all
 
 examples:
   gemlet serve -m e2b-q4.gemlet
@@ -123,6 +129,7 @@ int Run(Flags& flags) {
   auto top_k = flags.Int({"--top-k"}, 64);
   auto top_p = flags.Float({"--top-p"}, 0.95);
   auto min_p = flags.Float({"--min-p"}, 0.0);
+  const DraftFlags draft_flags = ReadDraftFlags(flags);
   for (const Status& st : {max_models.status(), port.status(), ctx.status(), max_prompt.status(), slots.status(), queue.status(),
                            cache.status(), chunk.status(), max_body.status(), threads.status(),
                            http_threads.status(), grace.status(), temp.status(), top_k.status(), top_p.status(),
@@ -171,6 +178,24 @@ int Run(Flags& flags) {
   if (*top_k < 0) return UsageError("serve", "--top-k must be >= 0");
   if (*top_p <= 0 || *top_p > 1) return UsageError("serve", "--top-p must be in (0, 1]");
   if (*min_p < 0 || *min_p > 1) return UsageError("serve", "--min-p must be in [0, 1]");
+  if (!draft_flags.status.ok()) return UsageError("serve", draft_flags.status.message());
+  if (!draft_flags.mode.empty()) {
+    auto mode = runtime::ParseDraftMode(draft_flags.mode);
+    if (!mode.ok()) return UsageError("serve", mode.status().message());
+    o.draft = *mode;
+  }
+  {
+    runtime::SpeculativeOptions check;
+    check.mode = runtime::DraftMode::kLookup;
+    check.draft_max = draft_flags.draft_max;
+    if (Status st = check.Validate(); !st.ok()) return UsageError("serve", st.message());
+  }
+  o.draft_max = draft_flags.draft_max;
+  o.draft_fixed = draft_flags.fixed;
+  o.drafter_path = draft_flags.drafter;
+  if (!o.drafter_path.empty() && model_flag.empty()) {
+    return UsageError("serve", "--drafter FILE belongs to the model it was made for: give that model with -m");
+  }
 
   if (*max_models < 1 || *max_models > 64) return UsageError("serve", "--max-models must be in [1, 64]");
   o.max_models = static_cast<size_t>(*max_models);

@@ -1,4 +1,4 @@
-// --draft, --draft-max, --draft-fixed and --drafter on `gemlet run` and `gemlet bench
+// --draft, --draft-max, --draft-fixed and --drafter on `gemlet run`, `serve` and `gemlet bench
 // --draft-p` (tools/cli/draft_flags.h, bench_speculative.h): on the tiny synthetic model and
 // its synthetic drafter (synth --preset tiny --assistant), greedy output with every proposer
 // is plain greedy output, --json reports the rounds, and misuse is a usage error (exit 2).
@@ -79,6 +79,18 @@ TEST(SpeculativeCli, MisuseIsAUsageError) {
   EXPECT_NE(err.find("--drafter"), std::string::npos) << err;
   EXPECT_EQ(Gemlet(run + "--draft lookup --draft-max 17", &out, &err), 2);
   EXPECT_EQ(Gemlet(run + "--drafter /nonexistent.gemlet", &out, &err), 1);
+  // serve takes the same flags (checked before the model loads, but for mtp's drafter).
+  const std::string serve = "serve -m " + TinyModel() + " --port 0 ";
+  EXPECT_EQ(Gemlet(serve + "--draft sometimes", &out, &err), 2);
+  EXPECT_NE(err.find("--draft must be"), std::string::npos) << err;
+  EXPECT_EQ(Gemlet(serve + "--draft lookup --draft-max 0", &out, &err), 2);
+  EXPECT_NE(err.find("--draft-max must be in [1, 16]"), std::string::npos) << err;
+  EXPECT_EQ(Gemlet(serve + "--draft mtp", &out, &err), 1);
+  EXPECT_NE(err.find("--drafter"), std::string::npos) << err;
+  EXPECT_EQ(Gemlet(serve + "--drafter /nonexistent.gemlet", &out, &err), 1);
+  // A drafter belongs to the model it was made for: serve needs that model with -m.
+  EXPECT_EQ(Gemlet("serve --port 0 --drafter " + TinyDrafter(), &out, &err), 2);
+  EXPECT_NE(err.find("give that model with -m"), std::string::npos) << err;
 }
 
 TEST(SpeculativeCli, BenchDraftP) {

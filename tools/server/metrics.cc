@@ -59,6 +59,13 @@ void Metrics::CountPrefixCache(bool hit, int64_t reused_tokens) {
   }
 }
 
+void Metrics::AddDraftRound(int64_t drafted, int64_t accepted) {
+  if (drafted <= 0) return;
+  draft_rounds_++;
+  drafted_ += drafted;
+  draft_accepted_ += accepted;
+}
+
 std::string Metrics::RenderPrometheus() const {
   std::string out;
   {
@@ -91,6 +98,16 @@ std::string Metrics::RenderPrometheus() const {
   Line(&out, "gemlet_decode_steps_total", "counter",
        "Batched decode steps (one pass over the weights each).",
        static_cast<double>(decode_steps_));
+  const double drafted = static_cast<double>(drafted_), accepted = static_cast<double>(draft_accepted_);
+  const double rounds = static_cast<double>(draft_rounds_);
+  Line(&out, "gemlet_draft_rounds_total", "counter",
+       "Speculative verify passes with at least one draft (serve --draft).", rounds);
+  Line(&out, "gemlet_draft_tokens_total", "counter", "Draft tokens verified.", drafted);
+  Line(&out, "gemlet_draft_accepted_tokens_total", "counter", "Draft tokens accepted.", accepted);
+  Line(&out, "gemlet_draft_acceptance_rate", "gauge", "Accepted over verified draft tokens, since the start.",
+       drafted > 0 ? accepted / drafted : 0);
+  Line(&out, "gemlet_draft_mean_accepted_length", "gauge",
+       "Draft tokens accepted per speculative round, since the start.", rounds > 0 ? accepted / rounds : 0);
   Line(&out, "gemlet_prefix_cache_hits_total", "counter",
        "Requests that resumed from a cached prompt prefix.", static_cast<double>(cache_hits_));
   Line(&out, "gemlet_prefix_cache_misses_total", "counter",

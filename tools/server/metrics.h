@@ -22,6 +22,9 @@ class Metrics {
   // One batched decode step: `batch` tokens (one per active sequence) in `seconds`.
   void AddDecodeStep(int64_t batch, double seconds);
   void CountPrefixCache(bool hit, int64_t reused_tokens);
+  // One speculative round (a sequence decoding alone): `drafted` tokens verified, `accepted`
+  // of them taken; 0 drafted is a plain step the round took instead.
+  void AddDraftRound(int64_t drafted, int64_t accepted);
   void CountRejected() { rejected_++; }
   void CountCancelled() { cancelled_++; }
 
@@ -34,6 +37,8 @@ class Metrics {
   int64_t decode_steps() const { return decode_steps_; }
   int64_t decode_tokens() const { return decode_tokens_; }
   int64_t cancelled() const { return cancelled_; }
+  int64_t drafted() const { return drafted_; }
+  int64_t draft_accepted() const { return draft_accepted_; }
 
   std::string RenderPrometheus() const;
 
@@ -50,6 +55,7 @@ class Metrics {
   std::atomic<int64_t> prefill_tokens_{0}, decode_tokens_{0}, decode_steps_{0};
   std::atomic<int64_t> cache_hits_{0}, cache_misses_{0}, cache_reused_tokens_{0};
   std::atomic<int64_t> rejected_{0}, cancelled_{0};
+  std::atomic<int64_t> draft_rounds_{0}, drafted_{0}, draft_accepted_{0};
   std::atomic<int64_t> queue_depth_{0}, active_sessions_{0}, slots_{0}, cached_sessions_{0};
 };
 

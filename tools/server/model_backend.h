@@ -32,6 +32,8 @@ class GemmaChatModel : public ChatModel {
 
   const std::string& id() const override { return id_; }
   runtime::SequenceModel& backend() override { return backend_; }
+  // Speculative decoding for requests that decode alone (runtime::EngineModel::EnableDrafting).
+  Status EnableDrafting(const runtime::SpeculativeOptions& options) { return backend_.EnableDrafting(options); }
   ApiOr<RenderedPrompt> RenderChat(const ChatRequest& req) override;
   ApiOr<std::vector<int32_t>> Tokenize(const std::string& text) override;
   const OutputVocab& output_vocab() const override { return vocab_; }

@@ -272,6 +272,11 @@ void Scheduler::Step() {
     pending.push_back(n);
   }
   if (active.empty()) return;
+  if (active.size() == 1 && active[0]->decoding && active[0]->forks.empty() && options_.speculative &&
+      model_.drafts()) {
+    DraftStep(*active[0]);
+    return;
+  }
   const std::vector<int64_t> take = runtime::PlanStep(pending, options_.step_tokens, options_.prefill_chunk);
   std::vector<Slot*> slots;
   std::vector<runtime::StepPart> parts;
@@ -390,28 +395,62 @@ void Scheduler::StartForks(Slot& parent, const float* logits) {
 }
 
 void Scheduler::HandleToken(Slot& slot, int32_t token) {
+  if (auto end = TakeToken(slot, token, slot.seq->length())) Finish(slot, *end);
+}
+
+std::optional<FinishReason> Scheduler::TakeToken(Slot& slot, int32_t token, int64_t held) {
   const JobSpec& spec = slot.job->spec;
-  if (token < 0) {  // the constraint allowed nothing
-    Finish(slot, FinishReason::kDeadEnd);
-    return;
-  }
+  if (token < 0) return FinishReason::kDeadEnd;  // the constraint allowed nothing
   slot.generated++;
   metrics_.AddCompletionTokens(1);
-  if (std::find(spec.stop_tokens.begin(), spec.stop_tokens.end(), token) !=
-      spec.stop_tokens.end()) {
-    Finish(slot, FinishReason::kStop);
-    return;
+  if (std::find(spec.stop_tokens.begin(), spec.stop_tokens.end(), token) != spec.stop_tokens.end()) {
+    return FinishReason::kStop;
   }
-  if (!spec.sink->OnToken(token, spec.sampler->logprobs())) {
-    Finish(slot, FinishReason::kStop);
-    return;
-  }
-  // The pending token would take position length(); the sequence may hold max_context_.
-  if (slot.generated >= spec.max_tokens || slot.seq->length() + 1 > max_context_) {
-    Finish(slot, FinishReason::kLength);
-    return;
-  }
+  if (!spec.sink->OnToken(token, spec.sampler->logprobs())) return FinishReason::kStop;
+  // The pending token would take position `held`; the sequence may hold max_context_.
+  if (slot.generated >= spec.max_tokens || held + 1 > max_context_) return FinishReason::kLength;
   slot.pending = token;
+  return std::nullopt;
+}
+
+void Scheduler::DraftStep(Slot& slot) {
+  const JobSpec& spec = slot.job->spec;
+  const int64_t n0 = slot.seq->length();  // the pending token goes here
+  // Drafts that can be used: the job's budget and the context's room, the pending token's
+  // row included.
+  const int64_t room = std::min(spec.max_tokens - slot.generated - 1, max_context_ - n0 - 1);
+  if (logits_.size() < static_cast<size_t>(vocab_)) logits_.resize(vocab_);
+  std::optional<FinishReason> end;
+  int64_t rows = 0;
+  const runtime::RowDraw draw = [&](int64_t row, std::span<const float> lg, int32_t* token) {
+    // The row's draw follows n0 + row + 1 held tokens. A sampler may change the logits.
+    std::copy(lg.begin(), lg.end(), logits_.begin());
+    const int64_t held = n0 + row + 1;
+    spec.sampler->SetBudget(std::min(spec.max_tokens - slot.generated, max_context_ - held));
+    *token = spec.sampler->Sample(std::span<float>(logits_.data(), static_cast<size_t>(vocab_)));
+    ++rows;
+    end = TakeToken(slot, *token, held);
+    return !end.has_value();
+  };
+  runtime::SpeculativeStats stats;
+  bool more = false;
+  const auto t0 = std::chrono::steady_clock::now();
+  const Status st = model_.DraftRound(*slot.seq, slot.pending, room, draw, &more, &stats);
+  const double secs = SecondsSince(t0);
+  if (!st.ok()) {
+    Finish(slot, FinishReason::kError, st);
+    return;
+  }
+  metrics_.AddDecodeStep(rows, secs);
+  metrics_.AddDraftRound(stats.drafted, stats.accepted);
+  if (options_.on_step) {
+    StepLogEntry e;
+    e.decode_rows = stats.drafted + 1;
+    e.sequences = 1;
+    e.duration_ms = secs * 1000;
+    options_.on_step(e);
+  }
+  if (end) Finish(slot, *end);
 }
 
 void Scheduler::Finish(Slot& slot, FinishReason reason, Status status) {

@@ -18,6 +18,7 @@
 #include <functional>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -107,6 +108,10 @@ struct SchedulerOptions {
   // Called after every step on the scheduler thread (--verbose: per-step timings); may be
   // empty.
   std::function<void(const StepLogEntry&)> on_step;
+  // Speculative decoding when one sequence decodes alone and the model drafts
+  // (SequenceModel::drafts(); serve --draft). With several streams the batch already reads
+  // the weights once for all of them, so they take plain steps.
+  bool speculative = true;
 };
 
 class Scheduler {
@@ -159,6 +164,12 @@ class Scheduler {
   // A freshly sampled token: stop checks, the sink, budgets. Finishes the slot or makes the
   // token pending.
   void HandleToken(Slot& slot, int32_t token);
+  // The same without finishing: why the job ends with `token` (none: it goes on), when the
+  // sequence holds `held` tokens before it.
+  std::optional<FinishReason> TakeToken(Slot& slot, int32_t token, int64_t held);
+  // A slot that decodes alone, with a model that drafts: one speculative round
+  // (SequenceModel::DraftRound) instead of a one-token step.
+  void DraftStep(Slot& slot);
   // The parent's prefill is done: each waiting fork gets a copy of its sequence and samples
   // from the same logits.
   void StartForks(Slot& parent, const float* logits);

@@ -10,6 +10,7 @@
 #include "base/status.h"
 #include "base/tensor_type.h"
 #include "runtime/image_encoder.h"
+#include "runtime/speculative_options.h"
 #include "tools/server/api_handlers.h"
 #include "tools/server/http_server.h"
 #include "tools/server/scheduler.h"
@@ -41,6 +42,17 @@ struct ServeOptions {
   bool request_log = true;
   LogFormat log_format = LogFormat::kText;
   bool verbose = false;
+  // Speculative decoding for a request that decodes alone, per loaded model: the mode (none:
+  // auto for a model that has a drafter, else off), drafts per round at most and fixed K, for
+  // every model; an MTP drafter file (runtime::EngineOptions::drafter_path) belongs to the
+  // model it was made for, model_path's (it needs one): a stored model drafts with the
+  // drafter embedded in its own file, if any. With `draft` kMtp the model_path model must
+  // have a drafter; a stored one without it does not draft (said on stderr when it is
+  // loaded).
+  std::optional<runtime::DraftMode> draft;
+  int64_t draft_max = 8;
+  bool draft_fixed = false;
+  std::string drafter_path;
   HttpOptions http;
   SchedulerOptions scheduler;
   HandlerOptions handlers;

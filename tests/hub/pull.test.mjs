@@ -2,7 +2,7 @@
 // download, an interrupted one that resumes (within one run, and across runs from the *.part
 // file), a gated repository without and with a token, a corrupted file refused, the pulled
 // model run by name in `run` and `serve` (each stored model drafting with its own MTP
-// drafter), then `list` and `rm`.
+// drafter), then `list` and `rm`; serve's JSON request log and its SIGTERM mid-stream.
 // Run by tests/hub/run.sh:  GEMLET_BINARY=... GEMLET_SHARED_DIR=... node --test pull.test.mjs
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -371,4 +371,40 @@ test('serve --log-format json --verbose logs each request and each step as JSON'
   } finally {
     assert.equal(await stop(s), 0);
   }
+});
+
+// SIGTERM to the real process while a stream runs: the stream still running after the grace
+// ends with a chunk whose finish_reason is "cancelled", an error event and [DONE] (it was cut
+// after an ordinary chunk), and the process exits 0.
+test('serve: SIGTERM mid-stream ends the stream with a finish_reason, an error and [DONE]', async () => {
+  const store = freshStore('sigterm');
+  assert.equal((await run(['pull', 'test/tiny', '-q'], { store })).code, 0);
+  const s = await serve(['-m', 'test/tiny', '--shutdown-grace', '0.2', '--ctx', '100000'], store);
+  const exited = new Promise((resolve) => s.child.on('exit', resolve));
+  const r = await fetch(`${s.url}/v1/chat/completions`, {
+    method: 'POST', headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ messages: [{ role: 'user', content: 'Hi' }], stream: true, ignore_eos: true,
+                           max_tokens: 90000 }),
+  });
+  assert.equal(r.status, 200);
+  const reader = r.body.getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  while (!text.includes('"content":')) {
+    const { value, done } = await reader.read();
+    assert.ok(!done, `the stream ended before any content: ${text}`);
+    text += decoder.decode(value, { stream: true });
+  }
+  s.child.kill('SIGTERM');
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    text += decoder.decode(value, { stream: true });
+  }
+  assert.equal(await exited, 0, s.log);
+  const tail = text.slice(-2000);
+  assert.match(tail, /"finish_reason":"cancelled"/, tail);
+  assert.match(tail, /shutting down/, tail);
+  assert.match(tail, /data: \[DONE\]\n\n$/, tail);
+  assert.match(s.log, /shutting down \(running requests get 0\.2 s\)/);
 });

@@ -10,12 +10,14 @@
 #include <condition_variable>
 #include <mutex>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "runtime/engine_model.h"
 #include "runtime/generate.h"
 #include "tests/oracle_test_util.h"
 #include "tests/server_test_util.h"
+#include "tools/server/generation.h"
 #include "tools/server/model_backend.h"
 #include "tools/server/scheduler.h"
 
@@ -67,6 +69,52 @@ TEST(ServerEngine, ConcurrentStreamsEqualSessionsAlone) {
     }
   }
   EXPECT_GE(metrics.prefix_cache_hits(), 3);
+  sched.Shutdown();
+}
+
+// A reply that starts with a stop string ends on the token that completes it, with finish
+// "stop" and no text, well before its budget, also when the stop string is in byte tokens,
+// which the decoder holds back until their run ends (the tiny vocabulary spells most
+// characters in bytes): logit_bias makes every greedy token "<0x48>" ("H").
+TEST(ServerEngine, StopStringAtTheStartEndsOnItsToken) {
+  const Oracle& o = LoadOracle("tiny-e2b");
+  auto engine = OpenEngine(Converted("tiny-e2b", "model.safetensors"), 2);
+  ASSERT_NE(engine, nullptr);
+  ASSERT_NE(engine->tokenizer(), nullptr);
+  const int32_t h = engine->tokenizer()->PieceToId("<0x48>");
+  ASSERT_GE(h, 0);
+  auto model = server::GemmaChatModel::Create(*engine, "tiny", 256);
+  ASSERT_TRUE(model.ok()) << model.status().ToString();
+  server::Metrics metrics;
+  server::Scheduler sched((*model)->backend(), metrics, server::SchedulerOptions{});
+  for (const std::string stop : {"H", "HHH"}) {
+    auto gen = std::make_shared<server::Generation>(**model, std::vector<std::string>{stop}, /*chat=*/true,
+                                                    std::vector<int32_t>{});
+    server::JobSpec spec;
+    spec.prompt = o.cases[0].tokens;
+    spec.max_tokens = 32;
+    spec.stop_tokens = (*model)->StopTokens();
+    server::SamplingOptions greedy;
+    greedy.temperature = 0;
+    greedy.logit_bias = {{h, 100.f}};
+    spec.sampler = (*model)->NewSampler(greedy, 0, nullptr);
+    spec.sink = gen;
+    ASSERT_TRUE(sched.Submit(std::move(spec)).ok());
+    std::vector<server::GenerationEvent> events;
+    std::optional<server::JobOutcome> outcome;
+    const auto give_up = std::chrono::steady_clock::now() + std::chrono::seconds(120);
+    while (!outcome && std::chrono::steady_clock::now() < give_up) {
+      gen->Wait(std::chrono::milliseconds(100), &events, &outcome);
+    }
+    ASSERT_TRUE(outcome.has_value()) << stop;
+    EXPECT_EQ(outcome->completion_tokens, static_cast<int64_t>(stop.size())) << stop;
+    EXPECT_EQ(gen->FinishReasonText(*outcome), "stop") << stop;
+    EXPECT_TRUE(gen->StopMatched()) << stop;
+    EXPECT_EQ(gen->MatchedStop(), stop);
+    std::string content;
+    for (const auto& e : events) content += e.text;
+    EXPECT_EQ(content, "") << stop;
+  }
   sched.Shutdown();
 }
 

@@ -102,6 +102,19 @@ void ChatParser::Emit(std::string_view text, Delta* d) {
   }
 }
 
+// The decoder holds a run of byte tokens back until the run ends (text/tokenizer.h), which
+// may be never: a reply in characters the vocabulary spells in bytes is one run. A stop string
+// complete in what it holds ends the output on this token; the held text is final then, as the
+// reply ends here.
+void ChatParser::StopInHeldText(Delta* d) {
+  if (options_.stop.empty() || stopped_ || state_ != State::kContent || !decoder_) return;
+  const std::string held = decoder_->Peek();
+  if (held.empty() || !stop_.Matches(buf_ + held)) return;
+  buf_.append(decoder_->Flush());
+  Emit(buf_, d);
+  buf_.clear();
+}
+
 void ChatParser::AddCall(std::string_view raw, bool closed, Delta* d) {
   ParsedToolCall call = ParseToolCallBody(raw, closed);
   state_ = State::kContent;
@@ -274,12 +287,14 @@ ChatParser::Delta ChatParser::PushToken(int32_t token) {
       buf_.append(decoder_->Push(token));
       Emit(buf_, &d);
       buf_.clear();
+      StopInHeldText(&d);
     }
     return d;
   }
   if (kind == TokenKind::kText || options_.text_markers) {  // markers by their text
     buf_.append(decoder_->Push(token));
     Run(Until::kMore, &d);
+    StopInHeldText(&d);
     return d;
   }
   // A marker token: the text before it is complete.

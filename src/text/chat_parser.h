@@ -103,6 +103,7 @@ class ChatParser {
   void Run(Until until, Delta* d);
   void OnMarker(TokenKind marker, Delta* d);
   void Emit(std::string_view text, Delta* d);
+  void StopInHeldText(Delta* d);
   void AddCall(std::string_view raw, bool closed, Delta* d);
   void ScanToolCall(Until until, Delta* d);
 

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdio>
 #include <utility>
 #include <variant>
 
@@ -216,6 +217,7 @@ class TestVocab : public OutputVocab {
         return out;
       }
       std::string Flush() override { return std::exchange(held_, {}); }
+      std::string Peek() const override { return held_; }
 
      private:
       std::string held_;
@@ -359,6 +361,66 @@ TEST(ChatParserTokens, StopStringEndsReplyButNotThought) {
   out = Feed(q, Toks({"a ST"}));
   EXPECT_EQ(out.content, "a ST");
   EXPECT_FALSE(q.stopped());
+}
+
+// Gemma spells a character without a piece in byte tokens, and the decoder holds a run of them
+// until it ends (which in a reply of such characters may be never): a stop string complete in
+// the held bytes ends the reply on the token that completes it, at the very start too.
+TEST(ChatParserTokens, StopStringInHeldByteTokens) {
+  const Tokenizer& tok = testing_util::RealTokenizer();
+  Gemma4OutputVocab vocab(tok);
+  auto byte = [&](int b) {
+    char piece[8];
+    std::snprintf(piece, sizeof piece, "<0x%02X>", b);
+    return tok.PieceToId(piece);
+  };
+  const std::vector<int32_t> e_acute = {byte(0xC3), byte(0xA9)};  // "é"
+  std::vector<int32_t> reply;
+  for (int i = 0; i < 8; ++i) reply.insert(reply.end(), e_acute.begin(), e_acute.end());
+  const std::vector<int32_t> cafe = tok.Encode("caf").value();
+  struct Case {
+    std::vector<std::string> stop;
+    std::vector<int32_t> prefix;  // ids before the byte run
+    size_t ends_after;            // tokens read when the reply ends
+    std::string content;
+  };
+  const std::vector<Case> cases = {
+      {{"\u00E9"}, {}, 2, ""},                           // at offset 0, in bytes only
+      {{"\u00E9\u00E9"}, {}, 4, ""},                      // over several byte characters
+      {{"caf\u00E9"}, cafe, cafe.size() + 2, ""},          // completed by the bytes
+      {{"\u00E9"}, cafe, cafe.size() + 2, "caf"},          // after text
+  };
+  for (bool chat : {true, false}) {
+    for (const Case& c : cases) {
+      ChatParserOptions o = ServerOptions();
+      o.chat = chat;
+      o.stop = c.stop;
+      ChatParser p(o, &vocab);
+      std::vector<int32_t> ids = c.prefix;
+      ids.insert(ids.end(), reply.begin(), reply.end());
+      std::string content;
+      size_t read = 0;
+      for (int32_t t : ids) {
+        ++read;
+        content += p.PushToken(t).content;
+        if (p.stopped()) break;
+      }
+      content += p.Finish().content;
+      EXPECT_TRUE(p.stopped()) << c.stop[0] << " chat " << chat;
+      EXPECT_EQ(read, c.ends_after) << c.stop[0] << " chat " << chat;
+      EXPECT_EQ(content, c.content) << c.stop[0] << " chat " << chat;
+    }
+  }
+  // Bytes that do not complete a stop string stay held, and a later byte may still make the
+  // run invalid: no stop is found in text the reply does not end in.
+  ChatParserOptions o = ServerOptions();
+  o.stop = {"\u00E9"};
+  ChatParser p(o, &vocab);
+  for (int32_t t : {byte(0xC3), byte(0xFF), byte(0xA9)}) {
+    EXPECT_TRUE(p.PushToken(t).content.empty());
+  }
+  EXPECT_FALSE(p.stopped());
+  EXPECT_EQ(p.Finish().content, "\uFFFD\uFFFD\uFFFD");
 }
 
 TEST(ChatParserTokens, RawCompletionHidesMarkersAndJoinsUtf8) {

@@ -22,6 +22,11 @@ class Gemma4Decoder : public TokenTextDecoder {
     dec_.Flush(&out);
     return out;
   }
+  std::string Peek() const override {
+    std::string out;
+    dec_.Peek(&out);
+    return out;
+  }
 
  private:
   StreamDecoder dec_;

@@ -31,6 +31,9 @@ class TokenTextDecoder {
   virtual std::string Push(int32_t token) = 0;
   // Whatever is still held (an incomplete UTF-8 tail, replaced by U+FFFD), and a reset.
   virtual std::string Flush() = 0;
+  // What Flush() would return now, without the reset (the text held back so far, as it would
+  // end if no more tokens came).
+  virtual std::string Peek() const = 0;
 };
 
 class OutputVocab {

@@ -39,6 +39,14 @@ std::string StopMatcher::Push(std::string_view text, bool* matched) {
   return out;
 }
 
+bool StopMatcher::Matches(std::string_view more) const {
+  if (done_ || stops_.empty()) return false;
+  std::string text = held_;
+  text.append(more);
+  return std::any_of(stops_.begin(), stops_.end(),
+                     [&](const std::string& s) { return text.find(s) != std::string::npos; });
+}
+
 std::string StopMatcher::Flush() {
   if (done_) return {};
   return std::exchange(held_, {});

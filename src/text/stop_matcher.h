@@ -15,6 +15,9 @@ class StopMatcher {
   // before the stop string is returned and everything after it is dropped (and every later
   // Push returns nothing).
   std::string Push(std::string_view text, bool* matched);
+  // Whether the held-back text followed by `more` holds a stop string (nothing is added: the
+  // caller Pushes `more` once it is final). False after a match.
+  bool Matches(std::string_view more) const;
   // The held-back text (the stream ended without a match).
   std::string Flush();
 

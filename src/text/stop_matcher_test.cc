@@ -42,5 +42,22 @@ TEST(StopMatcherTest, HoldsBackOnlyPossibleStarts) {
   EXPECT_FALSE(hit);
 }
 
+// Matches looks at text not yet pushed (the streaming decoder's held bytes) without adding it.
+TEST(StopMatcherTest, MatchesTextNotYetPushed) {
+  StopMatcher m({"Hello"});
+  EXPECT_TRUE(m.Matches("Hello"));  // at the very start
+  EXPECT_FALSE(m.Matches("Hell"));
+  bool hit;
+  EXPECT_EQ(m.Push("say He", &hit), "say ");  // "He" held back
+  EXPECT_TRUE(m.Matches("llo"));              // completed across the held text
+  EXPECT_FALSE(m.Matches("lp"));
+  EXPECT_EQ(m.Push("lp", &hit), "Help");  // nothing was added by Matches
+  EXPECT_FALSE(hit);
+  EXPECT_EQ(m.Push("Hello", &hit), "");
+  EXPECT_TRUE(hit);
+  EXPECT_FALSE(m.Matches("Hello"));  // after the match nothing more counts
+  EXPECT_FALSE(StopMatcher().Matches("Hello"));
+}
+
 }  // namespace
 }  // namespace gemlet

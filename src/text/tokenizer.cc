@@ -391,4 +391,9 @@ Status StreamDecoder::Push(int32_t id, std::string* out) {
 
 void StreamDecoder::Flush(std::string* out) { FlushByteRun(&pending_, out); }
 
+void StreamDecoder::Peek(std::string* out) const {
+  std::string run = pending_;
+  FlushByteRun(&run, out);
+}
+
 }  // namespace gemlet

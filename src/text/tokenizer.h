@@ -99,6 +99,9 @@ class StreamDecoder {
   Status Push(int32_t id, std::string* out);
   // Appends what is still held back (an unfinished byte run) and resets the run.
   void Flush(std::string* out);
+  // Appends what Flush() would append now, keeping the run: the text the ids pushed so far
+  // end in if no more come (a stop string may be complete in it while the run goes on).
+  void Peek(std::string* out) const;
   // True if byte tokens are being held back.
   bool pending() const { return !pending_.empty(); }
   void Reset() { pending_.clear(); }

@@ -237,6 +237,37 @@ TEST(Tokenizer, DecodeRejectsIdsOutsideTheVocabulary) {
   EXPECT_EQ(tok.Piece(-5), "");
 }
 
+// Peek shows the text a byte run would end in now, and leaves the run going: a later byte
+// can still turn the run invalid (one U+FFFD per byte token, as Decode gives).
+TEST(Tokenizer, StreamPeekKeepsTheByteRun) {
+  const Tokenizer& tok = RealTokenizer();
+  const int32_t c3 = tok.PieceToId("<0xC3>"), a9 = tok.PieceToId("<0xA9>"), ff = tok.PieceToId("<0xFF>");
+  ASSERT_GE(c3, 0);
+  ASSERT_GE(a9, 0);
+  ASSERT_GE(ff, 0);
+  StreamDecoder dec(tok);
+  std::string out, peek;
+  ASSERT_TRUE(dec.Push(c3, &out).ok());
+  dec.Peek(&peek);
+  EXPECT_EQ(peek, "\uFFFD");  // half a character: as Flush would end it
+  ASSERT_TRUE(dec.Push(a9, &out).ok());
+  EXPECT_EQ(out, "");  // the run is held
+  peek.clear();
+  dec.Peek(&peek);
+  EXPECT_EQ(peek, "\u00E9");
+  EXPECT_TRUE(dec.pending());
+  ASSERT_TRUE(dec.Push(ff, &out).ok());
+  peek.clear();
+  dec.Peek(&peek);
+  EXPECT_EQ(peek, "\uFFFD\uFFFD\uFFFD");
+  dec.Flush(&out);
+  EXPECT_EQ(out, peek);
+  EXPECT_EQ(out, MustDecode(tok, {c3, a9, ff}));
+  peek.clear();
+  dec.Peek(&peek);
+  EXPECT_EQ(peek, "");
+}
+
 // The fast paths (linear BPE, segment splitting) must not change a single id.
 TEST(Tokenizer, EncodeStrategiesAgree) {
   Tokenizer& tok = const_cast<Tokenizer&>(RealTokenizer());

@@ -2,7 +2,7 @@
 // download, an interrupted one that resumes (within one run, and across runs from the *.part
 // file), a gated repository without and with a token, a corrupted file refused, the pulled
 // model run by name in `run` and `serve` (each stored model drafting with its own MTP
-// drafter), then `list` and `rm`.
+// drafter), then `list` and `rm`; serve's JSON request log and its SIGTERM mid-stream.
 // Run by tests/hub/run.sh:  GEMLET_BINARY=... GEMLET_SHARED_DIR=... node --test pull.test.mjs
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
@@ -60,6 +60,9 @@ test('a fresh pull stores the model by name, checks it, deletes the download; ru
   const r = await run(['pull', 'test/tiny'], { store });
   assert.equal(r.code, 0, r.stderr);
   assert.match(r.stderr, /stored/);
+  // Off a terminal the download's progress is plain lines with the speed, labelled pull
+  // (the conversion's own lines that follow are labelled convert).
+  assert.match(r.stderr, /^pull: 100% [\d.]+ [KMG]B \/ [\d.]+ [KMG]B, [\d.]+ [KMG]B\/s, /m);
   // The listing was asked with blobs=true, the weights came through the CDN redirect, and
   // the README and the onnx/ subfolder were not downloaded.
   const urls = hub.requests.slice(from).map((q) => q.url);
@@ -180,10 +183,10 @@ test('bad names: a malformed repository id is a usage error; an unknown one is a
 });
 
 // Starts `gemlet serve` on a free port; resolves once it prints its address.
-function serve(args, store) {
+function serve(args, store, { log = false } = {}) {
   return new Promise((resolve, reject) => {
     const env = { ...process.env, GEMLET_MODELS: store };
-    const child = spawn(gemlet, ['serve', '--port', '0', '--threads', '1', '--no-log', ...args],
+    const child = spawn(gemlet, ['serve', '--port', '0', '--threads', '1', ...(log ? [] : ['--no-log']), ...args],
                         { env, stdio: ['ignore', 'ignore', 'pipe'] });
     const proc = { child, log: '' };
     const timer = setTimeout(() => { child.kill('SIGKILL'); reject(new Error(`serve did not start: ${proc.log}`)); }, 60000);
@@ -327,4 +330,81 @@ test('serve: a drafter belongs to its model; each stored model drafts with its o
   } finally {
     assert.equal(await stop(s), 0);
   }
+});
+
+// `serve --log-format json --verbose`: one JSON line per request on stderr (time, method, path,
+// status, tokens, duration, client, user agent) written after the reply's last byte, and a
+// line per scheduler step.
+test('serve --log-format json --verbose logs each request and each step as JSON', async () => {
+  const store = freshStore('log');
+  assert.equal((await run(['pull', 'test/tiny', '-q'], { store })).code, 0);
+  const s = await serve(['-m', 'test/tiny', '--log-format', 'json', '--verbose'], store, { log: true });
+  let lines;
+  try {
+    assert.equal((await fetch(`${s.url}/health`, { headers: { 'User-Agent': 'audit/1' } })).status, 200);
+    const r = await chat(s.url, 'test/tiny');
+    assert.equal(r.status, 200);
+    const usage = (await r.json()).usage;
+    for (let i = 0; i < 50; ++i) {
+      lines = s.log.split('\n').filter((l) => l.startsWith('{')).map((l) => JSON.parse(l));
+      if (lines.some((j) => j.path === '/v1/chat/completions')) break;
+      await new Promise((res) => setTimeout(res, 100));
+    }
+    const health = lines.find((j) => j.path === '/health');
+    assert.ok(health, s.log);
+    assert.equal(health.method, 'GET');
+    assert.equal(health.status, 200);
+    assert.equal(health.prompt_tokens, null);
+    assert.equal(health.user_agent, 'audit/1');
+    assert.match(health.time, /^20\d\d-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+    assert.match(health.client, /^127\.0\.0\.1:\d+$/);
+    const gen = lines.find((j) => j.path === '/v1/chat/completions');
+    assert.ok(gen, s.log);
+    assert.equal(gen.method, 'POST');
+    assert.equal(gen.status, 200);
+    assert.equal(gen.prompt_tokens, usage.prompt_tokens);
+    assert.equal(gen.completion_tokens, usage.completion_tokens);
+    assert.ok(gen.duration_ms > 0);
+    const steps = lines.filter((j) => j.step);
+    assert.ok(steps.length >= 1, s.log);
+    assert.equal(steps[0].step.prefill_rows, usage.prompt_tokens);
+  } finally {
+    assert.equal(await stop(s), 0);
+  }
+});
+
+// SIGTERM to the real process while a stream runs: the stream still running after the grace
+// ends with a chunk whose finish_reason is "cancelled", an error event and [DONE] (it was cut
+// after an ordinary chunk), and the process exits 0.
+test('serve: SIGTERM mid-stream ends the stream with a finish_reason, an error and [DONE]', async () => {
+  const store = freshStore('sigterm');
+  assert.equal((await run(['pull', 'test/tiny', '-q'], { store })).code, 0);
+  const s = await serve(['-m', 'test/tiny', '--shutdown-grace', '0.2', '--ctx', '100000'], store);
+  const exited = new Promise((resolve) => s.child.on('exit', resolve));
+  const r = await fetch(`${s.url}/v1/chat/completions`, {
+    method: 'POST', headers: { 'Content-Type': 'application/json' },
+    body: JSON.stringify({ messages: [{ role: 'user', content: 'Hi' }], stream: true, ignore_eos: true,
+                           max_tokens: 90000 }),
+  });
+  assert.equal(r.status, 200);
+  const reader = r.body.getReader();
+  const decoder = new TextDecoder();
+  let text = '';
+  while (!text.includes('"content":')) {
+    const { value, done } = await reader.read();
+    assert.ok(!done, `the stream ended before any content: ${text}`);
+    text += decoder.decode(value, { stream: true });
+  }
+  s.child.kill('SIGTERM');
+  for (;;) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    text += decoder.decode(value, { stream: true });
+  }
+  assert.equal(await exited, 0, s.log);
+  const tail = text.slice(-2000);
+  assert.match(tail, /"finish_reason":"cancelled"/, tail);
+  assert.match(tail, /shutting down/, tail);
+  assert.match(tail, /data: \[DONE\]\n\n$/, tail);
+  assert.match(s.log, /shutting down \(running requests get 0\.2 s\)/);
 });

@@ -3,11 +3,12 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <utility>
 
 namespace gemlet::convert {
 
-Progress::Progress(uint64_t total_bytes, bool enabled, std::FILE* out, int force_tty)
-    : total_(total_bytes), enabled_(enabled), out_(out ? out : stderr) {
+Progress::Progress(uint64_t total_bytes, bool enabled, std::FILE* out, int force_tty, std::string label)
+    : total_(total_bytes), enabled_(enabled), out_(out ? out : stderr), label_(std::move(label)) {
   tty_ = force_tty >= 0 ? force_tty != 0 : ::isatty(::fileno(out_)) != 0;
   start_ = last_draw_ = std::chrono::steady_clock::now();
 }
@@ -53,6 +54,17 @@ void Progress::Add(uint64_t bytes, const std::string& what) {
   }
 }
 
+void Progress::Skip(uint64_t bytes, const std::string& what) {
+  if (!enabled_) return;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    const uint64_t before = done_;
+    done_ = std::min(total_, done_ + bytes);
+    skipped_ += done_ - before;
+  }
+  Add(0, what);
+}
+
 void Progress::Finish() {
   if (!enabled_) return;
   std::lock_guard<std::mutex> lock(mu_);
@@ -64,7 +76,7 @@ void Progress::Finish() {
 void Progress::Draw(bool final) {
   const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
   const double frac = total_ ? static_cast<double>(done_) / total_ : 1.0;
-  const double rate = elapsed > 0 ? done_ / elapsed : 0;
+  const double rate = elapsed > 0 ? (done_ - skipped_) / elapsed : 0;
   const double eta = rate > 0 ? (total_ - done_) / rate : -1;
   if (tty_) {
     constexpr int kWidth = 30;
@@ -78,8 +90,9 @@ void Progress::Draw(bool final) {
                  FormatDuration(final ? elapsed : eta).c_str(), final ? "" : what.c_str());
     if (final) std::fprintf(out_, "\n");
   } else {
-    std::fprintf(out_, "convert: %3d%% %s / %s, %s elapsed%s%s\n", static_cast<int>(frac * 100),
-                 FormatBytes(done_).c_str(), FormatBytes(total_).c_str(), FormatDuration(elapsed).c_str(),
+    std::fprintf(out_, "%s: %3d%% %s / %s, %s/s, %s elapsed%s%s\n", label_.c_str(), static_cast<int>(frac * 100),
+                 FormatBytes(done_).c_str(), FormatBytes(total_).c_str(),
+                 FormatBytes(static_cast<uint64_t>(rate)).c_str(), FormatDuration(elapsed).c_str(),
                  done_ >= total_ ? "" : ", ETA ", done_ >= total_ ? "" : FormatDuration(eta).c_str());
   }
   std::fflush(out_);

@@ -102,7 +102,7 @@ Result<PullReport> Pull(const ModelStore& store, const PullOptions& options) {
 
   uint64_t total = 0;
   for (const HubFile& f : files) total += f.size > 0 ? static_cast<uint64_t>(f.size) : 0;
-  convert::Progress progress(total, options.progress);
+  convert::Progress progress(total, options.progress, nullptr, -1, "pull");
   if (options.progress) {
     std::fprintf(stderr, "gemlet pull: %s (commit %s): %zu files, %s from %s\n", name.c_str(),
                  listing.commit.empty() ? "?" : listing.commit.substr(0, 12).c_str(), files.size(),
@@ -112,12 +112,12 @@ Result<PullReport> Pull(const ModelStore& store, const PullOptions& options) {
     const std::string final_path = src + "/" + f.path;
     const std::string part = final_path + ".part";
     if (fs::exists(final_path, ec)) {  // verified by an earlier run
-      progress.Add(f.size > 0 ? static_cast<uint64_t>(f.size) : 0, f.path);
+      progress.Skip(f.size > 0 ? static_cast<uint64_t>(f.size) : 0, f.path);
       continue;
     }
     std::error_code size_ec;
     const auto before = fs::exists(part, size_ec) ? fs::file_size(part, size_ec) : 0;
-    if (before > 0) progress.Add(before, f.path);
+    if (before > 0) progress.Skip(before, f.path);  // not in this run's speed
     RETURN_IF_ERROR(hub.Download(ref, f, part, [&](uint64_t n) {
       report.downloaded_bytes += static_cast<int64_t>(n);
       progress.Add(n, f.path);

@@ -175,3 +175,85 @@ TEST(AnthropicApiTest, ImageBlocksBecomeImagePartsInPlace) {
 
 }  // namespace
 }  // namespace gemlet::server
+
+namespace gemlet::server {
+namespace {
+
+// A reply that thinks, writes and calls a tool: a thinking block (with its empty signature),
+// a text block and a tool_use block, in that order, whole and streamed (thinking_delta,
+// text_delta, input_json_delta); stop_reason "tool_use".
+TEST(AnthropicApiTest, ThinkingTextAndToolUseBlocksWholeAndStreamed) {
+  TestServer s;
+  std::vector<int32_t> reply = {testing::kThinkStart};
+  for (int32_t t : Bytes("thought\nhmm")) reply.push_back(t);
+  reply.push_back(testing::kThinkEnd);
+  for (int32_t t : Bytes("Let me look.")) reply.push_back(t);
+  reply.push_back(testing::kToolStart);
+  for (int32_t t : Bytes("call:get_weather{\"city\":\"Paris\"}")) reply.push_back(t);
+  reply.push_back(testing::kToolEnd);
+  s.backend.SetScript(testing::ReplyScript(reply));
+  httplib::Client c("127.0.0.1", s.port);
+  const std::string body =
+      R"({"max_tokens":200,"thinking":{"type":"enabled","budget_tokens":1024},)"
+      R"("tools":[{"name":"get_weather","input_schema":{"type":"object"}}],)"
+      R"("messages":[{"role":"user","content":"weather?"}])";
+  auto r = c.Post("/v1/messages", body + "}", "application/json");
+  ASSERT_TRUE(r);
+  ASSERT_EQ(r->status, 200) << r->body;
+  Json j = Json::parse(r->body);
+  ASSERT_EQ(j["content"].size(), 3u) << r->body;
+  EXPECT_EQ(j["content"][0]["type"], "thinking");
+  EXPECT_EQ(j["content"][0]["thinking"], "hmm");
+  EXPECT_EQ(j["content"][0]["signature"], "");
+  EXPECT_EQ(j["content"][1]["type"], "text");
+  EXPECT_EQ(j["content"][1]["text"], "Let me look.");
+  EXPECT_EQ(j["content"][2]["type"], "tool_use");
+  EXPECT_EQ(j["content"][2]["name"], "get_weather");
+  EXPECT_EQ(j["content"][2]["input"]["city"], "Paris");
+  EXPECT_EQ(j["content"][2]["id"].get<std::string>().rfind("toolu_", 0), 0u);
+  EXPECT_EQ(j["stop_reason"], "tool_use");
+
+  auto st = c.Post("/v1/messages", body + R"(,"stream":true})", "application/json");
+  ASSERT_TRUE(st);
+  ASSERT_EQ(st->status, 200) << st->body;
+  std::vector<std::string> block_types;
+  std::string thinking, text, input;
+  for (const auto& [name, data] : Events(st->body)) {
+    if (name == "content_block_start") {
+      EXPECT_EQ(data["index"], block_types.size());
+      block_types.push_back(data["content_block"]["type"]);
+    }
+    if (name != "content_block_delta") continue;
+    const Json& d = data["delta"];
+    if (d["type"] == "thinking_delta") thinking += d["thinking"].get<std::string>();
+    if (d["type"] == "text_delta") text += d["text"].get<std::string>();
+    if (d["type"] == "input_json_delta") input += d["partial_json"].get<std::string>();
+  }
+  EXPECT_EQ(block_types, (std::vector<std::string>{"thinking", "text", "tool_use"})) << st->body;
+  EXPECT_EQ(thinking, "hmm");
+  EXPECT_EQ(text, "Let me look.");
+  EXPECT_EQ(Json::parse(input)["city"], "Paris");
+  EXPECT_NE(st->body.find(R"("stop_reason":"tool_use")"), std::string::npos) << st->body;
+}
+
+// With --api-key, Anthropic's clients send the key as x-api-key (not Authorization).
+TEST(AnthropicApiTest, XApiKeyIsTheKey) {
+  HttpOptions h;
+  h.api_key = "sekret";
+  TestServer s({}, h);
+  httplib::Client c("127.0.0.1", s.port);
+  const std::string body = R"({"max_tokens":4,"messages":[{"role":"user","content":"hi"}]})";
+  auto none = c.Post("/v1/messages", body, "application/json");
+  ASSERT_TRUE(none);
+  EXPECT_EQ(none->status, 401);
+  auto wrong = c.Post("/v1/messages", {{"x-api-key", "nope"}}, body, "application/json");
+  ASSERT_TRUE(wrong);
+  EXPECT_EQ(wrong->status, 401);
+  auto ok = c.Post("/v1/messages", {{"x-api-key", "sekret"}}, body, "application/json");
+  ASSERT_TRUE(ok);
+  EXPECT_EQ(ok->status, 200) << ok->body;
+  EXPECT_EQ(Json::parse(ok->body)["type"], "message");
+}
+
+}  // namespace
+}  // namespace gemlet::server

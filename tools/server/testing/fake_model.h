@@ -134,6 +134,7 @@ class FakeTextDecoder : public TokenTextDecoder {
     return out;
   }
   std::string Flush() override { return std::exchange(held_, {}); }
+  std::string Peek() const override { return held_; }
 
  private:
   std::string held_;

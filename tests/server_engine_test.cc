@@ -167,7 +167,7 @@ TEST(ServerEngine, SpeculativeGreedyEqualsPlain) {
   std::vector<int32_t> longp = {2};
   for (int i = 0; i < 40; ++i) longp.push_back(10 + (i * 37) % 480);
   const std::vector<std::vector<int32_t>> prompts = {{2, 105, 437, 107, 346}, rep, longp, {2, 7}};
-#if GEMLET_EMULATED_TESTS
+#if GEMLET_REDUCED_TESTS
   const int64_t n = 64;
 #else
   const int64_t n = 256;  // 1,024 tokens per setting

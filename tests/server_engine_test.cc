@@ -174,14 +174,7 @@ TEST(ServerEngine, SpeculativeGreedyEqualsPlain) {
 #endif
   std::vector<std::vector<int32_t>> want;
   for (const auto& p : prompts) {
-    runtime::Session s(**engine, runtime::SessionOptions{512, 16});
-    runtime::SamplerOptions greedy;
-    greedy.temperature = 0;
-    s.set_sampler(greedy);
-    runtime::GenerateOptions go;
-    go.max_tokens = n;
-    go.stop_at_eog = false;
-    auto r = runtime::Generate(s, p, go);
+    auto r = GreedyAlone(**engine, runtime::MediaPrompt{p, {}}, n, 512, 16);
     ASSERT_TRUE(r.ok()) << r.status().ToString();
     want.push_back(r->ids);
   }

@@ -49,10 +49,11 @@ class Collect : public server::JobSink {
   std::optional<server::JobOutcome> outcome_;
 };
 
-// `n` greedy tokens of `prompt` (past end-of-turn) in a Session of its own with `ctx` positions.
+// `n` greedy tokens of `prompt` (past end-of-turn) in a Session of its own with `ctx` positions,
+// prefilled `chunk` tokens per step.
 inline Result<runtime::GenerateResult> GreedyAlone(const runtime::Engine& engine, const runtime::MediaPrompt& prompt,
-                                                   int64_t n, int64_t ctx) {
-  runtime::Session s(engine, runtime::SessionOptions{ctx, 64});
+                                                   int64_t n, int64_t ctx, int64_t chunk = 64) {
+  runtime::Session s(engine, runtime::SessionOptions{ctx, chunk});
   runtime::SamplerOptions greedy;
   greedy.temperature = 0;
   s.set_sampler(greedy);

@@ -10,12 +10,7 @@ std::string StopMatcher::Push(std::string_view text, bool* matched) {
   if (done_) return {};
   held_.append(text);
   if (stops_.empty()) return std::exchange(held_, {});
-  // Earliest full match.
-  size_t best = std::string::npos;
-  for (const auto& s : stops_) {
-    const size_t p = held_.find(s);
-    if (p < best) best = p;
-  }
+  const size_t best = EarliestStop(held_);
   if (best != std::string::npos) {
     *matched = true;
     done_ = true;
@@ -39,12 +34,17 @@ std::string StopMatcher::Push(std::string_view text, bool* matched) {
   return out;
 }
 
+size_t StopMatcher::EarliestStop(std::string_view text) const {
+  size_t best = std::string::npos;
+  for (const auto& s : stops_) best = std::min(best, text.find(s));
+  return best;
+}
+
 bool StopMatcher::Matches(std::string_view more) const {
   if (done_ || stops_.empty()) return false;
   std::string text = held_;
   text.append(more);
-  return std::any_of(stops_.begin(), stops_.end(),
-                     [&](const std::string& s) { return text.find(s) != std::string::npos; });
+  return EarliestStop(text) != std::string::npos;
 }
 
 std::string StopMatcher::Flush() {

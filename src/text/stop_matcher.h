@@ -22,6 +22,9 @@ class StopMatcher {
   std::string Flush();
 
  private:
+  // Where the earliest stop string starts in `text`, or npos.
+  size_t EarliestStop(std::string_view text) const;
+
   std::vector<std::string> stops_;
   std::string held_;
   bool done_ = false;

@@ -143,15 +143,18 @@ Status GemletFile::Parse() {
     Cursor c(data_ + vocab->offset, vocab->size);
     layout::VocabHeader vh;
     if (!c.Get(&vh)) return bad("vocabulary section truncated");
-    const uint64_t need = uint64_t{vh.n_tokens} * sizeof(layout::VocabEntry) +
-                          uint64_t{vh.n_merges} * 8 + vh.blob_size;
-    if (need > c.remaining()) return bad("vocabulary section truncated");
+    // The 64-bit blob size is checked on its own first: added to the rest it could wrap.
+    const uint64_t tables = uint64_t{vh.n_tokens} * sizeof(layout::VocabEntry) + uint64_t{vh.n_merges} * 8;
+    if (vh.blob_size > c.remaining() || tables > c.remaining() - vh.blob_size) {
+      return bad("vocabulary section truncated");
+    }
     std::vector<layout::VocabEntry> entries(vh.n_tokens);
-    c.Read(entries.data(), entries.size() * sizeof(layout::VocabEntry));
     std::vector<int32_t> merges(uint64_t{vh.n_merges} * 2);
-    c.Read(merges.data(), merges.size() * 4);
     const uint8_t* blob = nullptr;
-    c.Bytes(vh.blob_size, &blob);
+    if (!c.Read(entries.data(), entries.size() * sizeof(layout::VocabEntry)) ||
+        !c.Read(merges.data(), merges.size() * 4) || !c.Bytes(vh.blob_size, &blob)) {
+      return bad("vocabulary section truncated");
+    }
     vocab_.pieces.resize(vh.n_tokens);
     vocab_.scores.resize(vh.n_tokens);
     vocab_.types.resize(vh.n_tokens);

@@ -12,7 +12,7 @@
 #include "format/gemlet_writer.h"
 
 namespace gemlet {
-namespace {
+namespace gemlet_file_test {
 
 std::string TempPath(const std::string& name) {
   return ::testing::TempDir() + "/" + name + "." + std::to_string(::getpid());
@@ -150,6 +150,33 @@ TEST(GemletFile, HeaderLies) {
   }
 }
 
+// A vocabulary whose 64-bit blob size makes the section's size sum wrap around (found by
+// gemlet_file_fuzz: the reader then took pieces from a blob it never had).
+TEST(GemletFile, VocabBlobSizeThatWrapsIsAnError) {
+  std::string bytes = ReadAll(WriteSample());
+  layout::FileHeader h;
+  std::memcpy(&h, bytes.data(), sizeof(h));
+  uint64_t vocab_offset = 0;
+  for (uint32_t i = 0; i < h.section_count; ++i) {
+    layout::SectionEntry e;
+    std::memcpy(&e, bytes.data() + h.section_table_offset + i * sizeof(e), sizeof(e));
+    if (e.kind == static_cast<uint32_t>(SectionKind::kVocab)) vocab_offset = e.offset;
+  }
+  ASSERT_NE(vocab_offset, 0u);
+  layout::VocabHeader vh;
+  std::memcpy(&vh, bytes.data() + vocab_offset, sizeof(vh));
+  for (uint64_t blob_size : {~uint64_t{0}, ~uint64_t{0} - 40, uint64_t{1} << 63}) {
+    layout::VocabHeader lie = vh;
+    lie.blob_size = blob_size;
+    std::string b = bytes;
+    std::memcpy(b.data() + vocab_offset, &lie, sizeof(lie));
+    auto f = GemletFile::FromMemory(reinterpret_cast<const uint8_t*>(b.data()), b.size(), "lie.gemlet");
+    ASSERT_FALSE(f.ok()) << blob_size;
+    EXPECT_NE(f.status().message().find("vocabulary section truncated"), std::string::npos)
+        << f.status().ToString();
+  }
+}
+
 // A q4 matrix stored interleaved (layout q4x8, docs/file-format.md §6): the reader accepts
 // it, reports the layout, and rejects every truncation of the file.
 std::string WriteQ4x8Sample(TensorType type, std::vector<int64_t> shape, uint64_t nbytes) {
@@ -208,5 +235,5 @@ TEST(GemletFile, MissingFile) {
   EXPECT_NE(f.status().message().find("/nonexistent/x.gemlet"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace gemlet_file_test
 }  // namespace gemlet

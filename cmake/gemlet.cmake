@@ -116,15 +116,24 @@ endfunction()
 # about a third faster than -O3. GEMLET_PCH: one precompiled header of the third-party
 # headers, shared by every test binary. It carries no test-specific macros (clang refuses a
 # PCH whose macros differ from the command line's), and it is built by a small executable so
-# that its code model (-fPIE) is the test binaries' own.
+# that its code model (-fPIE) is the test binaries' own. GEMLET_TEST_UNITY: the test files of
+# a binary are compiled GEMLET_TEST_UNITY at a time as one unit (CMake's unity build), which
+# parses and instantiates the GoogleTest and JSON templates once per unit instead of once per
+# file: about 2.5x less compile time for the tests. Each test file's helpers live in a
+# namespace named after the file (`namespace safetensors_test {`), not an anonymous one, so
+# that files compiled together cannot collide.
 if(CMAKE_BUILD_TYPE STREQUAL "Release" AND NOT GEMLET_SANITIZE AND NOT GEMLET_FUZZ)
   set(GEMLET_TEST_OPT "-O1" CACHE STRING "optimization flags of test code (empty: the build type's)")
 else()
   set(GEMLET_TEST_OPT "" CACHE STRING "optimization flags of test code (empty: the build type's)")
 endif()
+set(GEMLET_TEST_UNITY "6" CACHE STRING "unity build of the test binaries: test files per compiled unit (empty: one unit per file)")
 option(GEMLET_PCH "precompile the third-party headers (tests, and the JSON-using libraries)" ON)
 
 function(gemlet_test_compile_setup target)
+  if(GEMLET_TEST_UNITY)
+    set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE ${GEMLET_TEST_UNITY})
+  endif()
   if(GEMLET_TEST_OPT)
     separate_arguments(_opt UNIX_COMMAND "${GEMLET_TEST_OPT}")
     target_compile_options(${target} PRIVATE ${_opt})

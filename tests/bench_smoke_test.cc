@@ -10,7 +10,7 @@
 #include "tests/oracle_test_util.h"
 
 namespace gemlet::oracle {
-namespace {
+namespace bench_smoke_test {
 
 const std::string kGemletBin = std::string(GEMLET_BINARY_DIR) + "/tools/cli/gemlet";
 
@@ -74,5 +74,5 @@ TEST(BenchSmoke, RejectsBadFlags) {
   EXPECT_EQ(RunCommand(kGemletBin + " bench -m /nonexistent.gemlet -r 1", &out), 1);
 }
 
-}  // namespace
+}  // namespace bench_smoke_test
 }  // namespace gemlet::oracle

@@ -27,7 +27,7 @@
 #include "tools/convert/synth.h"
 
 namespace gemlet::runtime {
-namespace {
+namespace chat_conversation_test {
 
 namespace fs = std::filesystem;
 
@@ -488,5 +488,5 @@ TEST(AnswerStream, SplitsTheThoughtChannelFromTheAnswer) {
   EXPECT_EQ(past.content(), "onetwo");
 }
 
-}  // namespace
+}  // namespace chat_conversation_test
 }  // namespace gemlet::runtime

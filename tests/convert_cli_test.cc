@@ -12,7 +12,7 @@
 #include "base/mapped_file.h"
 
 namespace gemlet {
-namespace {
+namespace convert_cli_test {
 
 namespace fs = std::filesystem;
 
@@ -161,5 +161,5 @@ TEST(ConvertCli, Help) {
   }
 }
 
-}  // namespace
+}  // namespace convert_cli_test
 }  // namespace gemlet

@@ -19,7 +19,7 @@
 #include "tools/convert/convert.h"
 
 namespace gemlet {
-namespace {
+namespace convert_errors_test {
 
 namespace fs = std::filesystem;
 
@@ -409,5 +409,5 @@ TEST_F(ConvertErrors, MultimodalSideFile) {
   EXPECT_EQ((*g)->metadata()["config"]["vision_config"]["patch_size"], 4);
 }
 
-}  // namespace
+}  // namespace convert_errors_test
 }  // namespace gemlet

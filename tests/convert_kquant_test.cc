@@ -23,7 +23,7 @@
 #include "tools/convert/convert.h"
 
 namespace gemlet {
-namespace {
+namespace convert_kquant_test {
 
 namespace fs = std::filesystem;
 
@@ -200,5 +200,5 @@ TEST(ConvertKQuant, RequantizedUnderThePlan) {
   }
 }
 
-}  // namespace
+}  // namespace convert_kquant_test
 }  // namespace gemlet

@@ -25,7 +25,7 @@
 #include "tools/convert/quant_plan.h"
 
 namespace gemlet {
-namespace {
+namespace convert_oracle_test {
 
 namespace fs = std::filesystem;
 
@@ -434,5 +434,5 @@ INSTANTIATE_TEST_SUITE_P(Oracle, PlanBlocks,
                                   info.param.plan;
                          });
 
-}  // namespace
+}  // namespace convert_oracle_test
 }  // namespace gemlet

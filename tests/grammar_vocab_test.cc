@@ -14,7 +14,7 @@
 #include "text/tokenizer_test_util.h"
 
 namespace gemlet {
-namespace {
+namespace grammar_vocab_test {
 
 using grammar::TokenMatcher;
 
@@ -90,5 +90,5 @@ TEST(GrammarRealVocab, TokenizedDocumentIsAccepted) {
   EXPECT_FALSE(tm.IsAllowed(tok.eos_id()));
 }
 
-}  // namespace
+}  // namespace grammar_vocab_test
 }  // namespace gemlet

@@ -20,7 +20,7 @@
 #include "tests/oracle_test_util.h"
 
 namespace gemlet::oracle {
-namespace {
+namespace kv_f16_test {
 
 class KvF16 : public ::testing::TestWithParam<Source> {};
 
@@ -158,5 +158,5 @@ INSTANTIATE_TEST_SUITE_P(Gguf, KvF16,
                                            Source{"tiny-e4b", "model-q8_0.gguf"},
                                            Source{"tiny-e4b", "model-q4_0.gguf"}));
 
-}  // namespace
+}  // namespace kv_f16_test
 }  // namespace gemlet::oracle

@@ -20,7 +20,7 @@
 #include "tests/oracle_test_util.h"
 
 namespace gemlet::oracle {
-namespace {
+namespace kv_q8_test {
 
 class KvQ8 : public ::testing::TestWithParam<Source> {};
 
@@ -114,5 +114,5 @@ INSTANTIATE_TEST_SUITE_P(Gguf, KvQ8,
                                            Source{"tiny-e4b", "model-q8_0.gguf"},
                                            Source{"tiny-e4b", "model-q4_0.gguf"}));
 
-}  // namespace
+}  // namespace kv_q8_test
 }  // namespace gemlet::oracle

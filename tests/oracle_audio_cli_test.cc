@@ -16,7 +16,7 @@
 #include "tests/oracle_test_util.h"
 
 namespace gemlet::oracle {
-namespace {
+namespace oracle_audio_cli_test {
 
 const std::string& AudioDir() {
   static const std::string d = OracleDir() + "tiny-e2b-audio/";
@@ -111,5 +111,5 @@ TEST(OracleAudioCli, BadAudioFilesAreClearErrors) {
   }
 }
 
-}  // namespace
+}  // namespace oracle_audio_cli_test
 }  // namespace gemlet::oracle

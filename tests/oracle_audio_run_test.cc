@@ -23,7 +23,7 @@
 #include "tests/oracle_test_util.h"
 
 namespace gemlet::oracle {
-namespace {
+namespace oracle_audio_run_test {
 
 const std::string kGemlet = std::string(GEMLET_BINARY_DIR) + "/tools/cli/gemlet";
 const std::string& AudioDir() {
@@ -301,5 +301,5 @@ TEST(OracleAudioRun, TranscribeFiveMinutesInWindows) {
   EXPECT_NE(out.find(junk), std::string::npos) << out;
 }
 
-}  // namespace
+}  // namespace oracle_audio_run_test
 }  // namespace gemlet::oracle

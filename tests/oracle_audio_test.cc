@@ -18,7 +18,7 @@
 #include "tests/oracle_test_util.h"
 
 namespace gemlet {
-namespace {
+namespace oracle_audio_test {
 
 using oracle::OracleDir;
 
@@ -288,5 +288,5 @@ TEST(OracleAudio, FastPathApproximateTier) {
   }
 }
 
-}  // namespace
+}  // namespace oracle_audio_test
 }  // namespace gemlet

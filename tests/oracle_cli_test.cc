@@ -12,7 +12,7 @@
 #include "tests/oracle_test_util.h"
 
 namespace gemlet::oracle {
-namespace {
+namespace oracle_cli_test {
 
 
 std::string Join(const std::vector<int32_t>& ids) {
@@ -81,5 +81,5 @@ TEST(OracleCli, RunGreedyJson) {
   }
 }
 
-}  // namespace
+}  // namespace oracle_cli_test
 }  // namespace gemlet::oracle

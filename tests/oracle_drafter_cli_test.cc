@@ -14,7 +14,7 @@
 #include "tests/oracle_test_util.h"
 
 namespace gemlet::oracle {
-namespace {
+namespace oracle_drafter_cli_test {
 
 const std::string kAssistant = "tiny-e2b-assistant";
 
@@ -69,5 +69,5 @@ TEST(OracleDrafterCli, DraftCommandMatchesTheRound) {
   EXPECT_EQ(RunCommand(kGemlet + " draft -m " + o.out + " --tokens 2", &out), 2);
 }
 
-}  // namespace
+}  // namespace oracle_drafter_cli_test
 }  // namespace gemlet::oracle

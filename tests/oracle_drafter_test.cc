@@ -17,7 +17,7 @@
 #include "tests/oracle_test_util.h"
 
 namespace gemlet::oracle {
-namespace {
+namespace oracle_drafter_test {
 
 constexpr char kAssistant[] = "tiny-e2b-assistant";
 
@@ -250,5 +250,5 @@ TEST(OracleDrafter, RefusesATargetItDoesNotFit) {
   EXPECT_NE(rep.status().message().find("does not fit"), std::string::npos) << rep.status().ToString();
 }
 
-}  // namespace
+}  // namespace oracle_drafter_test
 }  // namespace gemlet::oracle

@@ -18,7 +18,7 @@
 #include "tests/oracle_test_util.h"
 
 namespace gemlet::oracle {
-namespace {
+namespace oracle_fast_test {
 
 struct FastSource {
   const char* variant;
@@ -175,5 +175,5 @@ INSTANTIATE_TEST_SUITE_P(Gguf, OracleFast,
                                            FastSource{"tiny-e2b", "model.safetensors", "llama-q4_0", "default"},
                                            FastSource{"tiny-e4b", "model.safetensors", "llama-q4_0", "default"}));
 
-}  // namespace
+}  // namespace oracle_fast_test
 }  // namespace gemlet::oracle

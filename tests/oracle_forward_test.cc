@@ -12,7 +12,7 @@
 #include "tests/oracle_test_util.h"
 
 namespace gemlet::oracle {
-namespace {
+namespace oracle_forward_test {
 
 struct Source {
   const char* variant;
@@ -86,5 +86,5 @@ INSTANTIATE_TEST_SUITE_P(Checkpoints, OracleForward,
                            return n;
                          });
 
-}  // namespace
+}  // namespace oracle_forward_test
 }  // namespace gemlet::oracle

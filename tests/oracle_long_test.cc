@@ -24,7 +24,7 @@
 #include "tests/oracle_test_util.h"
 
 namespace gemlet::oracle {
-namespace {
+namespace oracle_long_test {
 
 struct LongCase {
   std::string name;
@@ -281,5 +281,5 @@ TEST(LongOracle128k, ExactTierAtTheLastPosition) {
   EXPECT_EQ(s.position(), T);
 }
 
-}  // namespace
+}  // namespace oracle_long_test
 }  // namespace gemlet::oracle

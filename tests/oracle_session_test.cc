@@ -11,7 +11,7 @@
 #include "tests/oracle_test_util.h"
 
 namespace gemlet::oracle {
-namespace {
+namespace oracle_session_test {
 
 struct GreedySource {
   const char* variant;
@@ -346,5 +346,5 @@ TEST(OracleGenerate, PrefillProgressAndStop) {
 
 INSTANTIATE_TEST_SUITE_P(Variants, OracleSession, ::testing::Values("tiny-e2b", "tiny-e4b"));
 
-}  // namespace
+}  // namespace oracle_session_test
 }  // namespace gemlet::oracle

@@ -15,7 +15,7 @@
 #include "tests/oracle_test_util.h"
 
 namespace gemlet::oracle {
-namespace {
+namespace oracle_vision_cli_test {
 
 const std::string& VisionDir() {
   static const std::string d = OracleDir() + "tiny-e2b-vision/";
@@ -194,5 +194,5 @@ TEST(OracleVisionCli, BadImagesAreClearErrors) {
   }
 }
 
-}  // namespace
+}  // namespace oracle_vision_cli_test
 }  // namespace gemlet::oracle

@@ -22,7 +22,7 @@
 #include "tests/oracle_test_util.h"
 
 namespace gemlet {
-namespace {
+namespace oracle_vision_prompt_test {
 
 const std::string& Dir() {
   static const std::string d = oracle::OracleDir() + "tiny-e2b-vision/";
@@ -299,5 +299,5 @@ TEST(VisionPrompt, TextOnlyTurnsNeverTouchTheTowerPages) {
   EXPECT_GT(TowerPagesPresent(engine->file()).present, 0);
 }
 
-}  // namespace
+}  // namespace oracle_vision_prompt_test
 }  // namespace gemlet

@@ -19,7 +19,7 @@
 #include "tools/convert/sha256.h"
 
 namespace gemlet {
-namespace {
+namespace oracle_vision_test {
 
 using oracle::OracleDir;
 
@@ -314,5 +314,5 @@ TEST(OracleVision, FastPathWithinReducedTier) {
   }
 }
 
-}  // namespace
+}  // namespace oracle_vision_test
 }  // namespace gemlet

@@ -22,7 +22,7 @@
 #include "tools/server/scheduler.h"
 
 namespace gemlet::oracle {
-namespace {
+namespace server_engine_test {
 
 TEST(ServerEngine, ConcurrentStreamsEqualSessionsAlone) {
   const Oracle& o = LoadOracle("tiny-e2b");
@@ -220,5 +220,5 @@ TEST(ServerEngine, SpeculativeGreedyEqualsPlain) {
   EXPECT_FALSE(m.drafts());
 }
 
-}  // namespace
+}  // namespace server_engine_test
 }  // namespace gemlet::oracle

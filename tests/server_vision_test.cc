@@ -24,7 +24,7 @@
 #include "tools/server/scheduler.h"
 
 namespace gemlet::oracle {
-namespace {
+namespace server_vision_test {
 
 const std::string& Dir() {
   static const std::string d = OracleDir() + "tiny-e2b-vision/";
@@ -209,5 +209,5 @@ TEST(ServerVision, ImagePromptsInSharedStepsEqualSessionsAlone) {
   sched.Shutdown();
 }
 
-}  // namespace
+}  // namespace server_vision_test
 }  // namespace gemlet::oracle

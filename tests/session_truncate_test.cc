@@ -14,7 +14,7 @@
 #include "tests/oracle_test_util.h"
 
 namespace gemlet::oracle {
-namespace {
+namespace session_truncate_test {
 
 std::unique_ptr<runtime::Engine> Open(const std::string& variant, ops::MatMulMode mode, TensorType kv) {
   runtime::EngineOptions eo;
@@ -171,5 +171,5 @@ INSTANTIATE_TEST_SUITE_P(Kv, SessionRollback,
                                            KvCase{"tiny-e4b", ops::MatMulMode::kFast, TensorType::kQ8},
                                            KvCase{"tiny-e4b", ops::MatMulMode::kExact, TensorType::kF32}));
 
-}  // namespace
+}  // namespace session_truncate_test
 }  // namespace gemlet::oracle

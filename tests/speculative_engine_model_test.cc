@@ -20,7 +20,7 @@
 #include "tests/oracle_test_util.h"
 
 namespace gemlet::oracle {
-namespace {
+namespace speculative_engine_model_test {
 
 int32_t Argmax(std::span<const float> row) {
   return static_cast<int32_t>(std::max_element(row.begin(), row.end()) - row.begin());
@@ -137,5 +137,5 @@ TEST(SpeculativeEngineModel, StepsKeepTheDrafterInputFresh) {
   round("after a roll-back and a new prefill");
 }
 
-}  // namespace
+}  // namespace speculative_engine_model_test
 }  // namespace gemlet::oracle

@@ -21,7 +21,7 @@
 #include "tests/oracle_test_util.h"
 
 namespace gemlet::oracle {
-namespace {
+namespace speculative_test {
 
 const runtime::Engine& Tiny(const std::string& plan = "keep") {
   static std::map<std::string, std::unique_ptr<runtime::Engine>> engines;
@@ -333,5 +333,5 @@ TEST(Speculative, SampledDistributionMatchesPlainChiSquare) {
   }
 }
 
-}  // namespace
+}  // namespace speculative_test
 }  // namespace gemlet::oracle

@@ -18,7 +18,7 @@
 #include "text/tokenizer.h"
 
 namespace gemlet {
-namespace {
+namespace tokenizer_sources_test {
 
 using nlohmann::json;
 
@@ -123,5 +123,5 @@ TEST(TokenizerSources, GemletStoredVocabularyPassesTheVectors) {
   std::remove(bare.c_str());
 }
 
-}  // namespace
+}  // namespace tokenizer_sources_test
 }  // namespace gemlet

@@ -9,7 +9,7 @@
 #include <string>
 
 namespace gemlet::cli {
-namespace {
+namespace verify_test {
 
 std::string Read(std::FILE* f) {
   std::string s;
@@ -62,5 +62,5 @@ TEST(VerifyInProcess, ABrokenKernelFailsNamingIt) {
   }
 }
 
-}  // namespace
+}  // namespace verify_test
 }  // namespace gemlet::cli

@@ -13,7 +13,7 @@
 #endif
 
 namespace gemlet {
-namespace {
+namespace cpu_features_test {
 
 // The flags line of /proc/cpuinfo ("flags" on x86, "Features" on Arm64), as a set; empty if
 // there is none (under qemu-user the file is the host's, whose x86 "flags" line does not
@@ -201,5 +201,5 @@ TEST(CpuFeatures, String) {
   EXPECT_EQ(CpuFeaturesString(a), "neon dotprod");
 }
 
-}  // namespace
+}  // namespace cpu_features_test
 }  // namespace gemlet

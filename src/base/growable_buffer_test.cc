@@ -5,7 +5,7 @@
 #include <cstring>
 
 namespace gemlet {
-namespace {
+namespace growable_buffer_test {
 
 TEST(GrowableBufferTest, GrowsInPlaceKeepingItsBytes) {
   GrowableBuffer b;
@@ -51,5 +51,5 @@ TEST(GrowableBufferTest, CopiesAndMoves) {
   EXPECT_EQ(a.committed(), 0u);
 }
 
-}  // namespace
+}  // namespace growable_buffer_test
 }  // namespace gemlet

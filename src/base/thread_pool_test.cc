@@ -9,7 +9,7 @@
 #include <vector>
 
 namespace gemlet {
-namespace {
+namespace thread_pool_test {
 
 // Every index is visited exactly once, by disjoint ranges, for many sizes and thread counts.
 TEST(ThreadPoolTest, CoversEveryIndexOnce) {
@@ -123,5 +123,5 @@ TEST(ThreadPoolTest, ManyShortJobsAndSleepWake) {
   EXPECT_EQ(got.load(), expect + 9);
 }
 
-}  // namespace
+}  // namespace thread_pool_test
 }  // namespace gemlet

@@ -19,7 +19,7 @@
 #endif
 
 namespace gemlet {
-namespace {
+namespace audio_codecs_test {
 
 #if GEMLET_HAVE_SNDFILE && GEMLET_HAVE_SOXR
 
@@ -123,5 +123,5 @@ TEST(AudioCodecs, LossyFormatsKeepLengthAndTone) {
 TEST(AudioCodecs, NeedsTheAudioLibraries) { GTEST_SKIP() << "built without libsndfile/libsoxr"; }
 #endif
 
-}  // namespace
+}  // namespace audio_codecs_test
 }  // namespace gemlet

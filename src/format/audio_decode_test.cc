@@ -11,7 +11,7 @@
 #include "base/mapped_file.h"
 
 namespace gemlet {
-namespace {
+namespace audio_decode_test {
 
 // Built without libsndfile/libsoxr (the Arm64 cross build): decoding is refused, and says so.
 #if !(GEMLET_HAVE_SNDFILE && GEMLET_HAVE_SOXR)
@@ -149,5 +149,5 @@ TEST(AudioDecode, ResampleKeepsLengthAndTone) {
   EXPECT_EQ(*same, x);
 }
 
-}  // namespace
+}  // namespace audio_decode_test
 }  // namespace gemlet

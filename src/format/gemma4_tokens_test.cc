@@ -8,7 +8,7 @@
 #include "format/tokenizer_json.h"
 
 namespace gemlet {
-namespace {
+namespace gemma4_tokens_test {
 
 const std::string kShared = GEMLET_SHARED_DIR;
 
@@ -54,5 +54,5 @@ TEST(Gemma4Tokens, NamesMatchTheRealVocabulary) {
   EXPECT_EQ(r->special["pad_id"], gemma4::kPadId);
 }
 
-}  // namespace
+}  // namespace gemma4_tokens_test
 }  // namespace gemlet

@@ -16,7 +16,7 @@
 #include "format/npy.h"
 
 namespace gemlet {
-namespace {
+namespace gguf_kquants_llama_test {
 
 const std::string kDir = std::string(GEMLET_SOURCE_DIR) + "/tests/data/kquants/";
 
@@ -90,5 +90,5 @@ TEST(KQuantsLlama, Q4KMatchesLlamaCpp) { CheckFile("model-q4_k", GgmlType::kQ4_K
 TEST(KQuantsLlama, Q5KMatchesLlamaCpp) { CheckFile("model-q5_k", GgmlType::kQ5_K); }
 TEST(KQuantsLlama, Q6KMatchesLlamaCpp) { CheckFile("model-q6_k", GgmlType::kQ6_K); }
 
-}  // namespace
+}  // namespace gguf_kquants_llama_test
 }  // namespace gemlet

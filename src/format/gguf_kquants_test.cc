@@ -6,7 +6,7 @@
 #include <vector>
 
 namespace gemlet {
-namespace {
+namespace gguf_kquants_test {
 
 // The 12 packed scale bytes used by the Q4_K and Q5_K tests and, worked out by hand from the
 // packing (j < 4: low 6 bits of bytes j / j+4; j >= 4: nibbles of byte j+4 plus the top two bits
@@ -98,5 +98,5 @@ TEST(KQuants, SeveralBlocksInARow) {
   EXPECT_EQ(y[256 + 32], 2 * y[32]);  // min of sub-block 1 is 0
 }
 
-}  // namespace
+}  // namespace gguf_kquants_test
 }  // namespace gemlet

@@ -8,7 +8,7 @@
 #include "format/gguf_test_util.h"
 
 namespace gemlet {
-namespace {
+namespace gguf_test {
 
 using testing::GgufBuilder;
 
@@ -241,5 +241,5 @@ TEST(Gguf, OracleFile) {
   EXPECT_EQ(f[8], 1e30f);
 }
 
-}  // namespace
+}  // namespace gguf_test
 }  // namespace gemlet

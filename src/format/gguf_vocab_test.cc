@@ -6,7 +6,7 @@
 #include "format/gguf_test_util.h"
 
 namespace gemlet {
-namespace {
+namespace gguf_vocab_test {
 
 using testing::GgufBuilder;
 
@@ -111,5 +111,5 @@ TEST(GgufVocab, OracleVocabulary) {
   EXPECT_EQ(r->special["unk_id"], 3);
 }
 
-}  // namespace
+}  // namespace gguf_vocab_test
 }  // namespace gemlet

@@ -14,7 +14,7 @@
 #endif
 
 namespace gemlet {
-namespace {
+namespace image_decode_test {
 
 #ifdef GEMLET_SHARED_DIR
 const std::string kVision = std::string(GEMLET_SHARED_DIR) + "/oracle/tiny-e2b-vision/";
@@ -220,5 +220,5 @@ TEST(ImageDecode, ExifOrientationTransforms) {
   }
 }
 
-}  // namespace
+}  // namespace image_decode_test
 }  // namespace gemlet

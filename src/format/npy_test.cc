@@ -11,7 +11,7 @@
 #include "base/half.h"
 
 namespace gemlet {
-namespace {
+namespace npy_test {
 
 const uint8_t* Bytes(const std::string& s) { return reinterpret_cast<const uint8_t*>(s.data()); }
 
@@ -169,5 +169,5 @@ TEST(NpyTest, RejectsMalformed) {
   expect_error(MakeNpy("{'descr': '<f4", "abcd"), "unterminated");
 }
 
-}  // namespace
+}  // namespace npy_test
 }  // namespace gemlet

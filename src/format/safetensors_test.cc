@@ -9,7 +9,7 @@
 #include "base/half.h"
 
 namespace gemlet {
-namespace {
+namespace safetensors_test {
 
 namespace fs = std::filesystem;
 
@@ -223,5 +223,5 @@ TEST(SafetensorsFolder, BadIndexes) {
   }
 }
 
-}  // namespace
+}  // namespace safetensors_test
 }  // namespace gemlet

@@ -11,7 +11,7 @@
 #include "format/safetensors.h"
 
 namespace gemlet {
-namespace {
+namespace safetensors_writer_test {
 
 std::string TempPath(const std::string& name) {
   return ::testing::TempDir() + "/" + name + "." + std::to_string(::getpid());
@@ -192,5 +192,5 @@ TEST(SafetensorsWriter, ReportsUnwritableDirectory) {
   EXPECT_NE(w.status().message().find("/nonexistent-dir-gemlet/x.safetensors.tmp"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace safetensors_writer_test
 }  // namespace gemlet

@@ -7,7 +7,7 @@
 #include "base/mapped_file.h"
 
 namespace gemlet {
-namespace {
+namespace tokenizer_json_test {
 
 using nlohmann::json;
 
@@ -166,5 +166,5 @@ TEST(HfTokenizer, RejectsOtherPipelinesAndBrokenFiles) {
             ErrorCode::kNotFound);
 }
 
-}  // namespace
+}  // namespace tokenizer_json_test
 }  // namespace gemlet

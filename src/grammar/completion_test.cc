@@ -6,7 +6,7 @@
 #include "grammar/matcher.h"
 
 namespace gemlet::grammar {
-namespace {
+namespace completion_test {
 
 std::shared_ptr<const Grammar> Compile(const std::string& text) {
   auto g = ParseGbnf(text);
@@ -70,5 +70,5 @@ TEST(CompletionCostTest, CountsBytesOfCodePointsAndOneTokenPerSymbol) {
   EXPECT_EQ(MinAfter(str, "\"\xE6\x97\xA5"), 1);
 }
 
-}  // namespace
+}  // namespace completion_test
 }  // namespace gemlet::grammar

@@ -5,7 +5,7 @@
 #include <string>
 
 namespace gemlet::grammar {
-namespace {
+namespace gbnf_test {
 
 std::string ErrorOf(std::string_view text) {
   auto g = ParseGbnf(text);
@@ -127,5 +127,5 @@ TEST(Gbnf, LimitsBoundTheExpansion) {
             "gbnf 1:12: groups nested deeper than 2");
 }
 
-}  // namespace
+}  // namespace gbnf_test
 }  // namespace gemlet::grammar

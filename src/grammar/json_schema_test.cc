@@ -17,7 +17,7 @@
 #include "grammar/matcher.h"
 
 namespace gemlet::grammar {
-namespace {
+namespace json_schema_test {
 
 std::shared_ptr<const Grammar> CompileSchema(const std::string& schema) {
   auto gbnf = JsonSchemaTextToGbnf(schema);
@@ -343,5 +343,5 @@ TEST(JsonSchema, TestSchemasSampleAsJson) {
   EXPECT_GE(schemas, 20);
 }
 
-}  // namespace
+}  // namespace json_schema_test
 }  // namespace gemlet::grammar

@@ -10,7 +10,7 @@
 #include "grammar/grammar_test_util.h"
 
 namespace gemlet::grammar {
-namespace {
+namespace matcher_test {
 
 struct Case {
   const char* name;
@@ -188,11 +188,11 @@ TEST(Matcher, DuplicateStacksAreMerged) {
   EXPECT_TRUE(n.IsAccepting());
 }
 
-}  // namespace
+}  // namespace matcher_test
 }  // namespace gemlet::grammar
 
 namespace gemlet::grammar {
-namespace {
+namespace matcher_test {
 
 std::string NestedNullable(int depth) {
   // a_k ::= a_{k-1} a_{k-1}, a_1 ::= "x" | "": 2^depth ways to match nothing.
@@ -240,5 +240,5 @@ TEST(Matcher, OnlyPositiveSetsMatchTokenSymbols) {
   EXPECT_TRUE(m.IsAccepting());
 }
 
-}  // namespace
+}  // namespace matcher_test
 }  // namespace gemlet::grammar

@@ -12,7 +12,7 @@
 #include "grammar/matcher.h"
 
 namespace gemlet::grammar {
-namespace {
+namespace number_range_test {
 
 std::shared_ptr<const Grammar> Compile(const std::string& expr) {
   auto g = ParseGbnf("root ::= " + expr + "\n");
@@ -120,5 +120,5 @@ TEST(NumberRange, BoundedNumbersStayInBounds) {
             "no number the grammar can write lies within the bounds");
 }
 
-}  // namespace
+}  // namespace number_range_test
 }  // namespace gemlet::grammar

@@ -11,7 +11,7 @@
 #include "grammar/matcher.h"
 
 namespace gemlet::grammar {
-namespace {
+namespace regex_to_gbnf_test {
 
 // The grammar of the JSON-encoded contents (no quotes) that `pattern` matches.
 std::shared_ptr<const Grammar> Compile(const std::string& pattern) {
@@ -98,5 +98,5 @@ TEST(RegexToGbnf, UnsupportedConstructsAreErrorsWithOffsets) {
   }
 }
 
-}  // namespace
+}  // namespace regex_to_gbnf_test
 }  // namespace gemlet::grammar

@@ -9,7 +9,7 @@
 #include "grammar/grammar_test_util.h"
 
 namespace gemlet::grammar {
-namespace {
+namespace step_table_test {
 
 Grammar Compile(const char* text) {
   auto g = ParseGbnf(text);
@@ -100,5 +100,5 @@ TEST(StepTable, FewDistinctStatesInsideAString) {
   EXPECT_LE(table.size(), 2u);
 }
 
-}  // namespace
+}  // namespace step_table_test
 }  // namespace gemlet::grammar

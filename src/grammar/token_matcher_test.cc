@@ -9,7 +9,7 @@
 #include "grammar/grammar_test_util.h"
 
 namespace gemlet::grammar {
-namespace {
+namespace token_matcher_test {
 
 std::shared_ptr<const Grammar> Compile(const char* text) {
   auto g = ParseGbnf(text);
@@ -369,5 +369,5 @@ TEST(TokenMatcher, RandomWalksProduceValidText) {
   }
 }
 
-}  // namespace
+}  // namespace token_matcher_test
 }  // namespace gemlet::grammar

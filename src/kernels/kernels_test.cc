@@ -26,7 +26,7 @@ namespace {}  // namespace
 // Names tiers in gtest messages ("avx2" rather than "4-byte object").
 void PrintTo(Tier t, std::ostream* os) { *os << TierName(t); }
 
-namespace {
+namespace kernels_test {
 
 constexpr float kSentinel = -12345.0f;
 const int64_t kKs[] = {32, 64, 96, 4096 + 32};
@@ -628,5 +628,5 @@ TEST(KernelsDispatch, SelectHonoursFeaturesAndCap) {
 #endif
 }
 
-}  // namespace
+}  // namespace kernels_test
 }  // namespace gemlet::kernels

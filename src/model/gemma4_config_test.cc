@@ -7,7 +7,7 @@
 #include "model/gemma4_tensors.h"
 
 namespace gemlet::model {
-namespace {
+namespace gemma4_config_test {
 
 nlohmann::json LoadTextConfig(const std::string& variant) {
   std::ifstream in(std::string(GEMLET_SHARED_DIR) + "/oracle/" + variant + "/config.json");
@@ -70,5 +70,5 @@ TEST(Gemma4Tensors, SkipRules) {
   EXPECT_FALSE(IsSkippedGgufTensor(*c, "blk.3.attn_k_norm.weight"));
 }
 
-}  // namespace
+}  // namespace gemma4_config_test
 }  // namespace gemlet::model

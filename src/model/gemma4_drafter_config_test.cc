@@ -8,7 +8,7 @@
 #include "model/gemma4_drafter_tensors.h"
 
 namespace gemlet::model {
-namespace {
+namespace gemma4_drafter_config_test {
 
 nlohmann::json Load(const std::string& variant) {
   std::ifstream in(std::string(GEMLET_SHARED_DIR) + "/oracle/" + variant + "/config.json");
@@ -86,5 +86,5 @@ TEST(Gemma4DrafterConfig, CheckFitsNamesTheMismatch) {
       << st.message();
 }
 
-}  // namespace
+}  // namespace gemma4_drafter_config_test
 }  // namespace gemlet::model

@@ -20,7 +20,7 @@
 #include "ops/norm.h"
 
 namespace gemlet::model {
-namespace {
+namespace gemma4_forward_test {
 
 // A random bf16 model, opened and unlinked (the mapping keeps it alive).
 std::unique_ptr<GemletFile> RandomModel(const Gemma4Config& c) {
@@ -250,5 +250,5 @@ TEST(ForwardTest, ErrorsBeforeAnyWork) {
   EXPECT_EQ(a.size(), 1);
 }
 
-}  // namespace
+}  // namespace gemma4_forward_test
 }  // namespace gemlet::model

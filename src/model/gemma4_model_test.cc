@@ -19,7 +19,7 @@
 #include "model/model_test_util.h"
 
 namespace gemlet::model {
-namespace {
+namespace gemma4_model_test {
 
 // Writes a random model; `edit` may change a tensor's name or shape before it is written
 // (return false to drop the tensor).
@@ -203,5 +203,5 @@ TEST(Gemma4ModelTest, BadTokenOrLimitFailsBeforeAnyWork) {
   EXPECT_EQ(store.commits_, 0);
 }
 
-}  // namespace
+}  // namespace gemma4_model_test
 }  // namespace gemlet::model

@@ -7,7 +7,7 @@
 #include <vector>
 
 namespace gemlet::ops {
-namespace {
+namespace activation_test {
 
 double GeluTanhRef(double x) {
   return 0.5 * x * (1.0 + std::tanh(std::sqrt(2.0 / M_PI) * (x + 0.044715 * x * x * x)));
@@ -84,5 +84,5 @@ TEST(ActivationTest, NonFiniteInputs) {
   EXPECT_EQ(x[2], -30.0f);
 }
 
-}  // namespace
+}  // namespace activation_test
 }  // namespace gemlet::ops

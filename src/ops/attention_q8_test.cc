@@ -14,7 +14,7 @@
 #include "ops/ops_test_util.h"
 
 namespace gemlet::ops {
-namespace {
+namespace attention_q8_test {
 
 struct Case {
   int64_t H, Hkv, hd, window, T, N;
@@ -189,5 +189,5 @@ TEST(RoundToKvTypeTest, IdempotentBitForBit) {
   }
 }
 
-}  // namespace
+}  // namespace attention_q8_test
 }  // namespace gemlet::ops

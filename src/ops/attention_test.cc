@@ -11,7 +11,7 @@
 #include "ops/ops_test_util.h"
 
 namespace gemlet::ops {
-namespace {
+namespace attention_test {
 
 // Naive attention in double with an explicit [T, N] score matrix: queries at positions
 // N−T … N−1 over keys at positions 0 … N−1.
@@ -218,5 +218,5 @@ TEST(AttentionMappingTest, NoVisibleKeyGivesZeros) {
   EXPECT_EQ(out, std::vector<float>(4, 0.0f));
 }
 
-}  // namespace
+}  // namespace attention_test
 }  // namespace gemlet::ops

@@ -17,7 +17,7 @@
 #include "ops/ops_test_util.h"
 
 namespace gemlet::ops {
-namespace {
+namespace matmul_test {
 
 constexpr TensorType kAllTypes[] = {TensorType::kF32, TensorType::kF16, TensorType::kBF16, TensorType::kQ8,
                                     TensorType::kQ4};
@@ -338,5 +338,5 @@ TEST(EmbeddingTest, Q4BlockLayoutByHand) {
   }
 }
 
-}  // namespace
+}  // namespace matmul_test
 }  // namespace gemlet::ops

@@ -10,7 +10,7 @@
 #include "ops/ops_test_util.h"
 
 namespace gemlet::ops {
-namespace {
+namespace norm_test {
 
 TEST(RmsNormTest, MatchesFormulaWithAndWithoutWeight) {
   const int64_t rows = 3, dim = 96;
@@ -96,5 +96,5 @@ TEST(AddRmsNormTest, EqualsNormAddScale) {
   }
 }
 
-}  // namespace
+}  // namespace norm_test
 }  // namespace gemlet::ops

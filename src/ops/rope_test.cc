@@ -8,7 +8,7 @@
 #include "ops/ops_test_util.h"
 
 namespace gemlet::ops {
-namespace {
+namespace rope_test {
 
 TEST(RopeTest, InvFreqDefaultAndProportional) {
   auto d = RopeInvFreq(32, 10000.0, 16);
@@ -124,5 +124,5 @@ TEST(RopeTest, DotProductDependsOnRelativePosition) {
   EXPECT_NEAR(dot_at(5000, 4990), dot_at(20, 10), 1e-3);
 }
 
-}  // namespace
+}  // namespace rope_test
 }  // namespace gemlet::ops

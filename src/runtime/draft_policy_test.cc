@@ -5,7 +5,7 @@
 #include <random>
 
 namespace gemlet::runtime {
-namespace {
+namespace draft_policy_test {
 
 // A bandwidth-bound target: a verify of w rows costs 1 + 0.02 (w − 1) decode steps of 10 ms.
 double VerifyMs(int64_t w) { return 10.0 * (1 + 0.02 * static_cast<double>(w - 1)); }
@@ -139,5 +139,5 @@ TEST(DraftPolicyTest, UnmeasuredWidthsAreEstimated) {
   EXPECT_DOUBLE_EQ(p.verify_ms(3), 11);
 }
 
-}  // namespace
+}  // namespace draft_policy_test
 }  // namespace gemlet::runtime

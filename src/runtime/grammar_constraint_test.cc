@@ -15,7 +15,7 @@
 #include "text/tokenizer_test_util.h"
 
 namespace gemlet::runtime {
-namespace {
+namespace grammar_constraint_test {
 
 using testing_util::RealTokenizer;
 
@@ -234,5 +234,5 @@ TEST(GrammarConstraintTest, BudgetSteersToAWholeOutput) {
   }
 }
 
-}  // namespace
+}  // namespace grammar_constraint_test
 }  // namespace gemlet::runtime

@@ -14,7 +14,7 @@
 #include "ops/ops_test_util.h"
 
 namespace gemlet::runtime {
-namespace {
+namespace kv_cache_test {
 
 // Row of position p: every float is p (k) or −p (v), so segments can be read back.
 std::vector<float> Rows(int64_t p0, int64_t T, int64_t row, float sign) {
@@ -382,11 +382,11 @@ TEST(KvCacheTest, CommitAdvancePastAndLimit) {
   EXPECT_EQ(cache.Past(3, segs), 0);
 }
 
-}  // namespace
+}  // namespace kv_cache_test
 }  // namespace gemlet::runtime
 
 namespace gemlet::runtime {
-namespace {
+namespace kv_cache_test {
 
 // Truncate is exact while the rings still hold what the shorter cache's next query sees:
 // always before a ring wraps, and for rollbacks of up to kKvRollback positions after.
@@ -440,5 +440,5 @@ TEST(KvCacheTest, TruncateWithinTheRollbackMargin) {
   EXPECT_EQ(rows, 3);
 }
 
-}  // namespace
+}  // namespace kv_cache_test
 }  // namespace gemlet::runtime

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace gemlet::runtime {
-namespace {
+namespace media_test {
 
 MediaRef Image(int64_t rows, int64_t dim, float base, uint64_t hash) {
   auto m = std::make_shared<MediaEmbedding>();
@@ -96,5 +96,5 @@ TEST(MediaPrefix, MediaRowsMatchByContent) {
   EXPECT_EQ(CommonPrefixLength(split.tokens, split.media, pa2.tokens, pa2.media), pa.size());
 }
 
-}  // namespace
+}  // namespace media_test
 }  // namespace gemlet::runtime

@@ -6,7 +6,7 @@
 #include <vector>
 
 namespace gemlet::runtime {
-namespace {
+namespace prefix_cache_test {
 
 struct ToySequence : Sequence {
   std::span<const int32_t> tokens() const override { return held; }
@@ -102,5 +102,5 @@ TEST(PlanStepTest, DecodeRowsFirstThenPromptChunksWithinTheBudget) {
   EXPECT_EQ(PlanStep(std::vector<int64_t>{}, 10, 4), std::vector<int64_t>{});
 }
 
-}  // namespace
+}  // namespace prefix_cache_test
 }  // namespace gemlet::runtime

@@ -5,7 +5,7 @@
 #include <vector>
 
 namespace gemlet::runtime {
-namespace {
+namespace prompt_lookup_test {
 
 TEST(PromptLookupTest, LongestSuffixWinsAndTheMostRecentMatch) {
   //                         0  1  2  3  4  5  6  7  8  9 10 11
@@ -36,5 +36,5 @@ TEST(PromptLookupTest, DraftStopsAtTheContextEnd) {
   EXPECT_TRUE(PromptLookup(c, 2, 1, 0).draft.empty());
 }
 
-}  // namespace
+}  // namespace prompt_lookup_test
 }  // namespace gemlet::runtime

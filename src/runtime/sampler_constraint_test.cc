@@ -10,7 +10,7 @@
 #include "runtime/token_constraint.h"
 
 namespace gemlet::runtime {
-namespace {
+namespace sampler_constraint_test {
 
 // Allows the tokens of a fixed set; counts the calls.
 class SetConstraint : public TokenConstraint {
@@ -147,11 +147,11 @@ TEST(SamplerConstraintTest, PenaltiesRememberTheAllowedPick) {
   EXPECT_EQ(s.Sample(logits), 2);  // 0 and 1 both penalized now: 5−10, 4−10 < 3
 }
 
-}  // namespace
+}  // namespace sampler_constraint_test
 }  // namespace gemlet::runtime
 
 namespace gemlet::runtime {
-namespace {
+namespace sampler_constraint_test {
 
 // Logprobs: the log-softmax of the adjusted scores (bias, penalties, mask) at temperature 1,
 // whatever temperature the pick used; the top entries in order.
@@ -207,5 +207,5 @@ TEST(SamplerLogprobsTest, BiasAndMaskChangeTheDistribution) {
   EXPECT_NEAR(std::exp(lp.top[0].logprob) + std::exp(lp.top[1].logprob) + 1.0 / z, 1.0, 1e-5);
 }
 
-}  // namespace
+}  // namespace sampler_constraint_test
 }  // namespace gemlet::runtime

@@ -12,7 +12,7 @@
 #include <vector>
 
 namespace gemlet::runtime {
-namespace {
+namespace sampler_test {
 
 std::map<int32_t, int> Histogram(Sampler& s, const std::vector<float>& logits, int draws,
                                  const std::vector<int32_t>& history = {}) {
@@ -296,5 +296,5 @@ TEST(SamplerTest, ValidateNamesTheFlag) {
   EXPECT_FALSE(o.Validate().ok());
 }
 
-}  // namespace
+}  // namespace sampler_test
 }  // namespace gemlet::runtime

@@ -6,7 +6,7 @@
 #include <random>
 
 namespace gemlet::runtime {
-namespace {
+namespace transcriber_test {
 
 // Noise everywhere but at `quiet` (seconds), where 0.2 s are silent.
 std::vector<float> NoiseWithGaps(double seconds, const std::vector<double>& quiet, int64_t rate = 16000) {
@@ -73,5 +73,5 @@ TEST(WindowMessage, PlacesTheClipThenTheInstructionAndContext) {
   EXPECT_EQ(LanguageName("Klingon"), "Klingon");
 }
 
-}  // namespace
+}  // namespace transcriber_test
 }  // namespace gemlet::runtime

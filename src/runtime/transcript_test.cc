@@ -5,7 +5,7 @@
 #include <nlohmann/json.hpp>
 
 namespace gemlet::runtime {
-namespace {
+namespace transcript_test {
 
 Transcript Two() {
   Transcript t;
@@ -60,5 +60,5 @@ TEST(Transcript, Formats) {
   EXPECT_STREQ(TranscriptContentType(TranscriptFormat::kVtt), "text/vtt; charset=utf-8");
 }
 
-}  // namespace
+}  // namespace transcript_test
 }  // namespace gemlet::runtime

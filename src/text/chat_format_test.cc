@@ -12,7 +12,7 @@
 #include "text/tokenizer_test_util.h"
 
 namespace gemlet {
-namespace {
+namespace chat_format_test {
 
 using nlohmann::json;
 using testing_util::IdsToString;
@@ -236,5 +236,5 @@ TEST(ChatFormat, ForcedToolCallOpensTheReply) {
   EXPECT_FALSE(RenderChatPrompt(msgs, o).ok());
 }
 
-}  // namespace
+}  // namespace chat_format_test
 }  // namespace gemlet

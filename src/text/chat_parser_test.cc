@@ -11,7 +11,7 @@
 #include "text/utf8.h"
 
 namespace gemlet {
-namespace {
+namespace chat_parser_test {
 
 using nlohmann::json;
 
@@ -498,5 +498,5 @@ TEST(ChatParserTokens, RealTokensParseLikeTheirText) {
   }
 }
 
-}  // namespace
+}  // namespace chat_parser_test
 }  // namespace gemlet

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace gemlet {
-namespace {
+namespace stop_matcher_test {
 
 std::string Feed(StopMatcher& m, const std::vector<std::string>& pieces, bool* matched) {
   std::string out;
@@ -59,5 +59,5 @@ TEST(StopMatcherTest, MatchesTextNotYetPushed) {
   EXPECT_FALSE(StopMatcher().Matches("Hello"));
 }
 
-}  // namespace
+}  // namespace stop_matcher_test
 }  // namespace gemlet

@@ -12,7 +12,7 @@
 #include "text/utf8.h"
 
 namespace gemlet {
-namespace {
+namespace tokenizer_test {
 
 using nlohmann::json;
 using testing_util::IdsToString;
@@ -347,5 +347,5 @@ TEST(Tokenizer, CreateRejectsInconsistentVocabularies) {
   EXPECT_EQ(Tokenizer::Create(Vocab{}, json::object()).status().code(), ErrorCode::kCorrupt);
 }
 
-}  // namespace
+}  // namespace tokenizer_test
 }  // namespace gemlet

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace gemlet::utf8 {
-namespace {
+namespace utf8_test {
 
 TEST(Utf8, DecodeCharAcceptsExactlyTheValidForms) {
   uint32_t cp = 0;
@@ -71,5 +71,5 @@ TEST(Utf8, IncompleteTail) {
   EXPECT_EQ(IncompleteTailLength("\x80\x80"), 0u);
 }
 
-}  // namespace
+}  // namespace utf8_test
 }  // namespace gemlet::utf8

@@ -26,7 +26,7 @@
 #include "text/tokenizer.h"
 
 namespace gemlet::cli {
-namespace {
+namespace chat_pty_test {
 
 namespace fs = std::filesystem;
 using Clock = std::chrono::steady_clock;
@@ -654,5 +654,5 @@ TEST(ChatFlags, BadFlagsAreOneLineUsageErrors) {
   EXPECT_NE(out.find("--temp"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace chat_pty_test
 }  // namespace gemlet::cli

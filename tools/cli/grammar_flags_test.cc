@@ -14,7 +14,7 @@
 #include "tools/cli/cli_test_util.h"
 
 namespace gemlet::cli {
-namespace {
+namespace grammar_flags_test {
 
 namespace fs = std::filesystem;
 
@@ -108,5 +108,5 @@ TEST(GrammarFlags, BadGrammarsAndSchemasAreUsageErrorsThatSayWhere) {
   }
 }
 
-}  // namespace
+}  // namespace grammar_flags_test
 }  // namespace gemlet::cli

@@ -18,7 +18,7 @@
 #include "format/npy.h"
 
 namespace gemlet::cli {
-namespace {
+namespace long_input_test {
 
 namespace fs = std::filesystem;
 
@@ -151,5 +151,5 @@ TEST(LongInput, BadInputIsAUsageErrorOrAFailure) {
   EXPECT_EQ(Gemlet("run -m " + model + " --tokens-file " + ids + " -n 8 --ctx 10", &out, &err), 2);
 }
 
-}  // namespace
+}  // namespace long_input_test
 }  // namespace gemlet::cli

@@ -19,7 +19,7 @@
 #include "text/tokenizer.h"
 
 namespace gemlet::cli {
-namespace {
+namespace perplexity_test {
 
 const std::string& Dir() {
   static const std::string d = [] {
@@ -112,5 +112,5 @@ TEST(Perplexity, ErrorsAreOneLineWithTheExitCode) {
   EXPECT_EQ(std::count(err->begin(), err->end(), '\n'), 1) << *err;
 }
 
-}  // namespace
+}  // namespace perplexity_test
 }  // namespace gemlet::cli

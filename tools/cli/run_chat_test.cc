@@ -22,7 +22,7 @@
 #include "text/tokenizer.h"
 
 namespace gemlet::cli {
-namespace {
+namespace run_chat_test {
 
 namespace fs = std::filesystem;
 
@@ -220,5 +220,5 @@ TEST(Everywhere, EveryCommandHasHelpWithExamplesAndOneLineUsageErrors) {
   EXPECT_FALSE(fs::exists(Dir() + "/cache/gemlet/demo-tiny.gemlet")) << "a usage error made the demo model";
 }
 
-}  // namespace
+}  // namespace run_chat_test
 }  // namespace gemlet::cli

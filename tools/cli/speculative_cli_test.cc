@@ -11,7 +11,7 @@
 #include "tools/cli/cli_test_util.h"
 
 namespace gemlet::cli {
-namespace {
+namespace speculative_cli_test {
 
 const std::string& Dir() {
   static const std::string d = testing_util::MakeScratchDir("speculative_cli");
@@ -111,5 +111,5 @@ TEST(SpeculativeCli, BenchDraftP) {
   EXPECT_GT(j["draft_step_rel"].get<double>(), 0);
 }
 
-}  // namespace
+}  // namespace speculative_cli_test
 }  // namespace gemlet::cli

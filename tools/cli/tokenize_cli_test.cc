@@ -18,7 +18,7 @@
 #include "text/tokenizer.h"
 
 namespace gemlet {
-namespace {
+namespace tokenize_cli_test {
 
 using nlohmann::json;
 
@@ -245,5 +245,5 @@ TEST(TokenizeCli, ExitCodes) {
   EXPECT_NE(help.out.find("examples:"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace tokenize_cli_test
 }  // namespace gemlet

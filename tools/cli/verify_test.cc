@@ -11,7 +11,7 @@
 #include "base/mapped_file.h"
 
 namespace gemlet::cli {
-namespace {
+namespace verify_test {
 
 // Runs `ENV gemlet ARGS`; returns the exit code and the combined output.
 int Gemlet(const std::string& env, const std::string& args, std::string* output) {
@@ -69,5 +69,5 @@ TEST(Verify, MisuseIsReported) {
   EXPECT_NE(out.find("--verify takes only --threads"), std::string::npos) << out;
 }
 
-}  // namespace
+}  // namespace verify_test
 }  // namespace gemlet::cli

@@ -11,7 +11,7 @@
 #include "model/gemma4_drafter.h"
 
 namespace gemlet::convert {
-namespace {
+namespace drafter_import_test {
 
 namespace fs = std::filesystem;
 
@@ -107,5 +107,5 @@ TEST(DrafterImport, RefusesBrokenCheckpoints) {
   EXPECT_NE(st.status().message().find("not a permutation"), std::string::npos) << st.status().ToString();
 }
 
-}  // namespace
+}  // namespace drafter_import_test
 }  // namespace gemlet::convert

@@ -10,7 +10,7 @@
 #include "tools/convert/hf_import.h"
 
 namespace gemlet::convert {
-namespace {
+namespace gguf_import_test {
 
 using gemlet::testing::GgufBuilder;
 
@@ -169,5 +169,5 @@ TEST(GgufImport, Rejections) {
   ExpectError(m, "MoE");
 }
 
-}  // namespace
+}  // namespace gguf_import_test
 }  // namespace gemlet::convert

@@ -9,7 +9,7 @@
 #include <thread>
 
 namespace gemlet::convert {
-namespace {
+namespace progress_test {
 
 std::string ReadAll(std::FILE* f) {
   std::rewind(f);
@@ -107,5 +107,5 @@ TEST(Progress, Formats) {
   EXPECT_EQ(Progress::FormatBytes(12'300'000), "12.3 MB");
 }
 
-}  // namespace
+}  // namespace progress_test
 }  // namespace gemlet::convert

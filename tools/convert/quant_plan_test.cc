@@ -5,7 +5,7 @@
 #include <cstdio>
 
 namespace gemlet::convert {
-namespace {
+namespace quant_plan_test {
 
 using model::TensorClass;
 
@@ -106,5 +106,5 @@ TEST(QuantPlan, StoredBytes) {
   EXPECT_FALSE(StoredBytes(TensorType::kQ8, {2, 48}).ok());
 }
 
-}  // namespace
+}  // namespace quant_plan_test
 }  // namespace gemlet::convert

@@ -8,7 +8,7 @@
 #include "base/mapped_file.h"
 
 namespace gemlet::convert {
-namespace {
+namespace sha256_test {
 
 // FIPS 180-4 / NIST example vectors.
 TEST(Sha256, KnownVectors) {
@@ -82,5 +82,5 @@ TEST(Sha256, FileMatchesCasesJson) {
   EXPECT_EQ(Sha256File(dir + "model.safetensors", &cancel).status().code(), ErrorCode::kCancelled);
 }
 
-}  // namespace
+}  // namespace sha256_test
 }  // namespace gemlet::convert

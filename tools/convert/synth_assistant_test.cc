@@ -15,7 +15,7 @@
 #include "tools/convert/convert.h"
 
 namespace gemlet::convert {
-namespace {
+namespace synth_assistant_test {
 
 namespace fs = std::filesystem;
 
@@ -107,5 +107,5 @@ TEST(SynthAssistant, TinyConvertsAndDrafts) {
   fs::remove_all(dir);
 }
 
-}  // namespace
+}  // namespace synth_assistant_test
 }  // namespace gemlet::convert

@@ -17,7 +17,7 @@
 #include "tools/convert/synth_tokenizer.h"
 
 namespace gemlet::convert {
-namespace {
+namespace synth_test {
 
 namespace fs = std::filesystem;
 using model::Gemma4Config;
@@ -437,5 +437,5 @@ TEST(SynthVision, E2bTowerHasTheRealShapesAndHfNames) {
   EXPECT_LT(params, 169'000'000u);
 }
 
-}  // namespace
+}  // namespace synth_test
 }  // namespace gemlet::convert

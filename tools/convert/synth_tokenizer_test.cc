@@ -11,7 +11,7 @@
 #include "text/tokenizer.h"
 
 namespace gemlet::convert {
-namespace {
+namespace synth_tokenizer_test {
 
 TEST(SyntheticTokenizer, ControlIdsBytesAndSections) {
   auto t = SyntheticTokenizerJson(512);
@@ -167,5 +167,5 @@ TEST(SyntheticTokenizer, LoadsAndRoundTripsThroughTheRuntimeTokenizer) {
   std::filesystem::remove_all(dir);
 }
 
-}  // namespace
+}  // namespace synth_tokenizer_test
 }  // namespace gemlet::convert

@@ -12,7 +12,7 @@
 #include "kernels/repack.h"
 
 namespace gemlet::convert {
-namespace {
+namespace tensor_stream_test {
 
 std::string TempPath(const std::string& name) {
   return ::testing::TempDir() + "/ts_" + name + "." + std::to_string(::getpid());
@@ -109,5 +109,5 @@ TEST(TensorStream, ThreadCountDoesNotChangeBytes) {
   EXPECT_EQ(images[0], images[1]);
 }
 
-}  // namespace
+}  // namespace tensor_stream_test
 }  // namespace gemlet::convert

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace gemlet::hub {
-namespace {
+namespace hub_client_test {
 
 TEST(ParseRepoRef, OwnerNameAndRevision) {
   auto r = ParseRepoRef("google/gemma-4-E2B-it");
@@ -81,5 +81,5 @@ TEST(HubClient, ANetworkErrorNamesTheUrl) {
 #endif
 }
 
-}  // namespace
+}  // namespace hub_client_test
 }  // namespace gemlet::hub

@@ -7,7 +7,7 @@
 #include <fstream>
 
 namespace gemlet::hub {
-namespace {
+namespace model_store_test {
 
 namespace fs = std::filesystem;
 
@@ -89,5 +89,5 @@ TEST_F(ModelStoreTest, ResolveModelArgPrefersExistingPaths) {
   ::unsetenv("GEMLET_MODELS");
 }
 
-}  // namespace
+}  // namespace model_store_test
 }  // namespace gemlet::hub

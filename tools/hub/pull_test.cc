@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace gemlet::hub {
-namespace {
+namespace pull_test {
 
 TEST(SelectFiles, TakesTopLevelWeightsConfigAndTokenizer) {
   RepoListing l;
@@ -30,5 +30,5 @@ TEST(SelectFiles, ARepositoryWithoutSafetensorsIsRefused) {
   EXPECT_NE(files.status().message().find("o/gguf has no *.safetensors"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace pull_test
 }  // namespace gemlet::hub

@@ -7,7 +7,7 @@
 #include "tools/server/testing/test_server.h"
 
 namespace gemlet::server {
-namespace {
+namespace anthropic_api_test {
 
 using testing::Bytes;
 using testing::TestServer;
@@ -129,11 +129,11 @@ TEST(AnthropicApiTest, MessagesWholeStreamedAndStopped) {
   EXPECT_EQ(bj["error"]["type"], "invalid_request_error");
 }
 
-}  // namespace
+}  // namespace anthropic_api_test
 }  // namespace gemlet::server
 
 namespace gemlet::server {
-namespace {
+namespace anthropic_api_test {
 
 // Fields of the wrong type are 400s, never exceptions (nlohmann's value() throws on them).
 TEST(AnthropicApiTest, WrongTypesAreRefusedNotThrown) {
@@ -173,11 +173,11 @@ TEST(AnthropicApiTest, ImageBlocksBecomeImagePartsInPlace) {
   }
 }
 
-}  // namespace
+}  // namespace anthropic_api_test
 }  // namespace gemlet::server
 
 namespace gemlet::server {
-namespace {
+namespace anthropic_api_test {
 
 // A reply that thinks, writes and calls a tool: a thinking block (with its empty signature),
 // a text block and a tool_use block, in that order, whole and streamed (thinking_delta,
@@ -255,5 +255,5 @@ TEST(AnthropicApiTest, XApiKeyIsTheKey) {
   EXPECT_EQ(Json::parse(ok->body)["type"], "message");
 }
 
-}  // namespace
+}  // namespace anthropic_api_test
 }  // namespace gemlet::server

@@ -7,7 +7,7 @@
 #include "tools/server/testing/fake_model.h"
 
 namespace gemlet::server {
-namespace {
+namespace generation_test {
 
 using testing::Bytes;
 
@@ -113,5 +113,5 @@ TEST_F(GenerationTest, RawCompletionJoinsUtf8AndHidesControlTokens) {
   EXPECT_EQ(g.FinishReasonText(*out.outcome), "length");
 }
 
-}  // namespace
+}  // namespace generation_test
 }  // namespace gemlet::server

@@ -9,7 +9,7 @@
 #include "tools/server/testing/test_server.h"
 
 namespace gemlet::server {
-namespace {
+namespace http_server_test {
 
 using testing::Bytes;
 using testing::RawConn;
@@ -629,11 +629,11 @@ TEST(HttpServerTest, FullQueueAnswers503WithRetryAfter) {
   EXPECT_TRUE(WaitFor([&] { return s.metrics.cancelled() == 2; }));
 }
 
-}  // namespace
+}  // namespace http_server_test
 }  // namespace gemlet::server
 
 namespace gemlet::server {
-namespace {
+namespace http_server_test {
 
 // "Content-Length: 99999999999" is answered with 413 at once, not after the library has
 // waited to skip a body that never comes.
@@ -742,11 +742,11 @@ TEST(HttpServerTest, SecondServerOnTheSamePortFails) {
   EXPECT_NE(st.message().find("address in use"), std::string::npos) << st.message();
 }
 
-}  // namespace
+}  // namespace http_server_test
 }  // namespace gemlet::server
 
 namespace gemlet::server {
-namespace {
+namespace http_server_test {
 
 // n choices: forks of one prompt, whole and streamed with their indexes; the same seed gives
 // the same choices.
@@ -797,5 +797,5 @@ TEST(HttpServerTest, ChoicesN) {
   EXPECT_EQ(bad->status, 400);
 }
 
-}  // namespace
+}  // namespace http_server_test
 }  // namespace gemlet::server

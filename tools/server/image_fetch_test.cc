@@ -8,7 +8,7 @@
 #include <thread>
 
 namespace gemlet::server {
-namespace {
+namespace image_fetch_test {
 
 // A loopback HTTP server with an image, a redirect to it, a large file and a 404.
 class Origin {
@@ -61,5 +61,5 @@ TEST(ImageFetch, FetchesWithinTheLimits) {
   }
 }
 
-}  // namespace
+}  // namespace image_fetch_test
 }  // namespace gemlet::server

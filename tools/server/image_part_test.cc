@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace gemlet::server {
-namespace {
+namespace image_part_test {
 
 std::string Err(const Result<std::vector<uint8_t>>& r) { return r.ok() ? "" : r.status().message(); }
 
@@ -36,5 +36,5 @@ TEST(ImagePart, ErrorsNameThePart) {
   EXPECT_NE(Err(ImageFromBase64("aGVsbG8=", "", "images[1]", small)).find("limit"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace image_part_test
 }  // namespace gemlet::server

@@ -5,7 +5,7 @@
 #include <cstdlib>
 
 namespace gemlet::server {
-namespace {
+namespace model_router_test {
 
 // A loaded model that only knows its id (the pool never calls handlers()).
 class FakeModel : public LoadedModel {
@@ -106,5 +106,5 @@ TEST(ModelPool, AModelThatDoesNotLoadIsA503NamingIt) {
   EXPECT_EQ(IdOf(*pool.Acquire("o/a")), "o/a");  // the pool still works
 }
 
-}  // namespace
+}  // namespace model_router_test
 }  // namespace gemlet::server

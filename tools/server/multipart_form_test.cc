@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace gemlet::server {
-namespace {
+namespace multipart_form_test {
 
 TEST(MultipartForm, Boundary) {
   EXPECT_EQ(*MultipartBoundary("multipart/form-data; boundary=abc123"), "abc123");
@@ -56,5 +56,5 @@ TEST(MultipartForm, MalformedBodiesAreErrors) {
   EXPECT_NE(f.status().message().find("more than 4 parts"), std::string::npos);
 }
 
-}  // namespace
+}  // namespace multipart_form_test
 }  // namespace gemlet::server

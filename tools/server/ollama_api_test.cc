@@ -8,7 +8,7 @@
 #include "tools/server/testing/test_server.h"
 
 namespace gemlet::server {
-namespace {
+namespace ollama_api_test {
 
 using testing::Bytes;
 using testing::TestServer;
@@ -159,5 +159,5 @@ TEST(OllamaApiTest, ErrorsAndModelRoutes) {
   EXPECT_EQ(Json::parse(ps->body)["models"].size(), 1u);
 }
 
-}  // namespace
+}  // namespace ollama_api_test
 }  // namespace gemlet::server

@@ -5,7 +5,7 @@
 #include "tools/server/json_util.h"
 
 namespace gemlet::server {
-namespace {
+namespace openai_format_test {
 
 TEST(OpenAiFormatTest, ChunksAndSse) {
   ResponseMeta meta{"chatcmpl-1", 100, "m"};
@@ -38,5 +38,5 @@ TEST(OpenAiFormatTest, ChunksAndSse) {
   EXPECT_NO_THROW(Dump(ChatCompletionJson(meta, bad)));
 }
 
-}  // namespace
+}  // namespace openai_format_test
 }  // namespace gemlet::server

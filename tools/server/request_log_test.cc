@@ -11,7 +11,7 @@
 #include "tools/server/testing/test_server.h"
 
 namespace gemlet::server {
-namespace {
+namespace request_log_test {
 
 RequestLogEntry Entry() {
   RequestLogEntry e;
@@ -137,5 +137,5 @@ TEST(RequestLogTest, ARequestCutOffBeforeRoutingHasTheCurrentTime) {
   EXPECT_EQ(t.rfind("1970", 0), std::string::npos) << t;
 }
 
-}  // namespace
+}  // namespace request_log_test
 }  // namespace gemlet::server

@@ -3,7 +3,7 @@
 #include <gtest/gtest.h>
 
 namespace gemlet::server {
-namespace {
+namespace request_parser_test {
 
 ApiError ChatError(const std::string& body) {
   auto r = ParseChatRequest(std::string_view(body));
@@ -302,5 +302,5 @@ TEST(RequestParserTest, ImagePartsTakeTheirPlaceInTheText) {
   EXPECT_EQ(r.error().status, 400);
 }
 
-}  // namespace
+}  // namespace request_parser_test
 }  // namespace gemlet::server

@@ -7,7 +7,7 @@
 #include "tools/server/testing/fake_model.h"
 
 namespace gemlet::server {
-namespace {
+namespace scheduler_test {
 
 using testing::Bytes;
 using testing::FakeBackend;
@@ -332,11 +332,11 @@ TEST(SchedulerTest, DrainLetsRunningJobsFinishWithinTheGrace) {
   EXPECT_GT(endless->tokens.size(), 30u);
 }
 
-}  // namespace
+}  // namespace scheduler_test
 }  // namespace gemlet::server
 
 namespace gemlet::server {
-namespace {
+namespace scheduler_test {
 
 // n > 1: one prefill, forked; the choices decode in the same steps, and each is what the
 // same seed gives alone.
@@ -401,5 +401,5 @@ TEST(SchedulerTest, ForksNeedASlotEach) {
   EXPECT_EQ(b->tokens.size(), 3u);
 }
 
-}  // namespace
+}  // namespace scheduler_test
 }  // namespace gemlet::server

@@ -184,8 +184,17 @@ Result<AudioClip> DecodeAudio(const uint8_t* data, size_t size, const std::strin
                    std::to_string(mono.size()) + " could be decoded");
   }
   if (mono.empty()) return Corrupt(name + ": the audio file holds 0 samples");
+  // Float files can hold any value; samples are nominally within ±1. A sample past
+  // kMaxSampleMagnitude (60 dB over full scale) is no recording, and near the float limit the
+  // resampler and the log-mel features would overflow to infinity (found by audio_decode_fuzz).
+  constexpr float kMaxSampleMagnitude = 1000.0f;
   for (float v : mono) {
     if (!std::isfinite(v)) return Corrupt(name + ": the audio holds a non-finite sample");
+    if (std::fabs(v) > kMaxSampleMagnitude) {
+      return Corrupt(name + ": the audio holds a sample of magnitude " + std::to_string(std::fabs(v)) +
+                     ", over " + std::to_string(static_cast<int>(kMaxSampleMagnitude)) +
+                     " (samples are nominally within ±1)");
+    }
   }
   AudioClip clip;
   clip.source_rate = info.samplerate;

@@ -116,6 +116,9 @@ Result<std::vector<float>> ResampleMono(const std::vector<float>& in, int64_t in
 #if GEMLET_HAVE_SOXR
   const double ratio = static_cast<double>(out_rate) / static_cast<double>(in_rate);
   const size_t olen = static_cast<size_t>(std::llround(static_cast<double>(in.size()) * ratio));
+  // libsoxr writes through a null buffer when asked for no output (found by audio_decode_fuzz:
+  // one sample at 605,856 Hz): nothing to resample into is an empty result.
+  if (olen == 0) return std::vector<float>();
   std::vector<float> out(olen);
   size_t odone = 0;
   const soxr_io_spec_t io = soxr_io_spec(SOXR_FLOAT32_I, SOXR_FLOAT32_I);

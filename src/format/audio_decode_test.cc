@@ -182,6 +182,18 @@ TEST(AudioDecode, FloatSamplesFarOverFullScaleAreRefused) {
   }
 }
 
+// A clip too short to leave one sample at 16 kHz (one sample at 605,856 Hz; found by
+// audio_decode_fuzz: libsoxr was handed an empty output buffer and crashed) is refused.
+TEST(AudioDecode, TooShortToResampleIsAnError) {
+  GEMLET_NEED_AUDIO_LIBS();
+  auto r = Decode(FloatWav({0.25f}, 605856));
+  ASSERT_FALSE(r.ok());
+  EXPECT_NE(r.status().message().find("too short to resample"), std::string::npos) << r.status().ToString();
+  auto empty = ResampleMono({0.25f}, 605856, 16000);
+  ASSERT_TRUE(empty.ok()) << empty.status().ToString();
+  EXPECT_TRUE(empty->empty());
+}
+
 TEST(AudioDecode, ResampleKeepsLengthAndTone) {
   GEMLET_NEED_AUDIO_LIBS();
   std::vector<float> x(48000);

@@ -264,6 +264,8 @@ stage_fuzz() {
           count 0 1
           rc=1
           printf 'fuzz %-28s FAILED; its log:\n' "${names[$j]}"
+          # Named in the summary too: the log above can be long, and CI keeps only its end.
+          note "fuzz: ${names[$j]} FAILED (its input: build-asan/artifacts/${names[$j]}-*)"
           tail -60 "$LOG_DIR/${names[$j]}.log"
         fi
       done

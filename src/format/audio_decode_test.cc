@@ -31,11 +31,13 @@ void Put16(std::vector<uint8_t>* v, uint16_t x) {
   v->push_back(static_cast<uint8_t>(x >> 8));
 }
 
-// A PCM16 WAV: `declared` data bytes in the header (default: the real size), `tag` the codec.
-std::vector<uint8_t> Wav(const std::vector<int16_t>& samples, int channels, uint32_t rate, int64_t declared = -1,
-                         uint16_t tag = 1) {
+// A WAV file: the codec `tag` with `bits` per sample, `payload` the sample bytes, `declared`
+// data bytes in the header (default: the payload's size).
+std::vector<uint8_t> WavOf(uint16_t tag, int bits, int channels, uint32_t rate, const std::vector<uint8_t>& payload,
+                           int64_t declared = -1) {
   std::vector<uint8_t> v;
-  const uint32_t data = static_cast<uint32_t>(declared >= 0 ? declared : samples.size() * 2);
+  const uint32_t data = static_cast<uint32_t>(declared >= 0 ? declared : static_cast<int64_t>(payload.size()));
+  const uint16_t block = static_cast<uint16_t>(channels * bits / 8);
   v.insert(v.end(), {'R', 'I', 'F', 'F'});
   Put32(&v, 36 + data);
   v.insert(v.end(), {'W', 'A', 'V', 'E', 'f', 'm', 't', ' '});
@@ -43,13 +45,32 @@ std::vector<uint8_t> Wav(const std::vector<int16_t>& samples, int channels, uint
   Put16(&v, tag);
   Put16(&v, static_cast<uint16_t>(channels));
   Put32(&v, rate);
-  Put32(&v, rate * channels * 2);
-  Put16(&v, static_cast<uint16_t>(channels * 2));
-  Put16(&v, 16);
+  Put32(&v, rate * block);
+  Put16(&v, block);
+  Put16(&v, static_cast<uint16_t>(bits));
   v.insert(v.end(), {'d', 'a', 't', 'a'});
   Put32(&v, data);
-  for (int16_t s : samples) Put16(&v, static_cast<uint16_t>(s));
+  v.insert(v.end(), payload.begin(), payload.end());
   return v;
+}
+
+// A PCM16 WAV: `declared` data bytes in the header (default: the real size), `tag` the codec.
+std::vector<uint8_t> Wav(const std::vector<int16_t>& samples, int channels, uint32_t rate, int64_t declared = -1,
+                         uint16_t tag = 1) {
+  std::vector<uint8_t> payload;
+  for (int16_t s : samples) Put16(&payload, static_cast<uint16_t>(s));
+  return WavOf(tag, 16, channels, rate, payload, declared);
+}
+
+// A mono IEEE-float WAV (format tag 3) of the given samples.
+std::vector<uint8_t> FloatWav(const std::vector<float>& samples, uint32_t rate) {
+  std::vector<uint8_t> payload;
+  for (float f : samples) {
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    Put32(&payload, u);
+  }
+  return WavOf(3, 32, 1, rate, payload);
 }
 
 Result<AudioClip> Decode(const std::vector<uint8_t>& b) { return DecodeAudio(b.data(), b.size(), "test.wav"); }
@@ -133,30 +154,6 @@ TEST(AudioDecode, BadInputsAreClearErrors) {
   auto r = DecodeAudio(good.data(), good.size(), "test.wav", o);
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.status().message().find("over the limit"), std::string::npos) << r.status().ToString();
-}
-
-// An IEEE-float WAV (format tag 3) of the given samples.
-std::vector<uint8_t> FloatWav(const std::vector<float>& samples, uint32_t rate) {
-  std::vector<uint8_t> v;
-  const uint32_t data = static_cast<uint32_t>(samples.size() * 4);
-  v.insert(v.end(), {'R', 'I', 'F', 'F'});
-  Put32(&v, 36 + data);
-  v.insert(v.end(), {'W', 'A', 'V', 'E', 'f', 'm', 't', ' '});
-  Put32(&v, 16);
-  Put16(&v, 3);
-  Put16(&v, 1);
-  Put32(&v, rate);
-  Put32(&v, rate * 4);
-  Put16(&v, 4);
-  Put16(&v, 32);
-  v.insert(v.end(), {'d', 'a', 't', 'a'});
-  Put32(&v, data);
-  for (float f : samples) {
-    uint32_t u;
-    std::memcpy(&u, &f, 4);
-    Put32(&v, u);
-  }
-  return v;
 }
 
 // Float samples near the float limit would overflow the resampler to infinity (found by

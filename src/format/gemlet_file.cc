@@ -143,11 +143,10 @@ Status GemletFile::Parse() {
     Cursor c(data_ + vocab->offset, vocab->size);
     layout::VocabHeader vh;
     if (!c.Get(&vh)) return bad("vocabulary section truncated");
-    // The 64-bit blob size is checked on its own first: added to the rest it could wrap.
+    // The tables must fit before they are allocated (their size cannot wrap: 32-bit counts);
+    // the 64-bit blob size is left to the checked read below, since added to them it could wrap.
     const uint64_t tables = uint64_t{vh.n_tokens} * sizeof(layout::VocabEntry) + uint64_t{vh.n_merges} * 8;
-    if (vh.blob_size > c.remaining() || tables > c.remaining() - vh.blob_size) {
-      return bad("vocabulary section truncated");
-    }
+    if (tables > c.remaining()) return bad("vocabulary section truncated");
     std::vector<layout::VocabEntry> entries(vh.n_tokens);
     std::vector<int32_t> merges(uint64_t{vh.n_merges} * 2);
     const uint8_t* blob = nullptr;

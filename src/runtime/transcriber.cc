@@ -152,17 +152,21 @@ Result<Transcript> Transcribe(AudioEncoder& encoder, std::span<const float> samp
   return t;
 }
 
+Result<MediaPrompt> WindowPrompt(const Engine& engine, const Tokenizer& tokenizer, const WindowTurn& turn) {
+  ChatMessage user;
+  user.role = "user";
+  user.content = turn.message;
+  ChatOptions co;
+  co.add_generation_prompt = true;
+  ASSIGN_OR_RETURN(const std::string prompt, RenderChat(std::vector<ChatMessage>{user}, co));
+  ASSIGN_OR_RETURN(std::vector<int32_t> ids, tokenizer.Encode(prompt));
+  const MediaRef media[] = {turn.audio};
+  return ExpandMedia(ids, media, MediaKindTokens(engine));
+}
+
 WindowRunner SessionWindowRunner(const Engine& engine, const Tokenizer& tokenizer) {
   return [&engine, &tokenizer](const WindowTurn& turn) -> Result<WindowAnswer> {
-    ChatMessage user;
-    user.role = "user";
-    user.content = turn.message;
-    ChatOptions co;
-    co.add_generation_prompt = true;
-    ASSIGN_OR_RETURN(const std::string prompt, RenderChat(std::vector<ChatMessage>{user}, co));
-    ASSIGN_OR_RETURN(std::vector<int32_t> ids, tokenizer.Encode(prompt));
-    const MediaRef media[] = {turn.audio};
-    ASSIGN_OR_RETURN(MediaPrompt mp, ExpandMedia(ids, media, MediaKindTokens(engine)));
+    ASSIGN_OR_RETURN(MediaPrompt mp, WindowPrompt(engine, tokenizer, turn));
     SessionOptions so;
     so.context_limit = mp.size() + turn.max_tokens + 1;
     Session session(engine, so);

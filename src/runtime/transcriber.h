@@ -89,6 +89,11 @@ std::string WindowMessage(const TranscribeOptions& options, std::string_view con
 Result<Transcript> Transcribe(AudioEncoder& encoder, std::span<const float> samples, uint64_t hash,
                               const std::string& name, const TranscribeOptions& options, const WindowRunner& run);
 
+// The prompt of a window's turn: its message as one user turn of the chat template with the
+// generation prompt, tokenized, the audio placeholder expanded into the window's soft tokens.
+// Every runner renders windows this way (SessionWindowRunner, the server's).
+Result<MediaPrompt> WindowPrompt(const Engine& engine, const Tokenizer& tokenizer, const WindowTurn& turn);
+
 // A runner that renders the turn with the chat template, expands the audio placeholder and
 // generates on a fresh Session of `engine` (runtime::Generate).
 WindowRunner SessionWindowRunner(const Engine& engine, const Tokenizer& tokenizer);

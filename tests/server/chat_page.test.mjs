@@ -1,6 +1,6 @@
 // The chat page at / in headless Chromium (Debian's chromium, driven by playwright-core):
 // send a message, see streamed text appear, press stop, and the server cancels the generation;
-// attach an image (on the vision server) and get an answer.
+// attach an image (on the vision server) or an audio clip (on the audio server) and get an answer.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import fs from 'node:fs';
@@ -149,9 +149,10 @@ test('chat page: thinking is sent as a request field and shown apart from the an
   }
 });
 
-test('chat page: attach an image and get an answer about it', { timeout: 180_000 }, async () => {
-  const visionRoot = new URL('/', process.env.GEMLET_VISION_URL).toString();
-  const image = path.join(process.env.GEMLET_SHARED_DIR, 'oracle', 'tiny-e2b-vision', 'image-A.png');
+// Attaches `file` with the page's `input` (#image or #audio) on the server at `url`, sends a
+// message and checks the request's first part (`check`) and the streamed 8-token answer.
+async function attachAndAsk(url, input, file, shown, check) {
+  const serverRoot = new URL('/', url).toString();
   const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'gemlet-chromium-'));
   const context = await chromium.launchPersistentContext(userDataDir, {
     executablePath,
@@ -167,7 +168,7 @@ test('chat page: attach an image and get an answer about it', { timeout: 180_000
     if (process.env.GEMLET_API_KEY) {
       await page.addInitScript((key) => localStorage.setItem('gemlet.apikey', key), process.env.GEMLET_API_KEY);
     }
-    await page.goto(visionRoot);
+    await page.goto(serverRoot);
     await page.waitForFunction(() => document.getElementById('model').textContent.length > 1);
     // The page's own request goes to the server; only the reply's length and greediness are set
     // (the random model may end its turn at once).
@@ -180,25 +181,41 @@ test('chat page: attach an image and get an answer about it', { timeout: 180_000
     page.on('response', async (r) => {
       if (r.url().endsWith('/v1/chat/completions')) replyBody = await r.text().catch((e) => String(e));
     });
-    await page.setInputFiles('#image', image);
-    await page.waitForSelector('#attached img');
+    await page.setInputFiles(input, file);
+    await page.waitForSelector(`#attached ${shown}`);
     await page.fill('#input', 'What is it?');
     await page.click('#send');
     await page.waitForSelector('.msg.assistant[data-done="finished"]', { timeout: 120_000 });
-    // The request carried the image as an image_url data: URL before the text.
+    // The request carried the attachment before the text.
     const parts = sent.messages[sent.messages.length - 1].content;
-    assert.equal(parts[0].type, 'image_url');
-    assert.ok(parts[0].image_url.url.startsWith('data:image/png;base64,'));
+    check(parts[0]);
     assert.deepEqual(parts[1], { type: 'text', text: 'What is it?' });
-    assert.equal(await page.isVisible('.msg.user img'), true);
+    assert.equal(await page.isVisible(`.msg.user ${shown}`), true);
     assert.equal(await page.$('.msg.assistant.error'), null, await page.textContent('.msg.assistant'));
     // The server streamed the 8 tokens (their text may be blank: the weights are random).
     for (let i = 0; i < 100 && replyBody === null; i++) await page.waitForTimeout(100);
     assert.match(replyBody, /"completion_tokens":8/);
-    assert.equal(await page.$('#attached img'), null);  // sent: nothing stays attached
+    assert.equal(await page.$(`#attached ${shown}`), null);  // sent: nothing stays attached
     assert.deepEqual(errors, []);
   } finally {
     await context.close();
     fs.rmSync(userDataDir, { recursive: true, force: true });
   }
+}
+
+test('chat page: attach an image and get an answer about it', { timeout: 180_000 }, async () => {
+  const image = path.join(process.env.GEMLET_SHARED_DIR, 'oracle', 'tiny-e2b-vision', 'image-A.png');
+  await attachAndAsk(process.env.GEMLET_VISION_URL, '#image', image, 'img', (part) => {
+    assert.equal(part.type, 'image_url');
+    assert.ok(part.image_url.url.startsWith('data:image/png;base64,'));
+  });
+});
+
+test('chat page: attach an audio clip and get an answer about it', { timeout: 180_000 }, async () => {
+  const wav = path.join(process.env.GEMLET_SHARED_DIR, 'oracle', 'tiny-e2b-audio', 'sweep.wav');
+  await attachAndAsk(process.env.GEMLET_AUDIO_URL, '#audio', wav, 'audio', (part) => {
+    assert.equal(part.type, 'input_audio');
+    assert.equal(part.input_audio.format, 'wav');
+    assert.deepEqual(Buffer.from(part.input_audio.data, 'base64'), fs.readFileSync(wav));
+  });
 });

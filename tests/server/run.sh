@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # End-to-end tests of `gemlet serve`: the OpenAI Node client and headless Chromium against the
-# tiny random model on a free loopback port (and image input against the tiny vision oracle).
+# tiny random model on a free loopback port (and image and audio input against the tiny vision
+# and audio oracles).
 #   tests/server/run.sh [GEMLET_BINARY] [WORK_DIR]
 # Needs Node >= 20 with npm (dependencies from package-lock.json: `npm ci` here, run
 # automatically when node_modules is missing) and Debian's chromium (GEMLET_CHROMIUM overrides
@@ -52,6 +53,8 @@ shared="${GEMLET_SHARED_DIR:-$here/../../../shared}"
 export GEMLET_SHARED_DIR="$shared"
 # Image input (vision.test.mjs): the tiny vision oracle, converted.
 "$gemlet" convert "$shared/oracle/tiny-e2b-vision" -o "$work/vision.gemlet" -q
+# Audio input and transcriptions (audio.test.mjs): the tiny audio oracle, converted.
+"$gemlet" convert "$shared/oracle/tiny-e2b-audio" -o "$work/audio.gemlet" -q
 if [[ "$structured_vocab" == real ]]; then
   "$gemlet" synth --preset tiny --tokenizer "$shared/tokenizer/gemma4" -o "$work/tinyv" -q
   "$gemlet" convert "$work/tinyv" -o "$work/tinyv.gemlet" -q
@@ -77,8 +80,14 @@ ilog="$work/serve-vision.log"
 "$gemlet" serve -m "$work/vision.gemlet" --alias tiny-vision --host 127.0.0.1 --port 0 --api-key "$key" \
   --slots 8 --ctx 1024 --threads 1 --image-tokens 70 >"$ilog" 2>&1 &
 ipid=$!
+# The audio server: a 30 s window is 750 soft tokens, so the context holds a window's turn;
+# uploads up to 12 MB (audio.test.mjs sends a 9.6 MB file, and a larger one for the 413).
+alog="$work/serve-audio.log"
+"$gemlet" serve -m "$work/audio.gemlet" --alias tiny-audio --host 127.0.0.1 --port 0 --api-key "$key" \
+  --slots 4 --ctx 2048 --threads 1 --max-upload 12000000 >"$alog" 2>&1 &
+apid=$!
 cleanup() {
-  for p in "$pid" $vpid $ipid; do
+  for p in "$pid" $vpid $ipid $apid; do
     if kill -0 "$p" 2>/dev/null; then
       kill -TERM "$p"
       for _ in $(seq 300); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
@@ -95,45 +104,34 @@ health() {
     2>/dev/null
 }
 
-port=""
-for _ in $(seq 600); do  # up to 60 s (ASan builds load slowly)
-  kill -0 "$pid" 2>/dev/null || { cat "$log" >&2; fail "the server exited at start"; }
-  port="$(sed -n 's|.* on http://127\.0\.0\.1:\([0-9]*\) .*|\1|p' "$log" | head -1)"
-  [[ -n "$port" ]] && health "$port" && break
-  port=""
-  sleep 0.1
-done
-[[ -n "$port" ]] || { cat "$log" >&2; fail "the server did not become healthy within 60 s"; }
-vport="$port"
-if [[ -n "$vpid" ]]; then
-  vport=""
+# wait_port PID LOG NAME: prints the port of the server PID once it answers /health (it
+# prints "... on http://127.0.0.1:PORT ..." to LOG); fails if it exits or takes over 60 s
+# (ASan builds load slowly).
+wait_port() {
+  local p=""
   for _ in $(seq 600); do
-    kill -0 "$vpid" 2>/dev/null || { cat "$vlog" >&2; fail "the real-vocabulary server exited at start"; }
-    vport="$(sed -n 's|.* on http://127\.0\.0\.1:\([0-9]*\) .*|\1|p' "$vlog" | head -1)"
-    [[ -n "$vport" ]] && health "$vport" && break
-    vport=""
+    kill -0 "$1" 2>/dev/null || { cat "$2" >&2; fail "the $3 exited at start"; }
+    p="$(sed -n 's|.* on http://127\.0\.0\.1:\([0-9]*\) .*|\1|p' "$2" | head -1)"
+    [[ -n "$p" ]] && health "$p" && { echo "$p"; return 0; }
     sleep 0.1
   done
-  [[ -n "$vport" ]] || { cat "$vlog" >&2; fail "the real-vocabulary server did not become healthy within 60 s"; }
-fi
-
-iport=""
-for _ in $(seq 600); do
-  kill -0 "$ipid" 2>/dev/null || { cat "$ilog" >&2; fail "the vision server exited at start"; }
-  iport="$(sed -n 's|.* on http://127\.0\.0\.1:\([0-9]*\) .*|\1|p' "$ilog" | head -1)"
-  [[ -n "$iport" ]] && health "$iport" && break
-  iport=""
-  sleep 0.1
-done
-[[ -n "$iport" ]] || { cat "$ilog" >&2; fail "the vision server did not become healthy within 60 s"; }
+  cat "$2" >&2
+  fail "the $3 did not become healthy within 60 s"
+}
+port="$(wait_port "$pid" "$log" server)"
+vport="$port"
+if [[ -n "$vpid" ]]; then vport="$(wait_port "$vpid" "$vlog" "real-vocabulary server")"; fi
+iport="$(wait_port "$ipid" "$ilog" "vision server")"
+aport="$(wait_port "$apid" "$alog" "audio server")"
 
 export GEMLET_BASE_URL="http://127.0.0.1:$port/v1" GEMLET_API_KEY="$key"
 export GEMLET_VISION_URL="http://127.0.0.1:$iport/v1"
+export GEMLET_AUDIO_URL="http://127.0.0.1:$aport/v1"
 export GEMLET_STRUCTURED_URL="http://127.0.0.1:$vport/v1"
 status=0
 start=$SECONDS
 (cd "$here" && node --test --test-concurrency=1 openai_client.test.mjs apis.test.mjs chat_page.test.mjs \
-  hostile.test.mjs structured_output.test.mjs vision.test.mjs) || status=$?
+  hostile.test.mjs structured_output.test.mjs vision.test.mjs audio.test.mjs) || status=$?
 echo "run.sh: node tests took $((SECONDS - start)) s"
 
 # The server must still be up after everything, and stop cleanly on SIGTERM (under ASan a leak
@@ -143,7 +141,8 @@ if [[ -n "$vpid" ]]; then
   health "$vport" || { echo "run.sh: the real-vocabulary server died during the tests" >&2; status=1; }
 fi
 health "$iport" || { echo "run.sh: the vision server died during the tests" >&2; status=1; }
-for p in "$pid" $vpid $ipid; do
+health "$aport" || { echo "run.sh: the audio server died during the tests" >&2; status=1; }
+for p in "$pid" $vpid $ipid $apid; do
   kill -TERM "$p"
   for _ in $(seq 300); do kill -0 "$p" 2>/dev/null || break; sleep 0.1; done
   if kill -0 "$p" 2>/dev/null; then echo "run.sh: a server ignored SIGTERM for 30 s" >&2; status=1; fi
@@ -153,5 +152,6 @@ if (( status != 0 )); then
   echo "---- server log ($log):" >&2; tail -50 "$log" >&2
   echo "---- server log ($vlog):" >&2; tail -50 "$vlog" >&2
   echo "---- server log ($ilog):" >&2; tail -50 "$ilog" >&2
+  echo "---- server log ($alog):" >&2; tail -50 "$alog" >&2
 fi
 exit "$status"

@@ -59,6 +59,7 @@ flags:
   --cache-sessions N      finished sessions kept for prompt-prefix reuse (default 4; 0 = off)
   --prefill-chunk N       prompt tokens per scheduler step (default 256)
   --max-body BYTES        largest request body (default 8388608); larger ones get 413
+  --max-upload BYTES      largest audio upload to /v1/audio/* (default 26214400, OpenAI's 25 MB)
   --threads N             compute threads (default: one per hardware thread)
   --http-threads N        connection threads (default 128; each open connection holds one;
                           a client that sends nothing for 5 s is disconnected)
@@ -115,6 +116,7 @@ int Run(Flags& flags) {
   auto cache = flags.Int({"--cache-sessions"}, 4);
   auto chunk = flags.Int({"--prefill-chunk"}, 256);
   auto max_body = flags.Int({"--max-body"}, 8 << 20);
+  auto max_upload = flags.Int({"--max-upload"}, 25 << 20);
   auto threads = flags.Int({"--threads"}, 0);
   auto http_threads = flags.Int({"--http-threads"}, 128);
   auto grace = flags.Float({"--shutdown-grace"}, 5.0);
@@ -131,7 +133,7 @@ int Run(Flags& flags) {
   auto min_p = flags.Float({"--min-p"}, 0.0);
   const DraftFlags draft_flags = ReadDraftFlags(flags);
   for (const Status& st : {max_models.status(), port.status(), ctx.status(), max_prompt.status(), slots.status(), queue.status(),
-                           cache.status(), chunk.status(), max_body.status(), threads.status(),
+                           cache.status(), chunk.status(), max_body.status(), max_upload.status(), threads.status(),
                            http_threads.status(), grace.status(), temp.status(), top_k.status(), top_p.status(),
                            min_p.status(), image_tokens.status()}) {
     if (!st.ok()) return UsageError("serve", st.message());
@@ -163,6 +165,7 @@ int Run(Flags& flags) {
   if (*cache < 0 || *cache > 1024) return UsageError("serve", "--cache-sessions must be in [0, 1024]");
   if (*chunk < 1) return UsageError("serve", "--prefill-chunk must be >= 1");
   if (*max_body < 1024) return UsageError("serve", "--max-body must be at least 1024");
+  if (*max_upload < 1024) return UsageError("serve", "--max-upload must be at least 1024");
   if (*threads < 0 || *threads > 1024) return UsageError("serve", "--threads must be in [0, 1024]");
   if (*http_threads < 4 || *http_threads > 4096) return UsageError("serve", "--http-threads must be in [4, 4096]");
   if (*grace < 0 || *grace > 3600) return UsageError("serve", "--shutdown-grace must be in [0, 3600]");
@@ -213,6 +216,7 @@ int Run(Flags& flags) {
   }
   o.http.port = static_cast<int>(*port);
   o.http.max_body_bytes = static_cast<size_t>(*max_body);
+  o.http.max_upload_bytes = static_cast<size_t>(*max_upload);
   o.http.threads = static_cast<int>(*http_threads);
   o.context = *ctx;
   o.shutdown_grace_s = *grace;

@@ -269,6 +269,18 @@ ApiOr<Started> ApiHandlers::StartText(std::vector<int32_t> prompt, const Complet
   return s;
 }
 
+ApiOr<Started> ApiHandlers::StartRendered(RenderedPrompt prompt, const SamplingOptions& sampling, int64_t max_tokens,
+                                          std::shared_ptr<Generation> gen) {
+  Started s;
+  s.gens.push_back(std::move(gen));
+  std::vector<std::unique_ptr<runtime::TokenConstraint>> constraints(1);
+  auto handle = Start(std::move(prompt.tokens), prompt.shared_prefix, std::move(prompt.media), sampling, max_tokens,
+                      /*ignore_eos=*/false, std::move(constraints), s.gens);
+  if (!handle.ok()) return handle.error();
+  s.handle = *handle;
+  return s;
+}
+
 HttpReply ApiHandlers::Respond(Started started, ReplyFormat f) const {
   HttpReply reply;
   reply.content_type = f.content_type;
@@ -603,6 +615,9 @@ HttpReply ApiHandlers::MetricsText() const {
   HttpReply r;
   r.content_type = "text/plain; version=0.0.4; charset=utf-8";
   r.body = metrics_.RenderPrometheus();
+  r.body += "# HELP gemlet_audio_encodes_total Audio clips and transcription windows run through the audio "
+            "tower (not found in its cache).\n# TYPE gemlet_audio_encodes_total counter\ngemlet_audio_encodes_total " +
+            std::to_string(model_.AudioEncodes()) + "\n";
   r.body += "# HELP gemlet_image_encodes_total Images run through the vision tower (not found in its cache).\n"
             "# TYPE gemlet_image_encodes_total counter\ngemlet_image_encodes_total " +
             std::to_string(model_.ImageEncodes()) + "\n";

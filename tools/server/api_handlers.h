@@ -150,6 +150,8 @@ class ApiHandlers {
   HttpReply Model(const std::string& id) const;
   HttpReply Health() const;
   HttpReply MetricsText() const;
+  // Sampling knobs a request left out, from the server's defaults.
+  SamplingOptions WithDefaults(const SamplingOptions& s) const;
 
   const std::string& model_id() const { return model_.id(); }
   ChatModel& model() { return model_; }
@@ -160,11 +162,14 @@ class ApiHandlers {
   // choice), or a raw token prompt (n choices).
   ApiOr<Started> StartChat(const ChatRequest& req);
   ApiOr<Started> StartText(std::vector<int32_t> prompt, const CompletionRequest& req);
+  // A prompt rendered by the model (a transcription window's turn, ChatModel::RenderWindow)
+  // as one choice, which `gen` receives; it stops at the model's stop tokens.
+  ApiOr<Started> StartRendered(RenderedPrompt prompt, const SamplingOptions& sampling, int64_t max_tokens,
+                               std::shared_ptr<Generation> gen);
   // Drives `started` to its end, writing what `format` makes of it.
   HttpReply Respond(Started started, ReplyFormat format) const;
 
  private:
-  SamplingOptions WithDefaults(const SamplingOptions& s) const;
   // The request with its image URLs fetched (allow_image_urls), or a 400 naming the part;
   // null when it has none (use the request as it is).
   ApiOr<std::unique_ptr<ChatRequest>> FetchImageUrls(const ChatRequest& req) const;

@@ -28,12 +28,22 @@ struct ImageInput {
   std::string url;     // set instead of bytes: an http(s) URL not fetched yet
   std::string part;    // the request field it came from, for errors ("messages[0].content[1]")
   size_t offset = 0;   // where it goes in the message's content (a byte offset)
+  size_t index = 0;    // the part's index in the content array (orders parts at one offset)
+};
+
+// An audio part of a message (OpenAI's input_audio): its file's bytes.
+struct AudioInput {
+  std::vector<uint8_t> bytes;
+  std::string part;    // the request field it came from ("messages[0].content[1].input_audio")
+  size_t offset = 0;   // where it goes in the message's content (a byte offset)
+  size_t index = 0;    // the part's index in the content array (orders parts at one offset)
 };
 
 struct ChatMessage {
   Role role = Role::kUser;
   std::string content;  // text parts joined; empty when null
   std::vector<ImageInput> images;  // image parts, in order (their offsets increase)
+  std::vector<AudioInput> audios;  // audio parts, in order (their offsets increase)
   std::string name;     // optional participant / tool function name
   std::string reasoning;                // assistant: reasoning_content (extension)
   std::vector<ToolCall> tool_calls;     // assistant

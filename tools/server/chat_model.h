@@ -12,9 +12,11 @@
 #include "text/output_vocab.h"
 #include "tools/server/api_error.h"
 #include "tools/server/api_types.h"
+#include "runtime/audio_encoder.h"
 #include "runtime/media.h"
 #include "runtime/sequence_model.h"
 #include "runtime/token_constraint.h"
+#include "runtime/transcriber.h"
 #include "tools/server/backend.h"
 
 namespace gemlet::server {
@@ -27,8 +29,8 @@ struct RenderedPrompt {
   // Tokens at the end of `tokens` that the reply already begins with (a forced tool call
   // opening, RenderedChat::reply_prefix): the output parser reads them first (Prime).
   std::vector<int32_t> reply_prefix;
-  // Runs of `tokens` that take image soft tokens (the messages' images, encoded; starts are
-  // prompt positions, sorted).
+  // Runs of `tokens` that take image or audio soft tokens (the messages' media, encoded;
+  // starts are prompt positions, sorted).
   std::vector<runtime::MediaSpan> media;
 };
 
@@ -38,8 +40,9 @@ class ChatModel {
   virtual const std::string& id() const = 0;
   virtual runtime::SequenceModel& backend() = 0;
 
-  // The messages' images (ChatMessage::images, bytes by now) are encoded here: a bad image is
-  // a 400 naming its part; a model without a vision tower answers 400 to any image.
+  // The messages' images (ChatMessage::images, bytes by now) and audio clips are encoded here:
+  // a bad image or clip is a 400 naming its part; a model without a vision (audio) tower
+  // answers 400 to any image (clip).
   virtual ApiOr<RenderedPrompt> RenderChat(const ChatRequest& req) = 0;
   // A raw /v1/completions prompt; special tokens written as text are matched.
   virtual ApiOr<std::vector<int32_t>> Tokenize(const std::string& text) = 0;
@@ -47,8 +50,17 @@ class ChatModel {
   virtual const OutputVocab& output_vocab() const = 0;
   virtual std::vector<int32_t> StopTokens() const = 0;
   // Images the vision tower has encoded so far (cache misses; /metrics'
-  // gemlet_image_encodes_total).
+  // gemlet_image_encodes_total), and clips the audio tower has.
   virtual int64_t ImageEncodes() const { return 0; }
+  virtual int64_t AudioEncodes() const { return 0; }
+  // The audio encoder (transcriptions decode and window audio with it), null if the model
+  // has none; available() says whether it has an audio tower.
+  virtual runtime::AudioEncoder* audio_encoder() { return nullptr; }
+  // The prompt of one transcription window's turn (runtime::WindowPrompt).
+  virtual ApiOr<RenderedPrompt> RenderWindow(const runtime::WindowTurn& turn) {
+    (void)turn;
+    return BadRequest("this model reads no audio", "file", "unsupported_content");
+  }
   // The beginning-of-sequence token (/tokenize's add_special), -1 if none.
   virtual int32_t BosToken() const { return -1; }
   // What a request's output must be, enforced while sampling: response_format / grammar, and

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 
 #include "tools/server/anthropic_api.h"
+#include "tools/server/audio_api.h"
 #include "tools/server/model_router.h"
 #include "tools/server/ollama_api.h"
 #include "tools/server/web_page.h"
@@ -35,6 +36,8 @@ constexpr Route kRoutes[] = {
     {"/api/version", false}, {"/api/ps", false},
     // Anthropic
     {"/v1/messages", true},
+    // OpenAI's audio (Whisper's API)
+    {"/v1/audio/transcriptions", true}, {"/v1/audio/translations", true},
 };
 
 const char* RouteLabel(const std::string& path) {
@@ -162,7 +165,8 @@ HttpServer::HttpServer(ModelRouter* router_ptr, ApiHandlers* single, Metrics& me
   httplib::Server& svr = impl_->svr;
   const int threads = std::max(4, options_.threads);
   svr.new_task_queue = [threads] { return new httplib::ThreadPool(threads); };
-  svr.set_payload_max_length(options_.max_body_bytes);
+  // The library refuses bodies over the largest limit; each route checks its own.
+  svr.set_payload_max_length(std::max(options_.max_body_bytes, options_.max_upload_bytes));
   svr.set_read_timeout(options_.read_timeout_s, 0);
   svr.set_write_timeout(options_.write_timeout_s, 0);
   svr.set_keep_alive_max_count(1000);
@@ -187,7 +191,12 @@ HttpServer::HttpServer(ModelRouter* router_ptr, ApiHandlers* single, Metrics& me
 
   const std::string key = options_.api_key;
   const size_t max_body = options_.max_body_bytes;
-  svr.set_pre_routing_handler([key, max_body](const httplib::Request& req,
+  const size_t max_upload = std::max(options_.max_body_bytes, options_.max_upload_bytes);
+  // The body limit of a path: uploads (audio files) have their own.
+  auto limit_of = [max_body, max_upload](const std::string& path) {
+    return path.rfind("/v1/audio/", 0) == 0 ? max_upload : max_body;
+  };
+  svr.set_pre_routing_handler([key, limit_of](const httplib::Request& req,
                                               httplib::Response& res) {
     t_log.start = std::chrono::steady_clock::now();
     t_log.unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -212,6 +221,7 @@ HttpServer::HttpServer(ModelRouter* router_ptr, ApiHandlers* single, Metrics& me
     // client writing its whole body first can still read the 413) is refused before any of
     // the body is read: the library would first skip all the announced bytes, waiting for
     // ones that never come.
+    const size_t max_body = limit_of(req.path);
     const size_t drain_limit = std::max<size_t>(size_t{256} << 20, 16 * max_body + (64u << 20));
     if (req.has_header("Content-Length") &&
         std::strtoull(req.get_header_value("Content-Length").c_str(), nullptr, 10) > drain_limit) {
@@ -304,6 +314,53 @@ HttpServer::HttpServer(ModelRouter* router_ptr, ApiHandlers* single, Metrics& me
       SendReply(HoldWhileStreaming(fn((*model)->handlers(), body), *model), res);
     };
   };
+  // OpenAI's audio routes take multipart uploads (audio_api.h), parsed by the library, of at
+  // most max_upload bytes of part data and 64 parts.
+  auto audio = [&router, max_upload](bool translate) {
+    return [&router, max_upload, translate](const httplib::Request& req, httplib::Response& res,
+                                            const httplib::ContentReader& reader) {
+      MultipartForm form;
+      size_t seen = 0;
+      bool too_big = false, too_many = false;
+      bool read_ok = true;
+      if (req.is_multipart_form_data()) {
+        read_ok = reader(
+            [&](const httplib::MultipartFormData& part) {
+              if (form.parts.size() >= 64) return !(too_many = true);
+              form.parts.push_back({part.name, part.filename, part.content_type, ""});
+              return true;
+            },
+            [&](const char* data, size_t n) {
+              seen += n;
+              if (seen > max_upload) {
+                too_big = true;
+                return false;
+              }
+              form.parts.back().data.append(data, n);
+              return true;
+            });
+      } else {
+        read_ok = reader([&](const char*, size_t n) { return (seen += n) <= max_upload || !(too_big = true); });
+      }
+      if (too_big || res.status == 413) {
+        res.set_header("Connection", "close");
+        return SendError(PayloadTooLarge("the request body is larger than the limit of " +
+                                         std::to_string(max_upload) + " bytes"),
+                         res);
+      }
+      if (!req.is_multipart_form_data()) {
+        return SendError(BadRequest("the body must be multipart/form-data, with the audio as its 'file' field"), res);
+      }
+      if (!read_ok || too_many) {
+        res.set_header("Connection", "close");
+        return SendError(BadRequest("could not read the multipart/form-data body (malformed, or over 64 parts)"), res);
+      }
+      const FormPart* name = form.Find("model");
+      auto model = router.Acquire(router.routes_by_name() && name != nullptr ? name->data : std::string());
+      if (!model.ok()) return SendError(model.error(), res);
+      SendReply(HoldWhileStreaming(AudioTranscriptions((*model)->handlers(), form, translate), *model), res);
+    };
+  };
   auto chat = post([](ApiHandlers& h, std::string_view b) { return h.ChatCompletions(b); });
   auto completions = post([](ApiHandlers& h, std::string_view b) { return h.Completions(b); });
   svr.Post("/v1/chat/completions", chat);
@@ -323,11 +380,14 @@ HttpServer::HttpServer(ModelRouter* router_ptr, ApiHandlers* single, Metrics& me
   });
   // Anthropic's Messages API (anthropic_api.h).
   svr.Post("/v1/messages", post([](ApiHandlers& h, std::string_view b) { return AnthropicMessages(h, b); }));
+  // OpenAI's audio API (audio_api.h).
+  svr.Post("/v1/audio/transcriptions", audio(/*translate=*/false));
+  svr.Post("/v1/audio/translations", audio(/*translate=*/true));
 
-  svr.set_expect_100_continue_handler([max_body](const httplib::Request& req,
+  svr.set_expect_100_continue_handler([limit_of](const httplib::Request& req,
                                                  httplib::Response& res) {
     const std::string len = req.get_header_value("Content-Length");
-    if (!len.empty() && std::strtoull(len.c_str(), nullptr, 10) > max_body) {
+    if (!len.empty() && std::strtoull(len.c_str(), nullptr, 10) > limit_of(req.path)) {
       res.status = 413;
       return 413;
     }
@@ -336,7 +396,7 @@ HttpServer::HttpServer(ModelRouter* router_ptr, ApiHandlers* single, Metrics& me
 
   // Every error status without a body gets an OpenAI-shaped JSON body.
   svr.set_error_handler(httplib::Server::HandlerWithResponse(
-      [max_body](const httplib::Request& req, httplib::Response& res) {
+      [limit_of](const httplib::Request& req, httplib::Response& res) {
     if (!res.body.empty()) return httplib::Server::HandlerResponse::Unhandled;
     ApiError e;
     const std::string label = RouteLabel(req.path);
@@ -349,7 +409,7 @@ HttpServer::HttpServer(ModelRouter* router_ptr, ApiHandlers* single, Metrics& me
         break;
       case 413:
         e = PayloadTooLarge("the request body is larger than the limit of " +
-                            std::to_string(max_body) + " bytes");
+                            std::to_string(limit_of(req.path)) + " bytes");
         res.set_header("Connection", "close");
         break;
       case 414:

@@ -24,6 +24,8 @@ struct HttpOptions {
   // balancer answered; gemlet serve --replica).
   std::string replica;
   size_t max_body_bytes = 8u << 20;
+  // Bodies of the upload routes (/v1/audio/*: a multipart audio file), OpenAI's 25 MB.
+  size_t max_upload_bytes = 25u << 20;
   // Connection threads: each open connection holds one (streaming, or idle in keep-alive),
   // so there are enough that clients stalled for up to read_timeout_s do not starve /health
   // or a generation.

@@ -50,51 +50,93 @@ Result<std::unique_ptr<GemmaChatModel>> GemmaChatModel::Create(const runtime::En
   ASSIGN_OR_RETURN(std::unique_ptr<runtime::ImageEncoder> enc, runtime::ImageEncoder::Create(engine, images));
   std::unique_ptr<GemmaChatModel> m(new GemmaChatModel(engine, std::move(id), context));
   m->images_ = std::move(enc);
+  m->audio_ = runtime::AudioEncoder::Create(engine);
   return m;
 }
 
-ApiOr<std::vector<runtime::MediaRef>> GemmaChatModel::EncodeImages(const ChatRequest& req,
-                                                                   std::vector<gemlet::ChatMessage>* msgs) {
+namespace {
+
+// One image or audio part of a message, as EncodeMedia places and encodes it.
+struct MediaPart {
+  runtime::MediaKind kind;
+  size_t offset, index;
+  const std::vector<uint8_t>* bytes;
+  const std::string* part;
+  bool url;  // an image URL not fetched
+};
+
+}  // namespace
+
+ApiOr<std::vector<runtime::MediaRef>> GemmaChatModel::EncodeMedia(const ChatRequest& req,
+                                                                  std::vector<gemlet::ChatMessage>* msgs) {
+  struct Kind {
+    runtime::MediaKind kind;
+    std::string_view placeholder, alias;
+    bool available;
+    const char* missing;  // the error when the model lacks the tower
+  };
+  const Kind kinds[] = {
+      {runtime::MediaKind::kImage, gemma4::kImage, "{image}", images_ && images_->available(),
+       "this model has no vision tower: it reads text only"},
+      {runtime::MediaKind::kAudio, gemma4::kAudio, "{audio}", audio_ && audio_->available(),
+       "this model has no audio tower: it reads no audio"},
+  };
   std::vector<runtime::MediaRef> media;
   for (size_t i = 0; i < req.messages.size(); ++i) {
     const ChatMessage& m = req.messages[i];
-    if (m.images.empty()) continue;
-    const std::string& first = m.images[0].part;
-    if (!images_ || !images_->available()) {
-      return BadRequest("'" + first + "': this model has no vision tower: it reads text only", first,
-                        "unsupported_content");
-    }
-    // Each image where its part was, unless the text places them itself ({image} or
-    // <|image|> once per image: runtime::PlaceMedia).
+    std::vector<MediaPart> parts;
+    for (const ImageInput& im : m.images)
+      parts.push_back({runtime::MediaKind::kImage, im.offset, im.index, &im.bytes, &im.part, !im.url.empty()});
+    for (const AudioInput& a : m.audios)
+      parts.push_back({runtime::MediaKind::kAudio, a.offset, a.index, &a.bytes, &a.part, false});
+    if (parts.empty()) continue;
+    std::stable_sort(parts.begin(), parts.end(), [](const MediaPart& a, const MediaPart& b) {
+      return a.offset != b.offset ? a.offset < b.offset : a.index < b.index;
+    });
     std::string& content = (*msgs)[i].content;
-    const bool placed = content.find(gemma4::kImage) != std::string::npos ||
-                        content.find("{image}") != std::string::npos;
-    if (placed) {
-      auto text = runtime::PlaceMedia(content, static_cast<int64_t>(m.images.size()), gemma4::kImage, "{image}");
-      const std::string p = "messages[" + std::to_string(i) + "].content";
-      if (!text.ok()) return BadRequest("'" + p + "': " + text.status().message(), p, "invalid_value");
-      content = std::move(text).value();
-    } else {
-      std::string text;
-      size_t at = 0;
-      for (const ImageInput& im : m.images) {
-        const size_t off = std::min(std::max(im.offset, at), content.size());
-        text.append(content, at, off - at);
-        text += gemma4::kImage;
-        at = off;
-      }
-      text.append(content, at, std::string::npos);
-      content = std::move(text);
+    const std::string content_path = "messages[" + std::to_string(i) + "].content";
+    // Each item where its part was, unless the text places that kind itself ({image} or
+    // <|image|>, {audio} or <|audio|>, once per item: runtime::PlaceMedia).
+    bool placed[2] = {false, false};
+    for (const Kind& k : kinds) {
+      const auto n = std::count_if(parts.begin(), parts.end(), [&](const MediaPart& p) { return p.kind == k.kind; });
+      if (n == 0) continue;
+      const auto& first = *std::find_if(parts.begin(), parts.end(), [&](const MediaPart& p) { return p.kind == k.kind; });
+      if (!k.available) return BadRequest("'" + *first.part + "': " + k.missing, *first.part, "unsupported_content");
+      if (content.find(k.placeholder) == std::string::npos && content.find(k.alias) == std::string::npos) continue;
+      placed[static_cast<int>(k.kind)] = true;
     }
-    for (const ImageInput& im : m.images) {
-      if (!im.url.empty()) {
-        return BadRequest("'" + im.part + "': image URLs are not fetched by this server (--allow-image-urls)",
-                          im.part, "invalid_image");
+    // Unplaced parts go in at their offsets (in the text as it was, before any placement).
+    std::string text;
+    size_t at = 0;
+    for (const MediaPart& p : parts) {
+      if (placed[static_cast<int>(p.kind)]) continue;
+      const size_t off = std::min(std::max(p.offset, at), content.size());
+      text.append(content, at, off - at);
+      text += kinds[static_cast<int>(p.kind)].placeholder;
+      at = off;
+    }
+    text.append(content, at, std::string::npos);
+    content = std::move(text);
+    for (const Kind& k : kinds) {
+      if (!placed[static_cast<int>(k.kind)]) continue;
+      const auto n = std::count_if(parts.begin(), parts.end(), [&](const MediaPart& p) { return p.kind == k.kind; });
+      auto placed_text = runtime::PlaceMedia(content, n, k.placeholder, k.alias);
+      if (!placed_text.ok()) {
+        return BadRequest("'" + content_path + "': " + placed_text.status().message(), content_path, "invalid_value");
       }
-      auto e = images_->Encode(im.bytes, im.part);
+      content = std::move(placed_text).value();
+    }
+    for (const MediaPart& p : parts) {
+      const bool image = p.kind == runtime::MediaKind::kImage;
+      if (p.url) {
+        return BadRequest("'" + *p.part + "': image URLs are not fetched by this server (--allow-image-urls)",
+                          *p.part, "invalid_image");
+      }
+      auto e = image ? images_->Encode(*p.bytes, *p.part) : audio_->Encode(*p.bytes, *p.part);
       if (!e.ok()) {
-        if (e.status().code() == ErrorCode::kInternal) return FromStatus(e.status(), im.part);
-        return BadRequest(e.status().message(), im.part, "invalid_image");
+        if (e.status().code() == ErrorCode::kInternal) return FromStatus(e.status(), *p.part);
+        return BadRequest(e.status().message(), *p.part, image ? "invalid_image" : "invalid_audio");
       }
       media.push_back(std::move(e).value());
     }
@@ -131,7 +173,7 @@ ApiOr<RenderedPrompt> GemmaChatModel::RenderChat(const ChatRequest& req) {
     }
     msgs.push_back(std::move(cm));
   }
-  auto media = EncodeImages(req, &msgs);
+  auto media = EncodeMedia(req, &msgs);
   if (!media.ok()) return media.error();
   ChatOptions opt;
   opt.add_generation_prompt = true;
@@ -168,18 +210,29 @@ ApiOr<RenderedPrompt> GemmaChatModel::RenderChat(const ChatRequest& req) {
     }
   }
   if (!media->empty()) {
-    // Each <|image|> becomes boi, n × image, eoi; those n rows take the image's soft tokens.
-    const runtime::MediaTokens kinds[] = {runtime::ImageTokens(engine_)};  // indexed by MediaKind
-    const int32_t placeholder = kinds[0].placeholder;
-    if (std::find(p.tokens.begin(), p.tokens.begin() + p.shared_prefix, placeholder) !=
-        p.tokens.begin() + p.shared_prefix) {
-      p.shared_prefix = 0;  // an image in the system turn: the expansion moves the boundary
+    // Each <|image|> becomes boi, n × image, eoi (<|audio|>: boa, n × audio, eoa); those n rows
+    // take the item's soft tokens.
+    const std::vector<runtime::MediaTokens> kinds = runtime::MediaKindTokens(engine_);  // by MediaKind
+    for (const runtime::MediaTokens& k : kinds) {
+      if (k.placeholder >= 0 && std::find(p.tokens.begin(), p.tokens.begin() + p.shared_prefix, k.placeholder) !=
+                                    p.tokens.begin() + p.shared_prefix) {
+        p.shared_prefix = 0;  // media in the system turn: the expansion moves the boundary
+      }
     }
     auto expanded = runtime::ExpandMedia(p.tokens, *media, kinds);
     if (!expanded.ok()) return BadRequest(expanded.status().message(), "messages", "invalid_value");
     p.tokens = std::move(expanded->tokens);
     p.media = std::move(expanded->media);
   }
+  return p;
+}
+
+ApiOr<RenderedPrompt> GemmaChatModel::RenderWindow(const runtime::WindowTurn& turn) {
+  auto mp = runtime::WindowPrompt(engine_, tok_, turn);
+  if (!mp.ok()) return FromStatus(mp.status(), "file");
+  RenderedPrompt p;
+  p.tokens = std::move(mp->tokens);
+  p.media = std::move(mp->media);
   return p;
 }
 

@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "runtime/audio_encoder.h"
 #include "runtime/engine.h"
 #include "runtime/engine_model.h"
 #include "runtime/image_encoder.h"
@@ -23,12 +24,15 @@ namespace gemlet::server {
 class GemmaChatModel : public ChatModel {
  public:
   // The engine must have a tokenizer (checked by Create).
-  // `images`: how image parts are encoded (the soft-token budget, the pixel budget).
+  // `images`: how image parts are encoded (the soft-token budget, the pixel budget); audio
+  // parts and transcriptions use an AudioEncoder with its defaults.
   static Result<std::unique_ptr<GemmaChatModel>> Create(const runtime::Engine& engine, std::string id,
                                                         int64_t context,
                                                         const runtime::ImageEncoderOptions& images = {});
   // The image encoder (its cache and counts), null if the options were refused.
   const runtime::ImageEncoder* image_encoder() const { return images_.get(); }
+  runtime::AudioEncoder* audio_encoder() override { return audio_.get(); }
+  ApiOr<RenderedPrompt> RenderWindow(const runtime::WindowTurn& turn) override;
 
   const std::string& id() const override { return id_; }
   runtime::SequenceModel& backend() override { return backend_; }
@@ -40,6 +44,7 @@ class GemmaChatModel : public ChatModel {
   std::vector<int32_t> StopTokens() const override { return engine_.eog_ids(); }
   int32_t BosToken() const override { return tok_.bos_id(); }
   int64_t ImageEncodes() const override { return images_ ? images_->encodes() : 0; }
+  int64_t AudioEncodes() const override { return audio_ ? audio_->encodes() : 0; }
   ApiOr<std::unique_ptr<runtime::TokenConstraint>> ChatConstraint(const ChatRequest& req) override;
   ApiOr<std::unique_ptr<runtime::TokenConstraint>> TextConstraint(const OutputFormat& format) override;
   std::unique_ptr<TokenSampler> NewSampler(const SamplingOptions& options, uint64_t seed,
@@ -47,8 +52,9 @@ class GemmaChatModel : public ChatModel {
 
  private:
   GemmaChatModel(const runtime::Engine& engine, std::string id, int64_t context);
-  // The images of `msgs` (placeholders placed in their content) encoded, in prompt order.
-  ApiOr<std::vector<runtime::MediaRef>> EncodeImages(const ChatRequest& req, std::vector<gemlet::ChatMessage>* msgs);
+  // The images and audio clips of `msgs` (placeholders placed in their content) encoded, in
+  // prompt order per kind.
+  ApiOr<std::vector<runtime::MediaRef>> EncodeMedia(const ChatRequest& req, std::vector<gemlet::ChatMessage>* msgs);
   // The tokenizer's grammar vocabulary, built on first use (any thread).
   ApiOr<std::shared_ptr<const grammar::Vocabulary>> GrammarVocab();
   // `gbnf` (start rule `start`) as a constraint; a grammar error is a 400 on `param`.
@@ -62,6 +68,7 @@ class GemmaChatModel : public ChatModel {
   std::string id_;
   runtime::EngineModel backend_;
   std::unique_ptr<runtime::ImageEncoder> images_;  // thread-safe: requests encode on their threads
+  std::unique_ptr<runtime::AudioEncoder> audio_;   // likewise
   Gemma4OutputVocab vocab_;
   std::mutex grammar_mu_;
   std::shared_ptr<const grammar::Vocabulary> grammar_vocab_;

@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <limits>
 
+#include "tools/server/audio_part.h"
 #include "tools/server/image_part.h"
 
 namespace gemlet::server {
@@ -216,11 +217,12 @@ std::optional<ApiError> ReadChoicesAndLogprobs(const Json& b, bool chat, int64_t
 }
 
 // "content": string | [{"type": "text", "text": ...} | {"type": "image_url", "image_url":
-// {"url": "data:image/...;base64,..."} (or the URL as a string)}, ...] | null. An image part
-// takes its place in the text (ImageInput::offset). A part's "x_gemlet_part" (the Ollama and
+// {"url": "data:image/...;base64,..."} (or the URL as a string)} | {"type": "input_audio",
+// "input_audio": {"data": BASE64, "format": "wav"}}, ...] | null. An image or audio part
+// takes its place in the text (ImageInput::offset, AudioInput::offset). A part's "x_gemlet_part" (the Ollama and
 // Anthropic translations set it) names it in errors instead of its OpenAI path.
 std::optional<ApiError> ReadContent(const Json& msg, const std::string& path, std::string* out,
-                                    std::vector<ImageInput>* images) {
+                                    std::vector<ImageInput>* images, std::vector<AudioInput>* audios) {
   auto it = msg.find("content");
   if (it == msg.end() || it->is_null()) return std::nullopt;
   if (it->is_string()) {
@@ -254,6 +256,7 @@ std::optional<ApiError> ReadContent(const Json& msg, const std::string& path, st
       ImageInput img;
       img.part = pp;
       img.offset = out->size();
+      img.index = i;
       if (url.rfind("http://", 0) == 0 || url.rfind("https://", 0) == 0) {
         img.url = url;
       } else {
@@ -264,9 +267,24 @@ std::optional<ApiError> ReadContent(const Json& msg, const std::string& path, st
       images->push_back(std::move(img));
       continue;
     }
+    if (type == "input_audio") {
+      const std::string ap = pp + ".input_audio";
+      auto ia = part.find("input_audio");
+      if (ia == part.end() || ia->is_null()) {
+        return BadRequest("'" + ap + "' is required: {\"data\": base64, \"format\": \"wav\"}", ap, "invalid_type");
+      }
+      if (!ia->is_object()) return WrongType(ap, "an object {\"data\", \"format\"}", *ia);
+      std::string data, format;
+      if (auto e = ReadString(*ia, "data", ap + ".data", &data)) return e;
+      if (auto e = ReadString(*ia, "format", ap + ".format", &format)) return e;
+      auto bytes = AudioFromBase64(data, format, ap);
+      if (!bytes.ok()) return BadRequest(bytes.status().message(), ap, "invalid_audio");
+      audios->push_back(AudioInput{std::move(bytes).value(), ap, out->size(), i});
+      continue;
+    }
     if (type != "text") {
-      return BadRequest("'" + pp + ".type' must be 'text' or 'image_url', got '" + type + "'", pp + ".type",
-                        "unsupported_content");
+      return BadRequest("'" + pp + ".type' must be 'text', 'image_url' or 'input_audio', got '" + type + "'",
+                        pp + ".type", "unsupported_content");
     }
     auto t = part.find("text");
     if (t == part.end() || !t->is_string()) {
@@ -358,7 +376,7 @@ std::optional<ApiError> ReadMessages(const Json& b, const ParseLimits& limits,
                             "tool; got '" + role + "'",
                         mp + ".role", "invalid_value");
     }
-    if (auto e = ReadContent(m, mp, &msg.content, &msg.images)) return e;
+    if (auto e = ReadContent(m, mp, &msg.content, &msg.images, &msg.audios)) return e;
     if (auto e = ReadString(m, "name", mp + ".name", &msg.name)) return e;
     if (msg.role == Role::kAssistant) {
       if (auto e = ReadToolCalls(m, mp, &msg.tool_calls)) return e;

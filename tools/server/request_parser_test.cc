@@ -106,6 +106,14 @@ TEST(RequestParserTest, WrongTypesNameTheField) {
       {R"({"messages": [{"role":"user"}]})", "messages[0].content"},
       {R"({"messages": [{"content":"x"}]})", "messages[0].role"},
       {R"({"messages": [{"role":"user","content":[{"type":"input_audio"}]}]})",
+       "messages[0].content[0].input_audio"},
+      {R"({"messages": [{"role":"user","content":[{"type":"input_audio","input_audio":"UklGRg=="}]}]})",
+       "messages[0].content[0].input_audio"},
+      {R"({"messages": [{"role":"user","content":[{"type":"input_audio","input_audio":{"data":"UklGRg==","format":"aac"}}]}]})",
+       "messages[0].content[0].input_audio"},
+      {R"({"messages": [{"role":"user","content":[{"type":"input_audio","input_audio":{"data":5}}]}]})",
+       "messages[0].content[0].input_audio.data"},
+      {R"({"messages": [{"role":"user","content":[{"type":"input_file"}]}]})",
        "messages[0].content[0].type"},
       {R"({"messages": [{"role":"user","content":[{"type":"image_url"}]}]})",
        "messages[0].content[0].image_url"},
@@ -300,6 +308,34 @@ TEST(RequestParserTest, ImagePartsTakeTheirPlaceInTheText) {
   ASSERT_FALSE(r.ok());
   EXPECT_NE(r.error().message.find("messages[2].images[0]"), std::string::npos) << r.error().message;
   EXPECT_EQ(r.error().status, 400);
+}
+
+TEST(RequestParserTest, AudioPartsTakeTheirPlaceInTheText) {
+  // "RIFF" is UklGRg==; the parts are text, audio, text, image, audio.
+  auto r = ParseChatRequest(std::string_view(R"({"messages": [{"role": "user", "content": [
+      {"type": "text", "text": "Hear"},
+      {"type": "input_audio", "input_audio": {"data": "UklGRg==", "format": "wav"}},
+      {"type": "text", "text": "then"},
+      {"type": "image_url", "image_url": {"url": "data:image/png;base64,aGk="}},
+      {"type": "input_audio", "input_audio": {"data": "data:audio/mpeg;base64,SUQz", "format": "mp3"}}]}]})"));
+  ASSERT_TRUE(r.ok()) << r.error().message;
+  const ChatMessage& m = r->messages[0];
+  EXPECT_EQ(m.content, "Hearthen");
+  ASSERT_EQ(m.audios.size(), 2u);
+  EXPECT_EQ(m.audios[0].bytes, (std::vector<uint8_t>{'R', 'I', 'F', 'F'}));
+  EXPECT_EQ(m.audios[0].offset, 4u);
+  EXPECT_EQ(m.audios[0].part, "messages[0].content[1].input_audio");
+  EXPECT_EQ(m.audios[1].bytes, (std::vector<uint8_t>{'I', 'D', '3'}));
+  EXPECT_EQ(m.audios[1].offset, 8u);
+  ASSERT_EQ(m.images.size(), 1u);
+  EXPECT_EQ(m.images[0].offset, 8u);
+  // Bad base64 is a 400 naming the part's data.
+  r = ParseChatRequest(std::string_view(R"({"messages": [{"role": "user", "content": [
+      {"type": "input_audio", "input_audio": {"data": "@@@@", "format": "wav"}}]}]})"));
+  ASSERT_FALSE(r.ok());
+  EXPECT_EQ(r.error().status, 400);
+  EXPECT_NE(r.error().message.find("messages[0].content[0].input_audio.data"), std::string::npos)
+      << r.error().message;
 }
 
 }  // namespace request_parser_test

@@ -51,11 +51,12 @@ const char* ChatPageHtml() {
   button:disabled { opacity: 0.4; cursor: default; }
   #stop { background: #c33; }
   #status { color: var(--muted); font-size: 12px; margin-left: auto; }
-  #attach { background: var(--card); color: var(--fg); }
+  #attach, #attach_audio { background: var(--card); color: var(--fg); }
   #attached { display: flex; gap: 4px; align-items: center; }
   #attached img, .msg.user img { max-height: 120px; max-width: 200px; border-radius: 6px;
                                  border: 1px solid var(--border); display: block; margin: 4px 0; }
   #attached img { max-height: 44px; }
+  #attached audio, .msg.user audio { height: 32px; max-width: 220px; display: block; margin: 4px 0; }
 </style>
 </head>
 <body>
@@ -74,6 +75,8 @@ const char* ChatPageHtml() {
 <footer>
   <button id="attach" type="button" title="Attach images (the model needs a vision tower)">Image</button>
   <input id="image" type="file" accept="image/png,image/jpeg,image/webp" multiple hidden>
+  <button id="attach_audio" type="button" title="Attach audio: speech or sounds (the model needs an audio tower)">Audio</button>
+  <input id="audio" type="file" accept="audio/wav,audio/x-wav,audio/mpeg,audio/flac,audio/ogg,audio/opus" multiple hidden>
   <span id="attached"></span>
   <textarea id="input" placeholder="Message (Enter to send, Shift+Enter for a new line)"></textarea>
   <button id="send" type="button">Send</button>
@@ -86,9 +89,11 @@ const log = $("log");
 let history = [];        // OpenAI messages of the conversation
 let controller = null;   // AbortController of the running request
 let images = [];         // data: URLs of the images attached to the next message
+let audios = [];         // data: URLs of the audio clips attached to the next message
 
-// Attached images go with the next message as OpenAI image_url parts (data: URLs), before
-// its text; the server encodes each image once (a later turn about it reuses it).
+// Attached images go with the next message as OpenAI image_url parts (data: URLs), and audio
+// clips as input_audio parts (base64 and a format), before its text; the server encodes each
+// once (a later turn about it reuses it).
 function showAttached() {
   const box = $("attached");
   box.textContent = "";
@@ -98,19 +103,39 @@ function showAttached() {
     img.alt = "attached image";
     box.appendChild(img);
   }
+  for (const url of audios) box.appendChild(audioElement(url));
+}
+function audioElement(url) {
+  const a = document.createElement("audio");
+  a.src = url;
+  a.controls = true;
+  return a;
+}
+// OpenAI's input_audio part of a data: URL ("data:audio/wav;base64,...").
+function audioPart(url) {
+  const type = url.slice(5, url.indexOf(";")).toLowerCase();
+  const formats = { "audio/mpeg": "mp3", "audio/mp3": "mp3", "audio/flac": "flac", "audio/x-flac": "flac",
+                    "audio/ogg": "ogg", "audio/opus": "opus" };
+  return { type: "input_audio", input_audio: { data: url.slice(url.indexOf(",") + 1), format: formats[type] || "wav" } };
+}
+function readAsDataUrl(file) {
+  return new Promise((resolve, reject) => {
+    const r = new FileReader();
+    r.onload = () => resolve(r.result);
+    r.onerror = () => reject(r.error);
+    r.readAsDataURL(file);
+  });
 }
 $("attach").addEventListener("click", () => $("image").click());
 $("image").addEventListener("change", async () => {
-  for (const file of $("image").files) {
-    const url = await new Promise((resolve, reject) => {
-      const r = new FileReader();
-      r.onload = () => resolve(r.result);
-      r.onerror = () => reject(r.error);
-      r.readAsDataURL(file);
-    });
-    images.push(url);
-  }
+  for (const file of $("image").files) images.push(await readAsDataUrl(file));
   $("image").value = "";
+  showAttached();
+});
+$("attach_audio").addEventListener("click", () => $("audio").click());
+$("audio").addEventListener("change", async () => {
+  for (const file of $("audio").files) audios.push(await readAsDataUrl(file));
+  $("audio").value = "";
   showAttached();
 });
 
@@ -198,7 +223,7 @@ function setBusy(busy) {
 
 async function send() {
   const text = $("input").value;
-  if ((!text.trim() && !images.length) || controller) return;
+  if ((!text.trim() && !images.length && !audios.length) || controller) return;
   $("input").value = "";
   const u = addMessage("user");
   for (const url of images) {
@@ -207,15 +232,17 @@ async function send() {
     img.alt = "image";
     u.appendChild(img);
   }
+  for (const url of audios) u.appendChild(audioElement(url));
   u.appendChild(document.createTextNode(text));
-  if (images.length) {
-    const parts = images.map((url) => ({ type: "image_url", image_url: { url } }));
+  if (images.length || audios.length) {
+    const parts = images.map((url) => ({ type: "image_url", image_url: { url } })).concat(audios.map(audioPart));
     if (text) parts.push({ type: "text", text });
     history.push({ role: "user", content: parts });
   } else {
     history.push({ role: "user", content: text });
   }
   images = [];
+  audios = [];
   showAttached();
 
   const a = addMessage("assistant");
@@ -333,6 +360,7 @@ $("clear").addEventListener("click", () => {
   if (controller) controller.abort();
   history = [];
   images = [];
+  audios = [];
   showAttached();
   log.innerHTML = "";
 });

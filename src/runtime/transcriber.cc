@@ -174,15 +174,19 @@ WindowRunner SessionWindowRunner(const Engine& engine, const Tokenizer& tokenize
     GenerateOptions go;
     go.max_tokens = turn.max_tokens;
     ASSIGN_OR_RETURN(GenerateResult r, Generate(session, mp, go));
-    WindowAnswer a;
-    a.ids = std::move(r.ids);
-    if (r.stopped_at_eog && !a.ids.empty()) a.ids.pop_back();
-    AnswerStream stream(tokenizer, nullptr);
-    for (int32_t id : a.ids) stream.Push(id);
-    stream.Flush();
-    a.text = stream.content();
-    return a;
+    if (r.stopped_at_eog && !r.ids.empty()) r.ids.pop_back();
+    return WindowAnswerOf(tokenizer, std::move(r.ids));
   };
+}
+
+WindowAnswer WindowAnswerOf(const Tokenizer& tokenizer, std::vector<int32_t> ids) {
+  WindowAnswer a;
+  a.ids = std::move(ids);
+  AnswerStream stream(tokenizer, nullptr);
+  for (int32_t id : a.ids) stream.Push(id);
+  stream.Flush();
+  a.text = stream.content();
+  return a;
 }
 
 }  // namespace gemlet::runtime

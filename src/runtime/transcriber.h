@@ -94,6 +94,11 @@ Result<Transcript> Transcribe(AudioEncoder& encoder, std::span<const float> samp
 // Every runner renders windows this way (SessionWindowRunner, the server's).
 Result<MediaPrompt> WindowPrompt(const Engine& engine, const Tokenizer& tokenizer, const WindowTurn& turn);
 
+// The answer of a window's turn from its generated ids (the end-of-turn token left out): its
+// visible text as `run` and `chat` show it (runtime::AnswerStream's content). Every runner
+// answers this way, so a transcript does not depend on where its windows ran.
+WindowAnswer WindowAnswerOf(const Tokenizer& tokenizer, std::vector<int32_t> ids);
+
 // A runner that renders the turn with the chat template, expands the audio placeholder and
 // generates on a fresh Session of `engine` (runtime::Generate).
 WindowRunner SessionWindowRunner(const Engine& engine, const Tokenizer& tokenizer);

@@ -143,12 +143,18 @@ SamplingOptions ApiHandlers::WithDefaults(const SamplingOptions& s) const {
   return o;
 }
 
+namespace {
+std::vector<std::shared_ptr<JobSink>> Sinks(const std::vector<std::shared_ptr<Generation>>& gens) {
+  return std::vector<std::shared_ptr<JobSink>>(gens.begin(), gens.end());
+}
+}  // namespace
+
 ApiOr<std::shared_ptr<JobHandle>> ApiHandlers::Start(
     std::vector<int32_t> prompt, int64_t shared_prefix, std::vector<runtime::MediaSpan> media,
     const SamplingOptions& sampling,
     std::optional<int64_t> max_tokens, bool ignore_eos,
     std::vector<std::unique_ptr<runtime::TokenConstraint>> constraints,
-    const std::vector<std::shared_ptr<Generation>>& sinks) {
+    const std::vector<std::shared_ptr<JobSink>>& sinks) {
   const int64_t n = static_cast<int64_t>(prompt.size());
   if (options_.max_prompt_tokens > 0 && n > options_.max_prompt_tokens) {
     return BadRequest("the prompt has " + std::to_string(n) + " tokens; this server accepts at "
@@ -245,7 +251,7 @@ ApiOr<Started> ApiHandlers::StartChat(const ChatRequest& original) {
                                                   rendered->reply_prefix));
   }
   auto handle = Start(std::move(rendered->tokens), rendered->shared_prefix, std::move(rendered->media), req.sampling,
-                      req.max_tokens, req.ignore_eos, std::move(constraints), s.gens);
+                      req.max_tokens, req.ignore_eos, std::move(constraints), Sinks(s.gens));
   if (!handle.ok()) return handle.error();
   s.handle = *handle;
   return s;
@@ -263,22 +269,17 @@ ApiOr<Started> ApiHandlers::StartText(std::vector<int32_t> prompt, const Complet
                                                   std::vector<int32_t>{}));
   }
   auto handle = Start(std::move(prompt), 0, {}, req.sampling, req.max_tokens, req.ignore_eos,
-                      std::move(constraints), s.gens);
+                      std::move(constraints), Sinks(s.gens));
   if (!handle.ok()) return handle.error();
   s.handle = *handle;
   return s;
 }
 
-ApiOr<Started> ApiHandlers::StartRendered(RenderedPrompt prompt, const SamplingOptions& sampling, int64_t max_tokens,
-                                          std::shared_ptr<Generation> gen) {
-  Started s;
-  s.gens.push_back(std::move(gen));
+ApiOr<std::shared_ptr<JobHandle>> ApiHandlers::StartRendered(RenderedPrompt prompt, const SamplingOptions& sampling,
+                                                            int64_t max_tokens, std::shared_ptr<JobSink> sink) {
   std::vector<std::unique_ptr<runtime::TokenConstraint>> constraints(1);
-  auto handle = Start(std::move(prompt.tokens), prompt.shared_prefix, std::move(prompt.media), sampling, max_tokens,
-                      /*ignore_eos=*/false, std::move(constraints), s.gens);
-  if (!handle.ok()) return handle.error();
-  s.handle = *handle;
-  return s;
+  return Start(std::move(prompt.tokens), prompt.shared_prefix, std::move(prompt.media), sampling, max_tokens,
+               /*ignore_eos=*/false, std::move(constraints), {std::move(sink)});
 }
 
 HttpReply ApiHandlers::Respond(Started started, ReplyFormat f) const {

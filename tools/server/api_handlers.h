@@ -163,9 +163,9 @@ class ApiHandlers {
   ApiOr<Started> StartChat(const ChatRequest& req);
   ApiOr<Started> StartText(std::vector<int32_t> prompt, const CompletionRequest& req);
   // A prompt rendered by the model (a transcription window's turn, ChatModel::RenderWindow)
-  // as one choice, which `gen` receives; it stops at the model's stop tokens.
-  ApiOr<Started> StartRendered(RenderedPrompt prompt, const SamplingOptions& sampling, int64_t max_tokens,
-                               std::shared_ptr<Generation> gen);
+  // as one job, whose tokens `sink` receives; it stops at the model's stop tokens.
+  ApiOr<std::shared_ptr<JobHandle>> StartRendered(RenderedPrompt prompt, const SamplingOptions& sampling,
+                                                  int64_t max_tokens, std::shared_ptr<JobSink> sink);
   // Drives `started` to its end, writing what `format` makes of it.
   HttpReply Respond(Started started, ReplyFormat format) const;
 
@@ -180,7 +180,7 @@ class ApiHandlers {
       const SamplingOptions& sampling,
       std::optional<int64_t> max_tokens, bool ignore_eos,
       std::vector<std::unique_ptr<runtime::TokenConstraint>> constraints,
-      const std::vector<std::shared_ptr<Generation>>& sinks);
+      const std::vector<std::shared_ptr<JobSink>>& sinks);
 
   ChatModel& model_;
   Scheduler& scheduler_;

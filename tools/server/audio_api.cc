@@ -2,10 +2,13 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -15,18 +18,36 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// A window's generation that also keeps the generated ids (verbose_json's segment tokens).
-class WindowGeneration : public Generation {
+// A window's job: its generated ids (the answer is the model's reading of them,
+// ChatModel::WindowAnswer, as for every transcription runner).
+class WindowSink : public JobSink {
  public:
-  explicit WindowGeneration(ChatModel& model) : Generation(model, {}, /*chat=*/true, {}) {}
-  bool OnToken(int32_t token, const runtime::PickLogprobs* logprobs) override {
-    ids_.push_back(token);  // scheduler thread; read after OnFinish (Wait's lock orders them)
-    return Generation::OnToken(token, logprobs);
+  bool OnToken(int32_t token) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    ids_.push_back(token);
+    return true;
   }
-  std::vector<int32_t> TakeIds() { return std::move(ids_); }
+  void OnFinish(const JobOutcome& outcome) override {
+    std::lock_guard<std::mutex> lock(mu_);
+    outcome_ = outcome;
+    cv_.notify_all();
+  }
+  // The outcome once the job has finished, within `timeout`; nullopt before.
+  std::optional<JobOutcome> Wait(std::chrono::milliseconds timeout) {
+    std::unique_lock<std::mutex> lock(mu_);
+    cv_.wait_for(lock, timeout, [&] { return outcome_.has_value(); });
+    return outcome_;
+  }
+  std::vector<int32_t> TakeIds() {
+    std::lock_guard<std::mutex> lock(mu_);
+    return std::move(ids_);
+  }
 
  private:
+  std::mutex mu_;
+  std::condition_variable cv_;
   std::vector<int32_t> ids_;
+  std::optional<JobOutcome> outcome_;
 };
 
 // A request's form, checked.
@@ -149,30 +170,22 @@ HttpReply AudioTranscriptions(ApiHandlers& h, const MultipartForm& multipart, bo
     runtime::WindowRunner runner = [&](const runtime::WindowTurn& turn) -> Result<runtime::WindowAnswer> {
       auto prompt = h.model().RenderWindow(turn);
       if (!prompt.ok()) return InvalidArgument(prompt.error().message);
-      auto gen = std::make_shared<WindowGeneration>(h.model());
-      auto started = h.StartRendered(std::move(prompt).value(), sampling, turn.max_tokens, gen);
-      if (!started.ok()) return Internal(started.error().message);
-      runtime::WindowAnswer answer;
+      auto sink = std::make_shared<WindowSink>();
+      auto handle = h.StartRendered(std::move(prompt).value(), sampling, turn.max_tokens, sink);
+      if (!handle.ok()) return Internal(handle.error().message);
       std::optional<JobOutcome> outcome;
-      while (!outcome) {
-        std::vector<GenerationEvent> events;
-        gen->Wait(std::chrono::milliseconds(100), &events, &outcome);
-        for (const GenerationEvent& e : events) {
-          if (e.kind == GenerationEvent::kContent) answer.text += e.text;
-        }
-        if (!outcome && !alive()) {
-          started->handle->Cancel();
+      while (!(outcome = sink->Wait(std::chrono::milliseconds(100)))) {
+        if (!alive()) {
+          (*handle)->Cancel();
           return Cancelled("the client closed the connection");
         }
       }
       prompt_tokens += outcome->prompt_tokens;
       completion_tokens += outcome->completion_tokens;
       if (outcome->reason == FinishReason::kError || outcome->reason == FinishReason::kCancelled) {
-        const ApiError e = OutcomeError(*outcome);
-        return Internal(e.message);
+        return Internal(OutcomeError(*outcome).message);
       }
-      answer.ids = gen->TakeIds();
-      return answer;
+      return h.model().WindowAnswer(sink->TakeIds());
     };
     runtime::TranscribeOptions options = form.options;
     options.on_segment = [&](const runtime::TranscriptSegment&, int64_t) { return alive(); };

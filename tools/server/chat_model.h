@@ -56,11 +56,13 @@ class ChatModel {
   // The audio encoder (transcriptions decode and window audio with it), null if the model
   // has none; available() says whether it has an audio tower.
   virtual runtime::AudioEncoder* audio_encoder() { return nullptr; }
-  // The prompt of one transcription window's turn (runtime::WindowPrompt).
+  // The prompt of one transcription window's turn (runtime::WindowPrompt), and its answer from
+  // the generated ids (runtime::WindowAnswerOf).
   virtual ApiOr<RenderedPrompt> RenderWindow(const runtime::WindowTurn& turn) {
     (void)turn;
     return BadRequest("this model reads no audio", "file", "unsupported_content");
   }
+  virtual runtime::WindowAnswer WindowAnswer(std::vector<int32_t> ids) { return {"", std::move(ids)}; }
   // The beginning-of-sequence token (/tokenize's add_special), -1 if none.
   virtual int32_t BosToken() const { return -1; }
   // What a request's output must be, enforced while sampling: response_format / grammar, and

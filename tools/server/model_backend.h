@@ -33,6 +33,9 @@ class GemmaChatModel : public ChatModel {
   const runtime::ImageEncoder* image_encoder() const { return images_.get(); }
   runtime::AudioEncoder* audio_encoder() override { return audio_.get(); }
   ApiOr<RenderedPrompt> RenderWindow(const runtime::WindowTurn& turn) override;
+  runtime::WindowAnswer WindowAnswer(std::vector<int32_t> ids) override {
+    return runtime::WindowAnswerOf(tok_, std::move(ids));
+  }
 
   const std::string& id() const override { return id_; }
   runtime::SequenceModel& backend() override { return backend_; }

@@ -11,7 +11,8 @@
 namespace gemlet::cli {
 namespace {
 
-constexpr char kUsage[] = R"(usage: gemlet synth --preset tiny|e2b|e4b -o DIR [--seed N] [--tokenizer PATH] [--no-vision]
+constexpr char kUsage[] = R"(usage: gemlet synth --preset tiny|e2b|e4b -o DIR [--seed N] [--tokenizer PATH]
+                    [--no-vision] [--no-audio]
        gemlet synth --preset tiny|e2b --assistant -o DIR [--seed N]
 
 Writes a random-weight Gemma 4 checkpoint in the Hugging Face layout: config.json,
@@ -29,7 +30,8 @@ flags:
                         model.safetensors.index.json (one tensor larger than that, the E2B/E4B
                         PLE table, gets a shard of its own); with the real vision tower
                         (16 layers, 768 wide, ~0.34 GB, HF names and vision_config) unless
-                        --no-vision
+                        --no-vision, and the real audio tower (a 12-layer conformer, 1024
+                        wide, ~0.61 GB, HF names and audio_config) unless --no-audio
   -o, --out DIR       output folder (created if missing; weights left there by an earlier run
                       are removed first)
   --seed N            random seed (default 0)
@@ -38,7 +40,9 @@ flags:
                       the model's vocab. Default: a synthetic 512-piece Gemma-4-shaped
                       tokenizer (real control ids, byte fallback), padded with <unusedN>
                       pieces to the preset's vocab
-  --no-vision         e2b, e4b: leave the vision tower out (a text-only checkpoint)
+  --no-vision         e2b, e4b: leave the vision tower out
+  --no-audio          e2b, e4b: leave the audio tower out (with --no-vision: a text-only
+                      checkpoint)
   --threads N         generator threads (default: all cores)
   --shard-size BYTES  largest shard (default 4000000000); smaller checkpoints are one
                       model.safetensors
@@ -51,6 +55,7 @@ flags:
 examples:
   gemlet synth --preset tiny -o /tmp/tiny
   gemlet synth --preset e2b -o /data/e2b-random --seed 7
+  gemlet synth --preset e2b --no-vision -o /data/e2b-audio-random
   gemlet synth --preset e2b --assistant -o /data/e2b-assistant-random
   gemlet synth --preset e4b -o /data/e4b-random --tokenizer ../shared/tokenizer/gemma4
 )";
@@ -66,6 +71,7 @@ int Run(Flags& flags) {
   const bool quiet = flags.Bool({"-q", "--quiet"});
   const bool assistant = flags.Bool({"--assistant"});
   o.vision = !flags.Bool({"--no-vision"});
+  o.audio = !flags.Bool({"--no-audio"});
   if (!seed.ok()) return UsageError("synth", seed.status().message());
   if (!threads.ok()) return UsageError("synth", threads.status().message());
   if (!shard.ok()) return UsageError("synth", shard.status().message());
@@ -120,6 +126,7 @@ int Run(Flags& flags) {
               static_cast<long long>(c.num_layers), static_cast<long long>(c.num_kv_shared_layers),
               o.tokenizer.empty() ? "synthetic" : o.tokenizer.c_str());
   if (report->vision) std::printf("  with the vision tower (16 layers, 768 wide)\n");
+  if (report->audio) std::printf("  with the audio tower (12 conformer layers, 1024 wide)\n");
   for (const auto& f : report->files) std::printf("  %s\n", f.c_str());
   std::printf("the weights are random: the model produces meaningless text\n");
   return kExitOk;

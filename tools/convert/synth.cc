@@ -14,6 +14,7 @@
 #include "format/safetensors_writer.h"
 #include "model/gemma4_tensors.h"
 #include "tools/convert/synth_tokenizer.h"
+#include "tools/convert/synth_towers.h"
 
 namespace gemlet::convert {
 
@@ -72,9 +73,10 @@ Status WriteJson(const fs::path& path, const nlohmann::json& j) {
 }
 
 // config.json: the top level of the real Gemma4ForConditionalGeneration release (as in
-// ../shared/oracle/tiny-e2b/config.json) around text_config = Gemma4Config::ToJson(). There
-// is no audio tower; the vision tower's config is HF's vision_config when there is one.
-nlohmann::json ConfigJson(const Gemma4Config& cfg, const SynthOptions& o, const model::Gemma4VisionConfig* vision) {
+// ../shared/oracle/tiny-e2b/config.json) around text_config = Gemma4Config::ToJson(), with HF's
+// vision_config and audio_config for the towers there are (null otherwise).
+nlohmann::json ConfigJson(const Gemma4Config& cfg, const SynthOptions& o, const model::Gemma4VisionConfig* vision,
+                          const model::Gemma4AudioConfig* audio) {
   nlohmann::json text = cfg.ToJson();
   text["architectures"] = nullptr;
   text["attention_dropout"] = 0.0;
@@ -88,7 +90,7 @@ nlohmann::json ConfigJson(const Gemma4Config& cfg, const SynthOptions& o, const 
   text["use_cache"] = true;
   nlohmann::json j;
   j["architectures"] = {"Gemma4ForConditionalGeneration"};
-  j["audio_config"] = nullptr;
+  j["audio_config"] = audio ? SynthAudioConfigJson(*audio) : nlohmann::json();
   j["audio_token_id"] = 258881;
   j["boa_token_id"] = 256000;
   j["boi_token_id"] = 255999;
@@ -104,30 +106,7 @@ nlohmann::json ConfigJson(const Gemma4Config& cfg, const SynthOptions& o, const 
   j["tie_word_embeddings"] = true;
   j["transformers_version"] = "5.5.0";
   j["video_token_id"] = 258884;
-  j["vision_config"] = nullptr;
-  if (vision) {
-    const model::Gemma4VisionConfig& v = *vision;
-    j["vision_config"] = {{"attention_bias", false},
-                          {"attention_dropout", 0.0},
-                          {"default_output_length", v.default_output_length},
-                          {"head_dim", v.head_dim},
-                          {"hidden_activation", "gelu_pytorch_tanh"},
-                          {"hidden_size", v.hidden_size},
-                          {"initializer_range", 0.02},
-                          {"intermediate_size", v.intermediate_size},
-                          {"max_position_embeddings", 131072},
-                          {"model_type", "gemma4_vision"},
-                          {"num_attention_heads", v.num_heads},
-                          {"num_hidden_layers", v.num_layers},
-                          {"num_key_value_heads", v.num_heads},
-                          {"patch_size", v.patch_size},
-                          {"pooling_kernel_size", v.pooling_kernel_size},
-                          {"position_embedding_size", v.position_embedding_size},
-                          {"rms_norm_eps", v.rms_norm_eps},
-                          {"rope_parameters", {{"rope_theta", v.rope_theta}, {"rope_type", "default"}}},
-                          {"standardize", false},
-                          {"use_clipped_linears", true}};
-  }
+  j["vision_config"] = vision ? SynthVisionConfigJson(*vision) : nlohmann::json();
   j["vision_soft_tokens_per_image"] = 280;
   // Not an HF key: says where the weights came from (they are random).
   j["gemlet_synth"] = {
@@ -253,56 +232,6 @@ Result<Gemma4Config> SynthPresetConfig(const std::string& preset) {
   return c;
 }
 
-bool SynthVisionConfig(const std::string& preset, int64_t text_hidden, model::Gemma4VisionConfig* out) {
-  if (preset != "e2b" && preset != "e4b") return false;
-  model::Gemma4VisionConfig v;
-  v.hidden_size = 768;
-  v.intermediate_size = 3072;
-  v.num_layers = 16;
-  v.num_heads = 12;
-  v.head_dim = 64;
-  v.patch_size = 16;
-  v.pooling_kernel_size = 3;
-  v.position_embedding_size = 10240;
-  v.default_output_length = 280;
-  v.rope_theta = 100.0;
-  v.rms_norm_eps = 1e-6;
-  v.text_hidden_size = text_hidden;
-  *out = v;
-  return true;
-}
-
-std::vector<SynthTensor> SynthVisionTensors(const model::Gemma4VisionConfig& cfg) {
-  std::vector<SynthTensor> out;
-  for (const model::TensorSpec& s : model::ExpectedVisionTensors(cfg)) {
-    SynthTensor t{s.hf_name, s.shape, SynthTensor::Dist::kNormal, 0.0f, 1.0f};
-    switch (s.cls) {
-      case model::TensorClass::kVisionPosTable:
-        t.b = 0.5f;
-        break;
-      case model::TensorClass::kNorm: {
-        const bool qk = s.hf_name.find("q_norm") != std::string::npos || s.hf_name.find("k_norm") != std::string::npos;
-        t.a = qk ? std::pow(static_cast<float>(s.shape[0]), -0.25f) : 1.0f;
-        t.b = 0.1f * t.a;
-        break;
-      }
-      case model::TensorClass::kScalar: {  // a clip bound: 0-d in HF
-        t.shape.clear();
-        t.dist = SynthTensor::Dist::kUniform;
-        const bool min = s.hf_name.find("_min") != std::string::npos;
-        t.a = min ? -12.0f : 8.0f;
-        t.b = min ? -8.0f : 12.0f;
-        break;
-      }
-      default:  // the linears and embed_vision
-        t.b = 1.0f / std::sqrt(static_cast<float>(s.shape[1]));
-        break;
-    }
-    out.push_back(std::move(t));
-  }
-  return out;
-}
-
 std::vector<SynthTensor> SynthTensors(const Gemma4Config& cfg) {
   std::vector<SynthTensor> out;
   const float D = static_cast<float>(cfg.hidden_size);
@@ -347,10 +276,10 @@ std::vector<SynthTensor> SynthTensors(const Gemma4Config& cfg) {
         t.a = 0.5f;
         t.b = 1.5f;
         break;
-      case model::TensorClass::kVisionMatrix:  // no vision tower in synth checkpoints (yet)
-      case model::TensorClass::kVisionPosTable:
+      case model::TensorClass::kVisionMatrix:  // the towers' classes: SynthVisionTensors,
+      case model::TensorClass::kVisionPosTable:  // SynthAudioTensors
       case model::TensorClass::kVisionProj:
-      case model::TensorClass::kAudioMatrix:  // nor audio towers
+      case model::TensorClass::kAudioMatrix:
       case model::TensorClass::kAudioConv:
       case model::TensorClass::kAudioProj:
         break;
@@ -398,10 +327,31 @@ std::vector<std::vector<size_t>> PlanShards(const std::vector<uint64_t>& bytes, 
   return shards;
 }
 
+Result<SynthPlan> PlanSynth(const SynthOptions& o, int64_t vocab) {
+  SynthPlan plan;
+  ASSIGN_OR_RETURN(plan.config, SynthPresetConfig(o.preset));
+  Gemma4Config& cfg = plan.config;
+  if (vocab > 0) cfg.vocab_size = cfg.vocab_size_per_layer_input = vocab;
+  RETURN_IF_ERROR(cfg.Validate());
+  model::Gemma4VisionConfig vision;
+  model::Gemma4AudioConfig audio;
+  plan.vision = o.vision && SynthVisionConfig(o.preset, cfg.hidden_size, &vision);
+  plan.audio = o.audio && SynthAudioConfig(o.preset, cfg.hidden_size, &audio);
+  plan.config_json = ConfigJson(cfg, o, plan.vision ? &vision : nullptr, plan.audio ? &audio : nullptr);
+  plan.tensors = SynthTensors(cfg);
+  auto append = [&](std::vector<SynthTensor> tower) {
+    plan.tensors.insert(plan.tensors.end(), std::make_move_iterator(tower.begin()),
+                        std::make_move_iterator(tower.end()));
+  };
+  if (plan.vision) append(SynthVisionTensors(vision));
+  if (plan.audio) append(SynthAudioTensors(audio));
+  return plan;
+}
+
 Result<SynthReport> Synthesize(const SynthOptions& o) {
   const auto t0 = std::chrono::steady_clock::now();
   if (o.out_dir.empty()) return InvalidArgument("no output folder given");
-  ASSIGN_OR_RETURN(Gemma4Config cfg, SynthPresetConfig(o.preset));
+  ASSIGN_OR_RETURN(Gemma4Config preset, SynthPresetConfig(o.preset));
   const fs::path out(o.out_dir);
   std::error_code ec;
   fs::create_directories(out, ec);
@@ -409,21 +359,16 @@ Result<SynthReport> Synthesize(const SynthOptions& o) {
   RETURN_IF_ERROR(RemoveStaleWeights(out));
 
   SynthReport report;
-  ASSIGN_OR_RETURN(int64_t vocab, WriteTokenizer(o, cfg.vocab_size, &report.files));
-  cfg.vocab_size = cfg.vocab_size_per_layer_input = vocab;
-  RETURN_IF_ERROR(cfg.Validate());
-  model::Gemma4VisionConfig vision;
-  report.vision = o.vision && SynthVisionConfig(o.preset, cfg.hidden_size, &vision);
-  RETURN_IF_ERROR(WriteJson(out / "config.json", ConfigJson(cfg, o, report.vision ? &vision : nullptr)));
+  ASSIGN_OR_RETURN(int64_t vocab, WriteTokenizer(o, preset.vocab_size, &report.files));
+  ASSIGN_OR_RETURN(SynthPlan plan, PlanSynth(o, vocab));
+  report.vision = plan.vision;
+  report.audio = plan.audio;
+  RETURN_IF_ERROR(WriteJson(out / "config.json", plan.config_json));
   RETURN_IF_ERROR(WriteJson(out / "generation_config.json", GenerationConfigJson()));
   report.files.push_back("config.json");
   report.files.push_back("generation_config.json");
 
-  std::vector<SynthTensor> tensors = SynthTensors(cfg);
-  if (report.vision) {
-    std::vector<SynthTensor> v = SynthVisionTensors(vision);
-    tensors.insert(tensors.end(), std::make_move_iterator(v.begin()), std::make_move_iterator(v.end()));
-  }
+  const std::vector<SynthTensor>& tensors = plan.tensors;
   std::vector<uint64_t> bytes;
   uint64_t total = 0;
   for (const auto& t : tensors) {
@@ -480,7 +425,7 @@ Result<SynthReport> Synthesize(const SynthOptions& o) {
     RETURN_IF_ERROR(WriteJson(out / "model.safetensors.index.json", index));
     report.files.push_back("model.safetensors.index.json");
   }
-  report.config = cfg;
+  report.config = plan.config;
   report.tensors = static_cast<int64_t>(tensors.size());
   report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return report;

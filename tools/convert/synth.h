@@ -10,10 +10,8 @@
 // q/k norms head_dim^(−1/4)·(1 + 0.1·N), the final norm 5·(1 + 0.1·N) (logit std ≈ 4 for any D);
 // layer_scalar U(0.5, 1.5). "N" is an Irwin–Hall sum of four uniforms, scaled to unit variance
 // (bounded at ±3.46σ, which also keeps every value tame).
-// The vision tower (e2b and e4b, unless SynthOptions::vision is off; spec-multimodal §1.5, HF
-// names and shapes): its linears and embed_vision N(0, 1/fan_in), the position table N(0, 0.5²),
-// norms as above (its q/k norms too: the tower's attention is unscaled like the decoder's), and
-// clip bounds wide enough to bind rarely: the minima U(−12, −8), the maxima U(8, 12).
+// The vision and audio towers (e2b and e4b, unless SynthOptions::vision / ::audio is off) and
+// their recipe: synth_towers.h.
 //
 // Every value is a pure function of (seed, HF tensor name, element index) through a
 // counter-based generator (splitmix64), so the output is identical for any thread count.
@@ -25,8 +23,9 @@
 #include <vector>
 
 #include "base/status.h"
+#include <nlohmann/json.hpp>
+
 #include "model/gemma4_config.h"
-#include "model/gemma4_vision_tensors.h"
 
 namespace gemlet::convert {
 
@@ -34,10 +33,6 @@ namespace gemlet::convert {
 // like ../shared/oracle/tiny-e2b (7 layers, full at 3 and 6, 3 KV-shared, double-wide MLP,
 // window 16, D 64, heads 2/1, head dims 32/64, P 32, vocab 512) with intermediate 128.
 Result<model::Gemma4Config> SynthPresetConfig(const std::string& preset);
-// The preset's vision tower (e2b, e4b: the real checkpoints' shared tower, spec-multimodal §1.1:
-// 16 layers, Dv 768, 12 heads × 64, FFN 3072, patch 16, 3×3 pooling, a 10240-row position
-// table), for a decoder of width text_hidden. False for tiny (no tower).
-bool SynthVisionConfig(const std::string& preset, int64_t text_hidden, model::Gemma4VisionConfig* out);
 
 struct SynthOptions {
   std::string preset = "tiny";
@@ -47,8 +42,10 @@ struct SynthOptions {
   // Empty: a synthetic 512-piece Gemma-4-shaped tokenizer (padded with <unusedN> to V).
   std::string tokenizer;
   int threads = 0;  // 0 = all cores
-  // Write the preset's vision tower too (if it has one: SynthVisionConfig).
+  // Write the preset's vision / audio tower too (if it has one: SynthVisionConfig,
+  // SynthAudioConfig in synth_towers.h).
   bool vision = true;
+  bool audio = true;
   // A checkpoint larger than this is split into model-0000i-of-0000n.safetensors shards with
   // model.safetensors.index.json; no shard exceeds it except one holding a single larger
   // tensor (a tensor cannot be split: the E2B PLE table alone is 4.7 GB).
@@ -60,6 +57,7 @@ struct SynthOptions {
 struct SynthReport {
   model::Gemma4Config config;
   bool vision = false;             // the checkpoint has a vision tower
+  bool audio = false;              // ... an audio tower
   std::vector<std::string> files;  // every file written, relative to out_dir
   uint64_t weight_bytes = 0;       // sum of the safetensors files
   int64_t tensors = 0;
@@ -81,8 +79,18 @@ struct SynthTensor {
 // Every text tensor of `cfg` in file order, including the unused k_proj/v_proj/k_norm of the
 // KV-shared layers that the real checkpoint also carries.
 std::vector<SynthTensor> SynthTensors(const model::Gemma4Config& cfg);
-// Every tensor of the vision tower and embed_vision, HF names and shapes (clip bounds 0-d).
-std::vector<SynthTensor> SynthVisionTensors(const model::Gemma4VisionConfig& cfg);
+
+// What Synthesize writes besides the tokenizer, decided before any weight is: config.json and
+// every tensor in file order (the text model's, then the towers').
+struct SynthPlan {
+  model::Gemma4Config config;
+  bool vision = false;
+  bool audio = false;
+  nlohmann::json config_json;
+  std::vector<SynthTensor> tensors;
+};
+// The plan for options.preset with a vocabulary of `vocab` ids (0: the preset's).
+Result<SynthPlan> PlanSynth(const SynthOptions& options, int64_t vocab);
 
 // Fills out[0, n) with BF16 values [begin, begin + n) of tensor `t` (flattened row-major).
 void SynthFillBf16(const SynthTensor& t, uint64_t seed, uint64_t begin, uint64_t n, uint16_t* out);

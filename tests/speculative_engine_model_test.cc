@@ -137,5 +137,46 @@ TEST(SpeculativeEngineModel, StepsKeepTheDrafterInputFresh) {
   round("after a roll-back and a new prefill");
 }
 
+// A session the prefix cache hands to a new request starts with a fresh draft policy: the last
+// request's rejected drafts (a paused proposer) do not keep the new one from drafting.
+TEST(SpeculativeEngineModel, ANewRequestForgetsTheLastOnesAcceptance) {
+  runtime::EngineOptions eo;
+  eo.threads = 1;
+  eo.drafter_path = Converted("tiny-e2b-assistant", "model.safetensors");
+  auto engine = runtime::Engine::Open(Converted("tiny-e2b", "model.safetensors"), eo);
+  ASSERT_TRUE(engine.ok()) << engine.status().ToString();
+  runtime::EngineModel m(**engine, runtime::SessionOptions{512, 64});
+  runtime::SpeculativeOptions spec;
+  spec.mode = runtime::DraftMode::kMtp;
+  spec.draft_max = 4;
+  ASSERT_TRUE(m.EnableDrafting(spec).ok());
+  auto a = m.NewSequence();
+  ASSERT_TRUE(a.ok());
+  const std::vector<int32_t> p = {2, 105, 437, 107, 346, 12, 99};
+  std::vector<float> logits((*engine)->config().vocab_size);
+  const runtime::StepPart part[] = {{a->get(), p}};
+  ASSERT_TRUE(m.Step(part, logits).ok());
+  // Rounds whose every draft is refused (the draw never equals a draft) until the policy pauses.
+  int32_t last = Argmax(logits);
+  runtime::DraftState* st = StateOf(**a);
+  ASSERT_NE(st, nullptr);
+  for (int i = 0; i < 40 && !st->policy.paused(runtime::Proposer::kMtp); ++i) {
+    runtime::SpeculativeStats stats;
+    bool more = false;
+    const runtime::RowDraw refuse = [&](int64_t j, std::span<const float>, int32_t* id) {
+      *id = j < static_cast<int64_t>(st->drafts.size()) ? (st->drafts[j] + 1) % 512 : 3;
+      last = *id;
+      return true;
+    };
+    ASSERT_TRUE(m.DraftRound(**a, last, 4, refuse, &more, &stats).ok());
+  }
+  ASSERT_TRUE(st->policy.paused(runtime::Proposer::kMtp));
+  EXPECT_LT(st->policy.acceptance(runtime::Proposer::kMtp), 0.5);  // below the prior
+  m.BeginRequest(**a);
+  EXPECT_FALSE(st->policy.paused(runtime::Proposer::kMtp));
+  EXPECT_DOUBLE_EQ(st->policy.acceptance(runtime::Proposer::kMtp), 0.5);
+  EXPECT_EQ(st->h_pos, (*a)->length()) << "the drafter's input still follows the session";
+}
+
 }  // namespace speculative_engine_model_test
 }  // namespace gemlet::oracle

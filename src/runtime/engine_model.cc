@@ -27,6 +27,14 @@ Status EngineModel::Truncate(Sequence& seq, int64_t n) {
   return Status::Ok();
 }
 
+void EngineModel::BeginRequest(Sequence& seq) {
+  auto& s = static_cast<Session&>(seq);
+  if (auto* st = dynamic_cast<DraftState*>(s.extra().get()); st != nullptr) {
+    st->policy = DraftPolicy(st->options.draft_max);
+    st->stats = SpeculativeStats{};
+  }
+}
+
 DraftState& EngineModel::StateOf(Session& s) {
   auto* st = dynamic_cast<DraftState*>(s.extra().get());
   if (st == nullptr) {

@@ -32,6 +32,9 @@ class EngineModel : public SequenceModel {
   Result<std::unique_ptr<Sequence>> NewSequence() override;
   Result<std::unique_ptr<Sequence>> Fork(const Sequence& seq, int64_t n) override;
   Status Truncate(Sequence& seq, int64_t n) override;
+  // Resets the session's draft policy and counters (its drafter input stays: it still follows
+  // the session's tokens).
+  void BeginRequest(Sequence& seq) override;
   Status Step(std::span<const StepPart> parts, std::span<float> logits) override;
 
   // Speculative decoding with `options` (mode ≠ kOff; CheckSpeculative) for sequences that

@@ -53,6 +53,9 @@ class SequenceModel {
   virtual Result<std::unique_ptr<Sequence>> Fork(const Sequence& seq, int64_t n) = 0;
   // Rolls `seq` back to its first n ≤ length() tokens, exactly as if it had never held more.
   virtual Status Truncate(Sequence& seq, int64_t n) = 0;
+  // `seq` (new, or handed over by the prefix cache) starts serving another request: what the
+  // model learned about the last one (a draft policy's acceptance) is forgotten.
+  virtual void BeginRequest(Sequence& seq) { (void)seq; }
 
   // One forward step over every part (distinct sequences), in one pass over the weights.
   // logits [k, vocab] receives, in part order, the logits of the k parts that asked. Each

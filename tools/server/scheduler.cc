@@ -249,6 +249,7 @@ void Scheduler::Admit(std::unique_ptr<Job> job) {
     }
     slot->seq = std::move(seq).value();
   }
+  model_.BeginRequest(*slot->seq);
 }
 
 void Scheduler::Step() {

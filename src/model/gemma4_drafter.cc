@@ -92,6 +92,13 @@ Result<std::unique_ptr<Gemma4Drafter>> Gemma4Drafter::Bind(const GemletFile& fil
       return Internal("drafter binder does not know layer tensor '" + spec.name + "'");
     }
   }
+  if (m->has_sparse_head()) {
+    if (static_cast<int64_t>(m->token_ordering_.size()) != m->token_embd_.rows) {
+      return Corrupt(file.path() + ": the drafter's token_ordering has " + std::to_string(m->token_ordering_.size()) +
+                     " entries for " + std::to_string(m->token_embd_.rows) + " token rows");
+    }
+    m->clustered_embd_ = ops::GatherWeightRows(m->token_embd_, m->token_ordering_);
+  }
   m->rope_sliding_ = ops::RopeInvFreq(c.head_dim, c.rope_theta_sliding, c.head_dim / 2);
   m->rope_full_ = ops::RopeInvFreq(c.global_head_dim, c.rope_theta_full, c.rope_pairs_full());
   return m;
@@ -213,8 +220,10 @@ Status DraftStep(const Gemma4Drafter& dr, const Gemma4Model& target, const KvSto
   float* cand = Sized(s->cand, n);
   float* row = Sized(s->row, D);
   float lo = 0;
+  // Cluster top[t]'s tokens are rows top[t] · per … of the clustered table: the same bytes as
+  // their rows of the tied table, read as one run per cluster.
   for (int64_t i = 0; i < n; ++i) {
-    ops::DequantizeWeightRow(dr.token_embd(), ids[i], row);
+    ops::DequantizeWeightRow(dr.clustered_embd(), top[i / per] * per + i % per, row);
     cand[i] = ops::DotF32(row, y, D);  // (exact mode: the dense head's value, bit for bit)
     lo = i == 0 ? cand[i] : std::min(lo, cand[i]);
   }

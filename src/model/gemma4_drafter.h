@@ -52,6 +52,10 @@ class Gemma4Drafter {
 
   const Gemma4DrafterConfig& config() const { return cfg_; }
   const ops::Weight& token_embd() const { return token_embd_; }  // [V, D], the tied LM head
+  // The same rows in token_ordering's order [V, D], row-major: each centroid's tokens are
+  // contiguous rows (row c · V/C + j is token_ordering[c · V/C + j]), so the sparse head reads
+  // its k clusters as k runs, not as k · V/C scattered rows. Invalid without a sparse head.
+  const ops::Weight& clustered_embd() const { return clustered_embd_.view; }
   const ops::Weight& pre_proj() const { return pre_proj_; }      // [D, 2B]
   const ops::Weight& post_proj() const { return post_proj_; }    // [B, D]
   const std::vector<float>& output_norm() const { return output_norm_; }
@@ -71,6 +75,7 @@ class Gemma4Drafter {
   std::string path_;
   Gemma4DrafterConfig cfg_;
   ops::Weight token_embd_, pre_proj_, post_proj_, centroids_;
+  ops::OwnedWeight clustered_embd_;
   std::vector<float> output_norm_;
   std::vector<int32_t> token_ordering_;
   std::vector<Gemma4DrafterLayer> layers_;

@@ -1,5 +1,10 @@
 #include "ops/weight.h"
 
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include "base/status.h"
 #include "kernels/ref/quant.h"
 #include "kernels/repack.h"
 
@@ -11,6 +16,40 @@ void DequantizeWeightRow(const Weight& w, int64_t r, float* out) {
   } else {
     kernels::DequantizeRowRef(w.type, w.row(r), out, w.cols);
   }
+}
+
+OwnedWeight GatherWeightRows(const Weight& w, std::span<const int32_t> order) {
+  const int64_t n = static_cast<int64_t>(order.size());
+  const uint64_t rb = w.row_bytes;
+  OwnedWeight o;
+  o.bytes.resize(static_cast<size_t>(n) * rb);
+  o.view = w;
+  o.view.layout = TensorLayout::kRowMajor;
+  o.view.rows = n;
+  o.view.data = o.bytes.data();
+  for (int32_t r : order) GEMLET_CHECK_MSG(r >= 0 && r < w.rows, "gathered rows are rows of the weight");
+  if (w.layout != TensorLayout::kQ4x8) {
+    for (int64_t i = 0; i < n; ++i) std::memcpy(o.bytes.data() + i * rb, w.row(order[i]), rb);
+    return o;
+  }
+  // Destinations by source row, so that each 8-row group is unpacked once.
+  std::vector<std::pair<int32_t, int64_t>> by_src(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) by_src[i] = {order[i], i};
+  std::sort(by_src.begin(), by_src.end());
+  const int64_t blocks = w.cols / kQBlock;  // per row
+  const auto* groups = reinterpret_cast<const BlockQ4x8*>(w.data);
+  std::vector<BlockQ4> unpacked(static_cast<size_t>(8 * blocks));
+  int64_t loaded = -1;
+  for (const auto& [src, dst] : by_src) {
+    const int64_t g = src / 8;
+    if (g != loaded) {
+      const Status st = kernels::UnpackQ4x8(groups + g * blocks, 8, w.cols, unpacked.data());
+      GEMLET_CHECK_MSG(st.ok(), "a kQ4x8 weight unpacks");
+      loaded = g;
+    }
+    std::memcpy(o.bytes.data() + dst * rb, unpacked.data() + (src % 8) * blocks, rb);
+  }
+  return o;
 }
 
 }  // namespace gemlet::ops

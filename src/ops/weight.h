@@ -3,6 +3,8 @@
 #pragma once
 
 #include <cstdint>
+#include <span>
+#include <vector>
 
 #include "base/tensor_type.h"
 
@@ -22,5 +24,17 @@ struct Weight {
 
 // Row r of w as cols floats, whatever its type and layout (row-major or kQ4x8).
 void DequantizeWeightRow(const Weight& w, int64_t r, float* out);
+
+// A weight that owns its bytes (GatherWeightRows); `view` points into `bytes`.
+struct OwnedWeight {
+  std::vector<uint8_t> bytes;
+  Weight view;
+};
+
+// Rows order[0], order[1], … of w (each < w.rows) as a new row-major weight of w's type
+// [order.size(), w.cols], the same values bit for bit. A lookup that reads many scattered
+// rows in a known grouping (a sparse head's token clusters) reads them contiguously from it;
+// a kQ4x8 source is unpacked one 8-row group at a time, each group once.
+OwnedWeight GatherWeightRows(const Weight& w, std::span<const int32_t> order);
 
 }  // namespace gemlet::ops

@@ -10,11 +10,19 @@ double Blend(double old, double now, double w) { return old > 0 ? old + w * (now
 }  // namespace
 
 DraftPolicy::DraftPolicy(int64_t max_draft, double prior)
-    : max_(std::clamp<int64_t>(max_draft, 0, kMaxDraft)), prior_(std::clamp(prior, 0.0, 1.0)) {}
+    : max_(std::clamp<int64_t>(max_draft, 0, kMaxDraft)), prior_(std::clamp(prior, 0.0, 1.0)) {
+  for (int i = 0; i < 2; ++i) Forget(static_cast<Proposer>(i));
+}
+
+void DraftPolicy::Forget(Proposer p) {
+  const int i = static_cast<int>(p);
+  hits_[i] = kPriorTrials * prior_;
+  trials_[i] = kPriorTrials;
+}
 
 double DraftPolicy::acceptance(Proposer p) const {
   const int i = static_cast<int>(p);
-  return (hits_[i] + kPriorTrials * prior_) / (trials_[i] + kPriorTrials);
+  return hits_[i] / trials_[i];
 }
 
 double DraftPolicy::verify_ms(int64_t width) const {
@@ -55,7 +63,7 @@ int64_t DraftPolicy::Choose(Proposer p, int64_t limit) {
   }
   if (verify_ms(1) <= 0) return std::min(kProbe, top);  // nothing measured yet: a short try
   int64_t best = 0;
-  double best_rate = Rate(p, 0);
+  double best_rate = kMinGain * Rate(p, 0);
   for (int64_t K = 1; K <= top; ++K) {
     const double r = Rate(p, K);
     if (r > best_rate) {
@@ -77,9 +85,9 @@ void DraftPolicy::Observe(Proposer p, int64_t drafted, int64_t accepted) {
   }
   if (!probing_[i]) return;
   probing_[i] = false;
-  if (accepted == drafted) hits_[i] = trials_[i] = 0;  // paying again, perhaps: forget the bad stretch
+  if (accepted == drafted) Forget(p);  // paying again, perhaps: forget the bad stretch
   bool pays = false;
-  for (int64_t K = 1; K <= max_ && !pays; ++K) pays = Rate(p, K) > Rate(p, 0);
+  for (int64_t K = 1; K <= max_ && !pays; ++K) pays = Rate(p, K) > kMinGain * Rate(p, 0);
   if (pays) {  // back to choosing each round
     backoff_[i] = kFirstBackoff;
   } else {

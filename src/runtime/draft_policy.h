@@ -6,9 +6,13 @@
 // K in 0 … max with the most tokens per millisecond, so it drafts only while the expected
 // accepted tokens are worth more than the draft steps and the verify's extra rows cost.
 //
-// α is a discounted count of recent trials (about the last 20 drafts) with a prior worth two
-// trials, so a few rejected rounds are enough to push it below the break-even point: drafting
-// then pauses, and probes with a short draft after a wait that doubles with each failed probe
+// α is a discounted count of recent trials (about the last 20 drafts) that starts from a prior
+// worth two trials, discounted with them, so a run of rejected rounds pushes it as far below
+// the break-even point as it needs (a prior kept at full weight held α ≥ 1/22, which cheap
+// drafts — the sparse head at 1 % of a decode step — still took for paying, so a drafter that
+// was never accepted drafted every round, 4 % slower than plain decoding). A round must also
+// promise 2 % more tokens per millisecond than plain decoding, so that noise in the measured
+// costs does not keep a useless drafter going. Drafting then pauses, and probes with a short draft after a wait that doubles with each failed probe
 // (4, 8, … 256 plain steps), so a proposer whose drafts are never accepted costs a fraction of
 // a percent. A probe whose drafts are all accepted forgets the bad stretch (α back to the
 // prior), so a proposer that starts paying again (a quoted passage for prompt lookup) is
@@ -56,9 +60,12 @@ class DraftPolicy {
   static constexpr double kDiscount = 0.95;     // per trial: the estimate spans ~20 drafts
   static constexpr double kPriorTrials = 2;     // the prior's weight, in trials
   static constexpr double kCostDecay = 0.1;     // weight of a new time in the running means
+  static constexpr double kMinGain = 1.02;      // a round's rate over plain decoding's, at least
+  // Acceptance back to the prior (no trials seen).
+  void Forget(Proposer p);
   int64_t max_;
   double prior_;
-  std::array<double, 2> hits_{0, 0}, trials_{0, 0};  // discounted counts
+  std::array<double, 2> hits_{0, 0}, trials_{0, 0};  // discounted counts, from the prior's
   std::array<double, 2> draft_ms_{0, 0};
   std::array<double, kMaxDraft + 2> verify_ms_{};  // [width], 0 = not measured
   std::array<int64_t, 2> wait_{0, 0};      // plain steps still to take before the next probe

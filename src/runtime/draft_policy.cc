@@ -27,9 +27,13 @@ double DraftPolicy::acceptance(Proposer p) const {
 
 double DraftPolicy::verify_ms(int64_t width) const {
   width = std::clamp<int64_t>(width, 1, kMaxDraft + 1);
-  if (verify_ms_[width] > 0) return verify_ms_[width];
+  // A wider verify never costs less than a narrower one: a noisy measurement that says so
+  // (another process took the cores during a plain step) would make drafts look free.
+  double narrower = 0;
+  for (int64_t w = 1; w < width; ++w) narrower = std::max(narrower, verify_ms_[w]);
+  if (verify_ms_[width] > 0) return std::max(verify_ms_[width], narrower);
   for (int64_t w = width - 1; w >= 1; --w) {
-    if (verify_ms_[w] > 0) return verify_ms_[w] * (1.0 + 0.1 * static_cast<double>(width - w));
+    if (verify_ms_[w] > 0) return std::max(verify_ms_[w] * (1.0 + 0.1 * static_cast<double>(width - w)), narrower);
   }
   for (int64_t w = width + 1; w <= kMaxDraft + 1; ++w) {  // only wider ones: no cheaper than them
     if (verify_ms_[w] > 0) return verify_ms_[w];

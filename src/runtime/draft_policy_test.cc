@@ -143,6 +143,23 @@ TEST(DraftPolicyTest, ExpensiveDraftsNeedHigherAcceptance) {
   EXPECT_LT(dear.Rate(Proposer::kMtp, 2), dear.Rate(Proposer::kMtp, 0));
 }
 
+TEST(DraftPolicyTest, NoisyCostsNeverMakeDraftsFree) {
+  // A loaded machine measured a plain step slower than a verify of two rows: wider verifies
+  // still cost at least as much as narrower ones, so drafts that are never accepted pause.
+  DraftPolicy p(8);
+  p.MeasureVerify(1, 10.5);
+  p.MeasureVerify(2, 9.8);
+  p.MeasureVerify(3, 10.1);
+  p.MeasureDraft(Proposer::kMtp, 0.1);
+  EXPECT_DOUBLE_EQ(p.verify_ms(2), 10.5);
+  EXPECT_DOUBLE_EQ(p.verify_ms(3), 10.5);
+  for (int i = 0; i < 60 && !p.paused(Proposer::kMtp); ++i) {
+    const int64_t k = p.Choose(Proposer::kMtp, 8);
+    if (k > 0) p.Observe(Proposer::kMtp, k, 0);
+  }
+  EXPECT_TRUE(p.paused(Proposer::kMtp));
+}
+
 TEST(DraftPolicyTest, UnmeasuredWidthsAreEstimated) {
   DraftPolicy p(8);
   EXPECT_EQ(p.verify_ms(3), 0);

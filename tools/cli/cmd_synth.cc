@@ -25,7 +25,7 @@ and memory (real Gemma 4 weights cannot be downloaded here; speed does not depen
 flags:
   --preset NAME       tiny: 7 layers, D 64, vocab 512, ~0.6 MB, takes a fraction of a second;
                         what the tests and the demo use
-                      e2b, e4b: the real Gemma 4 E2B / E4B shapes (~9.3 GB / ~15 GB), for
+                      e2b, e4b: the real Gemma 4 E2B / E4B shapes (decoder ~9.3 GB / ~15 GB), for
                         benchmarks; sharded into files of at most 4 GB with
                         model.safetensors.index.json (one tensor larger than that, the E2B/E4B
                         PLE table, gets a shard of its own); with the real vision tower

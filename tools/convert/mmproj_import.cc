@@ -265,15 +265,20 @@ Result<model::Gemma4AudioConfig> AudioConfig(const Reader& r, const GgufFile& g,
 }  // namespace
 
 float InverseSoftplus(float s) {
-  const double ulp = static_cast<double>(std::nextafter(s, std::numeric_limits<float>::infinity())) - s;
+  double ulp = static_cast<double>(std::nextafter(s, std::numeric_limits<float>::infinity())) - s;
+  if (!std::isfinite(ulp)) ulp = s - static_cast<double>(std::nextafter(s, 0.0f));  // s = FLT_MAX
   const double s_lo = s - 4 * ulp, s_hi = s + 4 * ulp;
   const double lo = s_lo > 0 ? InverseSoftplusExact(s_lo) : -std::numeric_limits<double>::infinity();
   const double hi = InverseSoftplusExact(s_hi);
   float lo32 = static_cast<float>(lo), hi32 = static_cast<float>(hi);
   if (lo32 < lo) lo32 = std::nextafter(lo32, std::numeric_limits<float>::infinity());
   if (hi32 > hi) hi32 = std::nextafter(hi32, -std::numeric_limits<float>::infinity());
-  if (!(lo32 <= hi32)) return static_cast<float>(InverseSoftplusExact(s));
-  return Simplest(lo32, hi32);
+  // A bf16 value in the window is the checkpoint's (Gemma 4's are bf16); else the nearest float.
+  if (lo32 <= hi32) {
+    const float simplest = Simplest(lo32, hi32);
+    if ((Bits(simplest) & 0xFFFFu) == 0) return simplest;
+  }
+  return static_cast<float>(InverseSoftplusExact(s));
 }
 
 Result<MmprojTowers> ReadMmproj(const GgufFile& g, int64_t text_hidden, const Vocab& vocab) {

@@ -54,11 +54,13 @@ Result<MmprojTowers> ReadMmproj(const GgufFile& mmproj, int64_t text_hidden_size
 // joins ck->files (hashed for provenance), ck->mmproj keeps it mapped.
 Status AddMmproj(const std::string& path, Checkpoint* ck);
 
-// The float x whose softplus llama.cpp stored as `s` (> 0, finite): among the floats whose
-// softplus lies within 4 ulps of `s` (the f32 softplus llama.cpp's torch computes is not
-// correctly rounded), the one with the fewest significant bits. That is the checkpoint's own
-// value for every bf16 per_dim_scale with |x| > 1e-3 (all of Gemma 4's are bf16); closer to 0,
-// softplus(x) ≈ ln 2 + x/2 has lost x's low bits and the result is within 5e-7 of it.
+// The float x whose softplus llama.cpp stored as `s` (> 0, finite). The f32 softplus that
+// llama.cpp's converter computes (torch) is not correctly rounded, so softplus⁻¹(s) is not x:
+// among the floats whose softplus lies within 4 ulps of `s`, a bf16 value (the one with the
+// fewest significant bits) is the checkpoint's own, since Gemma 4's weights are bf16; without
+// one, the float nearest softplus⁻¹(s) (computed in double). Every bf16 x with |x| > 1e-3 comes
+// back bit for bit; closer to 0, softplus(x) ≈ ln 2 + x/2 has lost x's low bits and the result
+// is within 1e-6 of it.
 float InverseSoftplus(float s);
 
 }  // namespace gemlet::convert

@@ -2,7 +2,8 @@
 // (tests/data/mmproj/README.md): the towers it writes equal, bit for bit, the ones the HF path
 // writes from the same checkpoint (names, values, types under the default plan, "vision" /
 // "audio" metadata), the soft tokens and greedy ids are the HF-converted model's, the F16
-// mmproj stays in the f16 tier, and bad mmproj files each give one clear error.
+// mmproj stays in the f16 tier (and is the HF path's default-plan towers byte for byte), and
+// bad mmproj files each give one clear error.
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -212,7 +213,8 @@ TEST(ConvertMmproj, SoftTokensAndGreedyIdsAreTheHfModels) {
 
 // llama.cpp's F16 mmproj (2-D weights rounded to f16 by its converter) under the default plan
 // (towers f16): the soft tokens within the f16 tier of oracle_vision_test.cc (max 1e-3, mean
-// 2e-4) and the audio oracle's exact tier (1e-3 × RMS).
+// 2e-4) and the audio oracle's exact tier (1e-3 × RMS); and the towers byte for byte the HF
+// path's under the same plan.
 TEST(ConvertMmproj, F16MmprojWithinTheF16Tier) {
   GEMLET_NEED_IMAGE_LIBS();
   const std::string s = ScratchDir() + "/mmproj-f16-";
@@ -234,6 +236,14 @@ TEST(ConvertMmproj, F16MmprojWithinTheF16Tier) {
   std::printf("[mmproj] audio F16 mmproj bursts vs golden: max %.2e (x RMS %.2e) mean %.2e\n", max_d,
               max_d / Rms(want_a->data), mean_d);
   EXPECT_LE(max_d, 1e-3 * Rms(want_a->data));
+
+  // llama.cpp rounds bf16 to f16 as the default plan does: the towers are the HF path's, byte
+  // for byte, here.
+  auto v16 = Open(mv), hv16 = Open(Converted("tiny-e2b-vision", "model.safetensors", "default"));
+  auto a16 = Open(ma), ha16 = Open(Converted("tiny-e2b-audio", "model.safetensors", "default"));
+  ASSERT_TRUE(v16 && hv16 && a16 && ha16);
+  EXPECT_EQ(ExpectSameTowers(*v16, *hv16, true), 85);
+  EXPECT_EQ(ExpectSameTowers(*a16, *ha16, true), 164);
 }
 
 // A copy of tests/data/mmproj/<name> with the first occurrence of `from` replaced by `to`

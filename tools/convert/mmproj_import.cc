@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <initializer_list>
 #include <limits>
 #include <unordered_set>
 
@@ -47,14 +48,23 @@ float Simplest(float lo, float hi) {
   return negative ? -lo : lo;
 }
 
-// The image/audio token id: the vocabulary's piece, else Gemma 4's id (HF's config defaults,
+// The image/audio token ids: the vocabulary's pieces, else Gemma 4's ids (HF's config defaults,
 // which is what the HF path writes for a checkpoint whose config.json names none). An mmproj
 // holds no token ids: llama.cpp takes them from the text model's vocabulary as well.
-int64_t TokenId(const Vocab& vocab, const char* piece, int64_t gemma4_id) {
-  for (size_t i = 0; i < vocab.pieces.size(); ++i) {
-    if (vocab.pieces[i] == piece) return static_cast<int64_t>(i);
+void SetTokenIds(const Vocab& vocab, std::initializer_list<std::pair<const char*, int64_t*>> ids) {
+  for (const auto& [piece, id] : ids) {
+    for (size_t i = 0; i < vocab.pieces.size(); ++i) {
+      if (vocab.pieces[i] == piece) *id = static_cast<int64_t>(i);
+    }
   }
-  return gemma4_id;
+}
+
+// The config through FromJson(ToJson()), which checks what the encoder implements.
+template <typename Config>
+Result<Config> Checked(const Config& c, const std::string& path) {
+  auto checked = Config::FromJson(c.ToJson());
+  if (!checked.ok()) return checked.status().WithContext(path);
+  return *checked;
 }
 
 class Reader {
@@ -68,8 +78,24 @@ class Reader {
     return static_cast<int64_t>(v);
   }
 
-  // The tower's projector type: clip.<tower>.projector_type, or the older clip.projector_type.
-  Status CheckProjector(const std::string& tower, const char* want) const {
+  // clip.<tower>.<key> for each key.
+  Status Ints(const std::string& tower, std::initializer_list<std::pair<const char*, int64_t*>> keys) const {
+    for (const auto& [key, out] : keys) {
+      ASSIGN_OR_RETURN(*out, Int("clip." + tower + "." + key));
+    }
+    return Status::Ok();
+  }
+
+  // clip.<tower>.attention.layer_norm_epsilon, as the shortest decimal (1e-6, as in config.json).
+  Result<double> Eps(const std::string& tower) const {
+    ASSIGN_OR_RETURN(float eps, g_.GetF32("clip." + tower + ".attention.layer_norm_epsilon"));
+    return ShortestDecimal(eps);
+  }
+
+  // The tower's projector type (clip.<tower>.projector_type, or the older clip.projector_type)
+  // must be `want`, and its projection's output (clip.<tower>.projection_dim) the text model's
+  // hidden size.
+  Status CheckTower(const std::string& tower, const char* want, int64_t text_hidden) const {
     std::string key = "clip." + tower + ".projector_type";
     if (!g_.Has(key)) key = "clip.projector_type";
     ASSIGN_OR_RETURN(std::string type, g_.GetString(key));
@@ -77,12 +103,7 @@ class Reader {
       return Unsupported(path() + ": " + key + " is '" + type + "'; gemlet reads Gemma 4's " + want +
                          " (a projector of another model family cannot go with a Gemma 4 text model)");
     }
-    return Status::Ok();
-  }
-
-  // The projection's output must be the text model's hidden size.
-  Status CheckFits(const std::string& tower, int64_t text_hidden) const {
-    const std::string key = "clip." + tower + ".projection_dim";
+    key = "clip." + tower + ".projection_dim";
     ASSIGN_OR_RETURN(int64_t dim, Int(key));
     if (dim != text_hidden) {
       return InvalidArgument(path() + ": " + key + " is " + std::to_string(dim) +
@@ -100,6 +121,12 @@ class Reader {
                      std::to_string(rank) + " dimensions");
     }
     return t;
+  }
+
+  // Axis `axis` of tensor `name` (of `rank` dimensions): a size the metadata does not give.
+  Result<int64_t> Dim(const std::string& name, size_t rank, size_t axis) const {
+    ASSIGN_OR_RETURN(const GgufTensorInfo* t, Tensor(name, rank));
+    return t->shape[axis];
   }
 
   // The tensors of `specs`, found by their gguf_name, undone as the header says.
@@ -201,28 +228,19 @@ class Reader {
 // default_output_length 280, and the activation, HF's gelu_pytorch_tanh (the tower has no
 // other; llama.cpp writes no clip.use_gelu and so runs GELU-quick). head_dim is
 // v.blk.0.attn_q_norm's length, position_embedding_size the rows of v.position_embd.
-Result<model::Gemma4VisionConfig> VisionConfig(const Reader& r, const GgufFile& g, int64_t text_hidden,
-                                               const Vocab& vocab) {
+Result<model::Gemma4VisionConfig> VisionConfig(const Reader& r, int64_t text_hidden, const Vocab& vocab) {
   model::Gemma4VisionConfig c;
-  ASSIGN_OR_RETURN(c.hidden_size, r.Int("clip.vision.embedding_length"));
-  ASSIGN_OR_RETURN(c.intermediate_size, r.Int("clip.vision.feed_forward_length"));
-  ASSIGN_OR_RETURN(c.num_layers, r.Int("clip.vision.block_count"));
-  ASSIGN_OR_RETURN(c.num_heads, r.Int("clip.vision.attention.head_count"));
-  ASSIGN_OR_RETURN(c.patch_size, r.Int("clip.vision.patch_size"));
-  ASSIGN_OR_RETURN(float eps, g.GetF32("clip.vision.attention.layer_norm_epsilon"));
-  c.rms_norm_eps = ShortestDecimal(eps);
-  ASSIGN_OR_RETURN(const GgufTensorInfo* qn, r.Tensor("v.blk.0.attn_q_norm.weight", 1));
-  c.head_dim = qn->shape[0];
-  ASSIGN_OR_RETURN(const GgufTensorInfo* pos, r.Tensor("v.position_embd.weight", 3));
-  c.position_embedding_size = pos->shape[1];
+  RETURN_IF_ERROR(r.Ints("vision", {{"embedding_length", &c.hidden_size},
+                                    {"feed_forward_length", &c.intermediate_size},
+                                    {"block_count", &c.num_layers},
+                                    {"attention.head_count", &c.num_heads},
+                                    {"patch_size", &c.patch_size}}));
+  ASSIGN_OR_RETURN(c.rms_norm_eps, r.Eps("vision"));
+  ASSIGN_OR_RETURN(c.head_dim, r.Dim("v.blk.0.attn_q_norm.weight", 1, 0));
+  ASSIGN_OR_RETURN(c.position_embedding_size, r.Dim("v.position_embd.weight", 3, 1));
   c.text_hidden_size = text_hidden;
-  c.boi_token_id = TokenId(vocab, "<|image>", c.boi_token_id);
-  c.image_token_id = TokenId(vocab, "<|image|>", c.image_token_id);
-  c.eoi_token_id = TokenId(vocab, "<image|>", c.eoi_token_id);
-  // FromJson checks what the encoder implements (sizes, head_dim a multiple of 4).
-  auto checked = model::Gemma4VisionConfig::FromJson(c.ToJson());
-  if (!checked.ok()) return checked.status().WithContext(r.path());
-  return *checked;
+  SetTokenIds(vocab, {{"<|image>", &c.boi_token_id}, {"<|image|>", &c.image_token_id}, {"<image|>", &c.eoi_token_id}});
+  return Checked(c, r.path());
 }
 
 // clip.audio.* and the tensor shapes as HF's audio_config. Derived from shapes: the
@@ -230,36 +248,27 @@ Result<model::Gemma4VisionConfig> VisionConfig(const Reader& r, const GgufFile& 
 // output_proj_dims (a.pre_encode.out). Not in the file, Gemma 4's fixed values (llama.cpp
 // hard-codes them in its gemma4a graph): attention_chunk_size 12, attention_context_left 13 /
 // right 0, attention_logit_cap 50, residual_weight 0.5, gradient_clipping 1e10.
-Result<model::Gemma4AudioConfig> AudioConfig(const Reader& r, const GgufFile& g, int64_t text_hidden,
-                                             const Vocab& vocab) {
+Result<model::Gemma4AudioConfig> AudioConfig(const Reader& r, int64_t text_hidden, const Vocab& vocab) {
   model::Gemma4AudioConfig c;
-  ASSIGN_OR_RETURN(c.hidden_size, r.Int("clip.audio.embedding_length"));
-  ASSIGN_OR_RETURN(c.num_layers, r.Int("clip.audio.block_count"));
-  ASSIGN_OR_RETURN(c.num_heads, r.Int("clip.audio.attention.head_count"));
-  ASSIGN_OR_RETURN(c.n_mels, r.Int("clip.audio.num_mel_bins"));
-  ASSIGN_OR_RETURN(float eps, g.GetF32("clip.audio.attention.layer_norm_epsilon"));
-  c.rms_norm_eps = ShortestDecimal(eps);
-  ASSIGN_OR_RETURN(int64_t ffn, r.Int("clip.audio.feed_forward_length"));
+  int64_t ffn = 0;
+  RETURN_IF_ERROR(r.Ints("audio", {{"embedding_length", &c.hidden_size},
+                                   {"block_count", &c.num_layers},
+                                   {"attention.head_count", &c.num_heads},
+                                   {"num_mel_bins", &c.n_mels},
+                                   {"feed_forward_length", &ffn}}));
+  ASSIGN_OR_RETURN(c.rms_norm_eps, r.Eps("audio"));
   if (ffn != 4 * c.hidden_size) {
     return Unsupported(r.path() + ": clip.audio.feed_forward_length is " + std::to_string(ffn) +
                        ", not 4 × clip.audio.embedding_length (" + std::to_string(4 * c.hidden_size) +
                        ") as Gemma 4's conformer has");
   }
-  ASSIGN_OR_RETURN(const GgufTensorInfo* conv0, r.Tensor("a.conv1d.0.weight", 4));
-  ASSIGN_OR_RETURN(const GgufTensorInfo* conv1, r.Tensor("a.conv1d.1.weight", 4));
-  c.sscp_channels[0] = conv0->shape[0];
-  c.sscp_channels[1] = conv1->shape[0];
-  ASSIGN_OR_RETURN(const GgufTensorInfo* dw, r.Tensor("a.blk.0.conv_dw.weight", 2));
-  c.conv_kernel_size = dw->shape[1];
-  ASSIGN_OR_RETURN(const GgufTensorInfo* out, r.Tensor("a.pre_encode.out.weight", 2));
-  c.output_proj_dims = out->shape[0];
+  ASSIGN_OR_RETURN(c.sscp_channels[0], r.Dim("a.conv1d.0.weight", 4, 0));
+  ASSIGN_OR_RETURN(c.sscp_channels[1], r.Dim("a.conv1d.1.weight", 4, 0));
+  ASSIGN_OR_RETURN(c.conv_kernel_size, r.Dim("a.blk.0.conv_dw.weight", 2, 1));
+  ASSIGN_OR_RETURN(c.output_proj_dims, r.Dim("a.pre_encode.out.weight", 2, 0));
   c.text_hidden_size = text_hidden;
-  c.boa_token_id = TokenId(vocab, "<|audio>", c.boa_token_id);
-  c.audio_token_id = TokenId(vocab, "<|audio|>", c.audio_token_id);
-  c.eoa_token_id = TokenId(vocab, "<audio|>", c.eoa_token_id);
-  auto checked = model::Gemma4AudioConfig::FromJson(c.ToJson());
-  if (!checked.ok()) return checked.status().WithContext(r.path());
-  return *checked;
+  SetTokenIds(vocab, {{"<|audio>", &c.boa_token_id}, {"<|audio|>", &c.audio_token_id}, {"<audio|>", &c.eoa_token_id}});
+  return Checked(c, r.path());
 }
 
 }  // namespace
@@ -300,16 +309,14 @@ Result<MmprojTowers> ReadMmproj(const GgufFile& g, int64_t text_hidden, const Vo
     return InvalidArgument(g.path() + ": neither clip.has_vision_encoder nor clip.has_audio_encoder is true");
   }
   if (has_vision) {
-    RETURN_IF_ERROR(r.CheckProjector("vision", "gemma4v"));
-    RETURN_IF_ERROR(r.CheckFits("vision", text_hidden));
-    ASSIGN_OR_RETURN(model::Gemma4VisionConfig c, VisionConfig(r, g, text_hidden, vocab));
+    RETURN_IF_ERROR(r.CheckTower("vision", "gemma4v", text_hidden));
+    ASSIGN_OR_RETURN(model::Gemma4VisionConfig c, VisionConfig(r, text_hidden, vocab));
     ASSIGN_OR_RETURN(t.vision_tensors, r.Items(model::ExpectedVisionTensors(c)));
     t.vision = c.ToJson();
   }
   if (has_audio) {
-    RETURN_IF_ERROR(r.CheckProjector("audio", "gemma4a"));
-    RETURN_IF_ERROR(r.CheckFits("audio", text_hidden));
-    ASSIGN_OR_RETURN(model::Gemma4AudioConfig c, AudioConfig(r, g, text_hidden, vocab));
+    RETURN_IF_ERROR(r.CheckTower("audio", "gemma4a", text_hidden));
+    ASSIGN_OR_RETURN(model::Gemma4AudioConfig c, AudioConfig(r, text_hidden, vocab));
     ASSIGN_OR_RETURN(t.audio_tensors, r.Items(model::ExpectedAudioTensors(c)));
     t.audio = c.ToJson();
   }

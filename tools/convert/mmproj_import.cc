@@ -154,7 +154,7 @@ class Reader {
       }
       if (patch) {
         RETURN_IF_ERROR(Unpermute(spec, &src));
-      } else if (spec.name.size() > 14 && spec.name.ends_with(".per_dim_scale")) {
+      } else if (spec.name.ends_with(".per_dim_scale")) {
         RETURN_IF_ERROR(UndoSoftplus(spec, &src));
       }
       src.shape = spec.shape;

@@ -55,7 +55,9 @@ def gguf_skip_value(b, off, t):
     raise ValueError("GGUF value type %d" % t)
 
 
-def gguf_cut(path):
+def gguf_cut(path, keep_tensor=None):
+    """The file with its metadata and only some tensors: those `keep_tensor(name)` accepts, by
+    default the small F32 ones and the smallest of another type. Returns (file, header only)."""
     b = open(path, "rb").read()
     magic, version, n_tensors, n_kv = struct.unpack_from("<4sIQQ", b, 0)
     assert magic == b"GGUF" and version == 3
@@ -86,7 +88,10 @@ def gguf_cut(path):
     # The small F32 tensors, and the smallest tensor of the file's other type (Q4_0, Q8_0, BF16).
     other = sorted((size[o], o) for _, o, t in infos if t != 0)
     smallest_other = other[0][1] if other else None
-    keep = [(head, o) for head, o, t in infos if size[o] <= MAX_GGUF_TENSOR_BYTES or o == smallest_other]
+    if keep_tensor is None:
+        keep = [(head, o) for head, o, t in infos if size[o] <= MAX_GGUF_TENSOR_BYTES or o == smallest_other]
+    else:
+        keep = [(head, o) for head, o, t in infos if keep_tensor(head[8:8 + struct.unpack_from("<Q", head)[0]].decode())]
     out_infos, data, pos = b"", b"", 0
     for head, o in keep:
         out_infos += head + struct.pack("<Q", pos)
@@ -332,6 +337,24 @@ def audio_seeds(oracle):
         form(b"zz", [(b"model", b"m")], b"data")[:-12])
 
 
+def mmproj_seeds():
+    """llama.cpp's mmproj files of the tiny oracles (tests/data/mmproj): a whole vision tower
+    (the audio file's vision stub, F16 + F32, the audio tower dropped and
+    clip.has_audio_encoder set to false), both files cut down, and a header."""
+    data = os.path.join(HERE, "..", "..", "tests", "data", "mmproj")
+    audio_f16 = os.path.join(data, "tiny-audio-mmproj-f16.gguf")
+    stub, _ = gguf_cut(audio_f16, lambda n: n.startswith("v.") or n == "mm.input_projection.weight")
+    key = b"clip.has_audio_encoder"
+    at = stub.index(key) + len(key) + 4  # after the key, its u32 type (bool), then the value
+    stub = stub[:at] + b"\0" + stub[at + 1:]
+    put("mmproj_fuzz", "vision-stub-f16.gguf", stub)
+    small, header = gguf_cut(os.path.join(data, "tiny-audio-mmproj.gguf"))
+    put("mmproj_fuzz", "audio-cut.gguf", small)
+    put("mmproj_fuzz", "audio-header-only.gguf", header)
+    small, _ = gguf_cut(os.path.join(data, "tiny-vision-mmproj-f16.gguf"))
+    put("mmproj_fuzz", "vision-f16-cut.gguf", small)
+
+
 def main():
     shared, gemlet = sys.argv[1], sys.argv[2]
     gbnf_seeds()
@@ -363,6 +386,7 @@ def main():
     put("npy_fuzz", "empty-f4.npy", npy("<f4", (0, 512), b""))
     image_seeds(oracle)
     audio_seeds(oracle)
+    mmproj_seeds()
     # tokenizer.json (cut down) NUL tokenizer_config.json NUL generation_config.json
     e2b = os.path.join(oracle, "tiny-e2b")
     for keep in (300, 512):

@@ -153,50 +153,65 @@ std::vector<TensorSpec> ExpectedAudioTensors(const Gemma4AudioConfig& c) {
   std::vector<TensorSpec> out;
   const int64_t Da = c.hidden_size, C0 = c.sscp_channels[0], C1 = c.sscp_channels[1];
   const std::string hf = "model.audio_tower.";
-  auto add = [&](std::string name, std::string hf_name, std::vector<int64_t> shape, TensorClass cls, int64_t layer) {
-    std::string gguf = name + ".weight";
-    out.push_back({std::move(name), std::move(hf_name), std::move(gguf), std::move(shape), cls, layer});
+  // `gguf` is llama.cpp's mmproj name without ".weight" (tools/mtmd/clip-impl.h).
+  auto add = [&](std::string name, std::string hf_name, const std::string& gguf, std::vector<int64_t> shape,
+                 TensorClass cls, int64_t layer) {
+    out.push_back({std::move(name), std::move(hf_name), gguf + ".weight", std::move(shape), cls, layer});
   };
   // A clipped linear (Gemma4ClippableLinear): the matrix and its four bounds.
-  auto linear = [&](const std::string& name, const std::string& hf_base, std::vector<int64_t> shape, int64_t layer) {
-    add(name, hf_base + ".linear.weight", std::move(shape), TensorClass::kAudioMatrix, layer);
-    for (const char* b : kClipBoundNames) add(name + "." + b, hf_base + "." + b, {1}, TensorClass::kScalar, layer);
+  auto linear = [&](const std::string& name, const std::string& hf_base, const std::string& gguf,
+                    std::vector<int64_t> shape, int64_t layer) {
+    add(name, hf_base + ".linear.weight", gguf, std::move(shape), TensorClass::kAudioMatrix, layer);
+    for (const char* b : kClipBoundNames) {
+      out.push_back({name + "." + b, hf_base + "." + b, gguf + "." + b, {1}, TensorClass::kScalar, layer});
+    }
   };
   const std::string s = hf + "subsample_conv_projection.";
-  add("a.conv0", s + "layer0.conv.weight", {C0, 1, 3, 3}, TensorClass::kAudioConv, -1);
-  add("a.conv0_norm", s + "layer0.norm.weight", {C0}, TensorClass::kNorm, -1);
-  add("a.conv1", s + "layer1.conv.weight", {C1, C0, 3, 3}, TensorClass::kAudioConv, -1);
-  add("a.conv1_norm", s + "layer1.norm.weight", {C1}, TensorClass::kNorm, -1);
-  add("a.input_proj", s + "input_proj_linear.weight", {Da, c.sscp_out_dim()}, TensorClass::kAudioMatrix, -1);
+  add("a.conv0", s + "layer0.conv.weight", "a.conv1d.0", {C0, 1, 3, 3}, TensorClass::kAudioConv, -1);
+  add("a.conv0_norm", s + "layer0.norm.weight", "a.conv1d.0.norm", {C0}, TensorClass::kNorm, -1);
+  add("a.conv1", s + "layer1.conv.weight", "a.conv1d.1", {C1, C0, 3, 3}, TensorClass::kAudioConv, -1);
+  add("a.conv1_norm", s + "layer1.norm.weight", "a.conv1d.1.norm", {C1}, TensorClass::kNorm, -1);
+  add("a.input_proj", s + "input_proj_linear.weight", "a.input_projection", {Da, c.sscp_out_dim()},
+      TensorClass::kAudioMatrix, -1);
   for (int64_t l = 0; l < c.num_layers; ++l) {
     const std::string b = "a.blk." + std::to_string(l) + ".";
     const std::string h = hf + "layers." + std::to_string(l) + ".";
     for (int f = 1; f <= 2; ++f) {
       const std::string fb = b + "ffn" + std::to_string(f) + "_", fh = h + "feed_forward" + std::to_string(f) + ".";
-      add(fb + "pre_norm", fh + "pre_layer_norm.weight", {Da}, TensorClass::kNorm, l);
-      linear(fb + "up", fh + "ffw_layer_1", {4 * Da, Da}, l);
-      linear(fb + "down", fh + "ffw_layer_2", {Da, 4 * Da}, l);
-      add(fb + "post_norm", fh + "post_layer_norm.weight", {Da}, TensorClass::kNorm, l);
+      const std::string gs = f == 1 ? "" : "_1";  // llama.cpp: ffn_up, ffn_up_1, ...
+      add(fb + "pre_norm", fh + "pre_layer_norm.weight", b + "ffn_norm" + gs, {Da}, TensorClass::kNorm, l);
+      linear(fb + "up", fh + "ffw_layer_1", b + "ffn_up" + gs, {4 * Da, Da}, l);
+      linear(fb + "down", fh + "ffw_layer_2", b + "ffn_down" + gs, {Da, 4 * Da}, l);
+      add(fb + "post_norm", fh + "post_layer_norm.weight", b + "ffn_post_norm" + gs, {Da}, TensorClass::kNorm, l);
     }
-    add(b + "attn_pre_norm", h + "norm_pre_attn.weight", {Da}, TensorClass::kNorm, l);
-    linear(b + "attn_q", h + "self_attn.q_proj", {Da, Da}, l);
-    linear(b + "attn_k", h + "self_attn.k_proj", {Da, Da}, l);
-    linear(b + "attn_v", h + "self_attn.v_proj", {Da, Da}, l);
-    linear(b + "attn_out", h + "self_attn.post", {Da, Da}, l);
-    add(b + "attn_rel_k", h + "self_attn.relative_k_proj.weight", {Da, Da}, TensorClass::kAudioMatrix, l);
-    add(b + "per_dim_scale", h + "self_attn.per_dim_scale", {c.head_dim()}, TensorClass::kNorm, l);
-    add(b + "attn_post_norm", h + "norm_post_attn.weight", {Da}, TensorClass::kNorm, l);
-    add(b + "conv_pre_norm", h + "lconv1d.pre_layer_norm.weight", {Da}, TensorClass::kNorm, l);
-    linear(b + "conv_start", h + "lconv1d.linear_start", {2 * Da, Da}, l);
-    add(b + "conv_dw", h + "lconv1d.depthwise_conv1d.weight", {Da, 1, c.conv_kernel_size}, TensorClass::kAudioConv, l);
-    add(b + "conv_norm", h + "lconv1d.conv_norm.weight", {Da}, TensorClass::kNorm, l);
-    linear(b + "conv_end", h + "lconv1d.linear_end", {Da, Da}, l);
-    add(b + "norm_out", h + "norm_out.weight", {Da}, TensorClass::kNorm, l);
+    add(b + "attn_pre_norm", h + "norm_pre_attn.weight", b + "attn_pre_norm", {Da}, TensorClass::kNorm, l);
+    linear(b + "attn_q", h + "self_attn.q_proj", b + "attn_q", {Da, Da}, l);
+    linear(b + "attn_k", h + "self_attn.k_proj", b + "attn_k", {Da, Da}, l);
+    linear(b + "attn_v", h + "self_attn.v_proj", b + "attn_v", {Da, Da}, l);
+    linear(b + "attn_out", h + "self_attn.post", b + "attn_out", {Da, Da}, l);
+    add(b + "attn_rel_k", h + "self_attn.relative_k_proj.weight", b + "attn_k_rel", {Da, Da},
+        TensorClass::kAudioMatrix, l);
+    // llama.cpp stores softplus(per_dim_scale) under this name (tools/convert/mmproj_import.h).
+    add(b + "per_dim_scale", h + "self_attn.per_dim_scale", b + "per_dim_scale", {c.head_dim()}, TensorClass::kNorm,
+        l);
+    add(b + "attn_post_norm", h + "norm_post_attn.weight", b + "attn_post_norm", {Da}, TensorClass::kNorm, l);
+    // llama.cpp swaps the two conv norms' names: HF pre_layer_norm is its conv_norm, HF
+    // conv_norm its norm_conv.
+    add(b + "conv_pre_norm", h + "lconv1d.pre_layer_norm.weight", b + "conv_norm", {Da}, TensorClass::kNorm, l);
+    linear(b + "conv_start", h + "lconv1d.linear_start", b + "conv_pw1", {2 * Da, Da}, l);
+    // llama.cpp: [Da, K] (the HF kernel's middle 1 dropped).
+    add(b + "conv_dw", h + "lconv1d.depthwise_conv1d.weight", b + "conv_dw", {Da, 1, c.conv_kernel_size},
+        TensorClass::kAudioConv, l);
+    add(b + "conv_norm", h + "lconv1d.conv_norm.weight", b + "norm_conv", {Da}, TensorClass::kNorm, l);
+    linear(b + "conv_end", h + "lconv1d.linear_end", b + "conv_pw2", {Da, Da}, l);
+    add(b + "norm_out", h + "norm_out.weight", b + "ln2", {Da}, TensorClass::kNorm, l);
   }
-  add("a.output_proj", hf + "output_proj.weight", {c.output_proj_dims, Da}, TensorClass::kAudioMatrix, -1);
-  add("a.output_proj_bias", hf + "output_proj.bias", {c.output_proj_dims}, TensorClass::kNorm, -1);
-  add("mm.a.input_projection", "model.embed_audio.embedding_projection.weight", {c.text_hidden_size, c.output_proj_dims},
-      TensorClass::kAudioProj, -1);
+  add("a.output_proj", hf + "output_proj.weight", "a.pre_encode.out", {c.output_proj_dims, Da},
+      TensorClass::kAudioMatrix, -1);
+  out.push_back({"a.output_proj_bias", hf + "output_proj.bias", "a.pre_encode.out.bias", {c.output_proj_dims},
+                 TensorClass::kNorm, -1});
+  add("mm.a.input_projection", "model.embed_audio.embedding_projection.weight", "mm.a.input_projection",
+      {c.text_hidden_size, c.output_proj_dims}, TensorClass::kAudioProj, -1);
   return out;
 }
 

@@ -58,6 +58,7 @@ bool HasAudioConfig(const nlohmann::json& config_json);
 
 // Every tensor of the tower and embed_audio, in file order. The four clip bounds of each
 // clipped linear (HF 0-d tensors) are stored as [1]; a checkpoint may lack some (then unbounded).
+// TensorSpec::gguf_name is the tensor's name in llama.cpp's mmproj GGUF (projector gemma4a).
 std::vector<TensorSpec> ExpectedAudioTensors(const Gemma4AudioConfig& cfg);
 
 // The HF prefixes of the tower's tensors ("model.audio_tower.", "model.embed_audio.").

@@ -53,6 +53,7 @@ bool HasVisionConfig(const nlohmann::json& config_json);
 
 // Every tensor of the tower and embed_vision, in file order. The four clip bounds of each
 // linear (HF 0-d tensors) are stored as [1]; a checkpoint may lack some (then unbounded).
+// TensorSpec::gguf_name is the tensor's name in llama.cpp's mmproj GGUF (projector gemma4v).
 std::vector<TensorSpec> ExpectedVisionTensors(const Gemma4VisionConfig& cfg);
 
 // The HF prefixes of the tower's tensors ("model.vision_tower.", "model.embed_vision.").

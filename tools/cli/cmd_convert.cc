@@ -13,7 +13,7 @@ namespace {
 
 constexpr char kUsage[] =
     R"(usage: gemlet convert SRC -o OUT.gemlet [--plan NAME] [--type CLASS=TYPE]... [--threads N]
-                      [--multimodal OUT2.gemlet] [--assistant DRAFTER_DIR] [-q]
+                      [--multimodal OUT2.gemlet] [--assistant DRAFTER_DIR] [--mmproj MMPROJ.gguf] [-q]
 
 Converts a Gemma 4 E2B/E4B checkpoint to a .gemlet model, streaming tensor by tensor (the
 checkpoint is never held in memory). SRC is either
@@ -22,7 +22,8 @@ checkpoint is never held in memory). SRC is either
     chat_template.jinja); vision/audio tensors are skipped (see --multimodal), or
   a Hugging Face MTP drafter folder (config.json with model_type gemma4_assistant, e.g.
     gemma-4-E2B-it-assistant): a drafter-only file for `--drafter FILE`, or
-  a llama.cpp gemma4 GGUF file (F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K tensors).
+  a llama.cpp gemma4 GGUF file (F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K tensors),
+    with --mmproj for the vision/audio towers.
 Every tensor is checked against the config (missing, unexpected or misshapen tensors are
 errors). The output records the config, tokenizer, chat template, quantization plan and the
 provenance (source path, sha256 of the source files, converter version, time).
@@ -51,6 +52,14 @@ flags:
   --assistant DIR       also write this MTP drafter checkpoint (HF, gemma4_assistant) into
                         the output as a second section, after checking that it fits the
                         target (hidden size, vocabulary, KV heads, head dims)
+  --mmproj FILE         with a GGUF SRC: llama.cpp's mmproj GGUF of the vision (gemma4v)
+                        and/or audio (gemma4a) tower; each tower it holds is written as
+                        from an HF checkpoint (same names, config and plan classes: vision,
+                        vision_pos, vision_proj, audio, audio_conv, audio_proj). The configs come
+                        from its clip.vision.* / clip.audio.* keys and tensor shapes, the
+                        patch embedding is permuted back, per_dim_scale (stored as its
+                        softplus) inverted; F32 or F16 files. The projection must output the
+                        text model's hidden size.
   -q, --quiet           no progress output
 
 examples:
@@ -58,6 +67,7 @@ examples:
   gemlet convert ~/gemma-4-E2B-it -o e2b.gemlet
   gemlet convert ~/gemma-4-E2B-it -o e2b-q8emb.gemlet --type token_embd=q8 --type ple_table=q8
   gemlet convert gemma-4-E2B-it-Q4_0.gguf -o e2b.gemlet --plan keep
+  gemlet convert gemma-4-E2B-it-Q4_0.gguf --mmproj mmproj-gemma-4-E2B-it-f16.gguf -o e2b.gemlet
   gemlet convert ~/gemma-4-E2B-it-assistant -o e2b-drafter.gemlet
   gemlet convert ~/gemma-4-E2B-it --assistant ~/gemma-4-E2B-it-assistant -o e2b-bundle.gemlet
 )";
@@ -69,6 +79,7 @@ int Run(Flags& flags) {
   o.overrides = flags.StrAll({"--type"});
   o.multimodal_out = flags.Str({"--multimodal"}, "");
   o.assistant = flags.Str({"--assistant"}, "");
+  o.mmproj = flags.Str({"--mmproj"}, "");
   auto threads = flags.Int({"--threads"}, 0);
   o.progress = !flags.Bool({"-q", "--quiet"});
   if (!threads.ok()) return UsageError("convert", threads.status().message());

@@ -18,6 +18,7 @@
 #include "tools/convert/drafter_import.h"
 #include "tools/convert/gguf_import.h"
 #include "tools/convert/hf_import.h"
+#include "tools/convert/mmproj_import.h"
 #include "tools/convert/progress.h"
 #include "tools/convert/quant_plan.h"
 #include "tools/convert/sha256.h"
@@ -163,9 +164,18 @@ Result<ConvertReport> Convert(const ConvertOptions& o) {
       return InvalidArgument(o.src + " is a drafter (gemma4_assistant) checkpoint; --assistant goes with a target");
     }
     if (!o.multimodal_out.empty()) return InvalidArgument("--multimodal: " + o.src + " is a drafter checkpoint");
+    if (!o.mmproj.empty()) return InvalidArgument("--mmproj: " + o.src + " is a drafter checkpoint");
     return ConvertDrafterOnly(o, plan, t0);
   }
   ASSIGN_OR_RETURN(Checkpoint ck, OpenCheckpoint(o.src));
+  if (!o.mmproj.empty()) {
+    if (ck.format != "gguf") {
+      return InvalidArgument("--mmproj: " + o.src +
+                             " is a Hugging Face checkpoint, which carries its own vision/audio towers; "
+                             "--mmproj goes with a GGUF text model");
+    }
+    RETURN_IF_ERROR(AddMmproj(o.mmproj, &ck).WithContext("--mmproj"));
+  }
   std::optional<DrafterCheckpoint> drafter;
   if (!o.assistant.empty()) {
     if (!IsHfDrafterFolder(o.assistant)) {
@@ -281,6 +291,7 @@ Result<ConvertReport> Convert(const ConvertOptions& o) {
       {"provenance", provenance},
       {"quant_plan", PlanJson(plan, class_types)},
   };
+  if (!o.mmproj.empty()) meta["provenance"]["mmproj"] = Absolute(o.mmproj);
   if (drafter) {
     ASSIGN_OR_RETURN(nlohmann::json dsha, HashFiles(drafter->files, nullptr));
     meta[model::kDrafterMetadataKey] = drafter->config.ToJson();

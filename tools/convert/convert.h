@@ -1,5 +1,6 @@
-// `gemlet convert`: brings a Hugging Face Gemma 4 checkpoint folder or a gemma4 GGUF file into
-// a .gemlet file, streaming tensor by tensor, under a quantization plan.
+// `gemlet convert`: brings a Hugging Face Gemma 4 checkpoint folder or a gemma4 GGUF file (with
+// llama.cpp's mmproj file of its towers) into a .gemlet file, streaming tensor by tensor, under a
+// quantization plan.
 #pragma once
 
 #include <cstdint>
@@ -27,6 +28,10 @@ struct ConvertOptions {
   // the output as a second section (model/gemma4_drafter_tensors.h). A `src` that is itself
   // a drafter folder converts to a drafter-only file.
   std::string assistant;
+  // If set, llama.cpp's mmproj GGUF of the vision/audio towers (projector types gemma4v /
+  // gemma4a) for a GGUF `src`: its towers are written as an HF checkpoint's are
+  // (mmproj_import.h).
+  std::string mmproj;
 };
 
 struct ConvertedTensor {

@@ -76,6 +76,10 @@ struct Checkpoint {
   // Keep the mapped files alive.
   std::unique_ptr<SafetensorsFolder> safetensors;
   std::unique_ptr<GgufFile> gguf;
+  // A llama.cpp mmproj file the towers came from (mmproj_import.h), and the tensors its
+  // importer rewrote (the items point into both).
+  std::unique_ptr<GgufFile> mmproj;
+  std::vector<std::vector<uint8_t>> owned;
 };
 
 // A SourceTensor viewing a safetensors tensor (F32/F16/BF16, else an error naming file and tensor).

@@ -24,6 +24,17 @@ namespace gemlet::convert {
 // An architecture other than gemma4 is an error naming the file and the architecture.
 Result<nlohmann::json> GgufTextConfig(const GgufFile& gguf);
 
+// The HF-style assistant config (model_type gemma4_assistant, accepted by
+// Gemma4DrafterConfig::FromJson) of llama.cpp's gemma4-assistant GGUF: the text_config fields
+// as GgufTextConfig reads them under "gemma4-assistant.", backbone_hidden_size from
+// embedding_length_out, vocab_size from the token list (else token_embd.weight's rows),
+// tie_word_embeddings (the GGUF has only the tied table). use_ordered_embeddings iff
+// the sparse head's two tensors are there (llama.cpp's converter leaves them out):
+// num_centroids from masked_embd_centroids.weight's rows, centroid_intermediate_top_k from the
+// key gemma4-assistant.centroid_intermediate_top_k (not llama.cpp's: it has none), else HF's
+// default 32. An architecture other than gemma4-assistant is an error.
+Result<nlohmann::json> GgufDrafterConfig(const GgufFile& gguf);
+
 // Every tensor of ExpectedTensors(config) must be present with the expected shape; a tensor that
 // is neither expected nor skipped by model::IsSkippedGgufTensor is an error.
 Result<Checkpoint> LoadGgufCheckpoint(const std::string& path);

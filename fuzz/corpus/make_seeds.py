@@ -55,7 +55,7 @@ def gguf_skip_value(b, off, t):
     raise ValueError("GGUF value type %d" % t)
 
 
-def gguf_cut(path):
+def gguf_cut(path, max_tensor_bytes=MAX_GGUF_TENSOR_BYTES):
     b = open(path, "rb").read()
     magic, version, n_tensors, n_kv = struct.unpack_from("<4sIQQ", b, 0)
     assert magic == b"GGUF" and version == 3
@@ -86,7 +86,7 @@ def gguf_cut(path):
     # The small F32 tensors, and the smallest tensor of the file's other type (Q4_0, Q8_0, BF16).
     other = sorted((size[o], o) for _, o, t in infos if t != 0)
     smallest_other = other[0][1] if other else None
-    keep = [(head, o) for head, o, t in infos if size[o] <= MAX_GGUF_TENSOR_BYTES or o == smallest_other]
+    keep = [(head, o) for head, o, t in infos if size[o] <= max_tensor_bytes or o == smallest_other]
     out_infos, data, pos = b"", b"", 0
     for head, o in keep:
         out_infos += head + struct.pack("<Q", pos)
@@ -356,6 +356,12 @@ def main():
         put("config_json_fuzz", "%s-config.json" % variant, open(os.path.join(oracle, variant, "config.json")).read())
         for rows, name in ((2, "logits-llama-q4_0.npy"), (1, "logits-ref.npy")):
             put("npy_fuzz", "%s-%s" % (variant, name), npy_rows(os.path.join(oracle, variant, name), rows))
+    # llama.cpp's gemma4-assistant GGUFs (tests/data/assistant): without the sparse head, and with
+    # it (2 KB: its centroids and token ordering stay, the matrices go).
+    assistant = os.path.join(HERE, "..", "..", "tests", "data", "assistant")
+    put("gguf_fuzz", "tiny-assistant-f32.gguf", gguf_cut(os.path.join(assistant, "tiny-assistant-f32.gguf"))[0])
+    put("gguf_fuzz", "tiny-assistant-centroids-f32.gguf",
+        gguf_cut(os.path.join(assistant, "tiny-assistant-centroids-f32.gguf"), 2048)[0])
     for variant in ("tiny-e2b-vision", "tiny-e2b-audio", "tiny-e2b-assistant"):
         put("config_json_fuzz", "%s-config.json" % variant, open(os.path.join(oracle, variant, "config.json")).read())
     put("npy_fuzz", "tokens-e2b-32k.npy", npy_rows(os.path.join(oracle, "long", "tokens-e2b-32k.npy"), 16))

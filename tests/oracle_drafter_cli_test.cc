@@ -20,6 +20,21 @@ namespace oracle_drafter_cli_test {
 
 const std::string kAssistant = "tiny-e2b-assistant";
 
+// Max |Δ| of rows row0 … row0 + 3 of an oracle array against a [4, cols] file.
+double MaxDiff(const std::string& file, const std::string& gold, int64_t row0, int64_t cols) {
+  auto a = ReadNpy(file);
+  EXPECT_TRUE(a.ok()) << a.status().ToString();
+  if (!a.ok()) return 1e30;
+  EXPECT_EQ(a->shape, (std::vector<int64_t>{4, cols}));
+  auto g = ReadNpy(OracleDir() + kAssistant + "/" + gold);
+  EXPECT_TRUE(g.ok());
+  double m = 0;
+  for (int64_t i = 0; i < 4 * cols; ++i) {
+    m = std::max(m, std::abs(static_cast<double>(a->data[i]) - g->data[row0 * cols + i]));
+  }
+  return m;
+}
+
 TEST(OracleDrafterCli, DraftCommandMatchesTheRound) {
   // The last round of the 17-token case (P = 21: past the window + 1).
   const auto& round = OracleCases(kAssistant)["cases"][2]["rounds"][1];
@@ -54,15 +69,7 @@ TEST(OracleDrafterCli, DraftCommandMatchesTheRound) {
     EXPECT_EQ(out, want + "\n") << models;
     for (const auto& [file, gold, cols] : {std::tuple{d, "dense-logits.npy", 512}, {s, "sparse-logits.npy", 512},
                                            {h, "h-next.npy", 64}}) {
-      auto a = ReadNpy(file);
-      ASSERT_TRUE(a.ok()) << a.status().ToString();
-      ASSERT_EQ(a->shape, (std::vector<int64_t>{4, cols}));
-      auto g = ReadNpy(OracleDir() + kAssistant + "/" + gold);
-      ASSERT_TRUE(g.ok());
-      std::vector<float> golden(g->data.begin() + row0 * cols, g->data.begin() + (row0 + 4) * cols);
-      double m = 0;
-      for (int64_t i = 0; i < 4 * cols; ++i) m = std::max(m, std::abs(static_cast<double>(a->data[i]) - golden[i]));
-      EXPECT_LE(m, 1e-3) << models << " " << gold;
+      EXPECT_LE(MaxDiff(file, gold, row0, cols), 1e-3) << models << " " << gold;
     }
   }
   // No drafter: exit 1 naming the way out; too few tokens: a usage error.
@@ -74,21 +81,6 @@ TEST(OracleDrafterCli, DraftCommandMatchesTheRound) {
 // ---- llama.cpp's gemma4-assistant GGUF (tests/data/assistant/README.md) through the binary.
 
 const std::string kGgufDir = std::string(GEMLET_SOURCE_DIR) + "/tests/data/assistant/";
-
-// Max |Δ| of rows row0 … row0 + 3 of an oracle array against a [4, cols] file.
-double MaxDiff(const std::string& file, const std::string& gold, int64_t row0, int64_t cols) {
-  auto a = ReadNpy(file);
-  EXPECT_TRUE(a.ok()) << a.status().ToString();
-  if (!a.ok()) return 1e30;
-  EXPECT_EQ(a->shape, (std::vector<int64_t>{4, cols}));
-  auto g = ReadNpy(OracleDir() + kAssistant + "/" + gold);
-  EXPECT_TRUE(g.ok());
-  double m = 0;
-  for (int64_t i = 0; i < 4 * cols; ++i) {
-    m = std::max(m, std::abs(static_cast<double>(a->data[i]) - g->data[row0 * cols + i]));
-  }
-  return m;
-}
 
 TEST(OracleDrafterCli, GgufAssistantConvertsAndDrafts) {
   const auto& round = OracleCases(kAssistant)["cases"][2]["rounds"][1];

@@ -149,6 +149,19 @@ std::string ConvertedDrafter(const std::string& plan) {
   return Converted(kAssistant, "model.safetensors", plan);
 }
 
+Result<convert::ConvertReport> ConvertTo(const std::string& src, const std::string& out, const std::string& plan,
+                                         std::vector<std::string> overrides = {}, const std::string& assistant = "") {
+  convert::ConvertOptions o;
+  o.src = src;
+  o.out = out;
+  o.plan = plan;
+  o.overrides = std::move(overrides);
+  o.assistant = assistant;
+  o.progress = false;
+  o.threads = 2;
+  return convert::Convert(o);
+}
+
 std::unique_ptr<runtime::Engine> Open(const std::string& target, const std::string& drafter, ops::MatMulMode mode) {
   runtime::EngineOptions eo;
   eo.threads = 2;
@@ -215,17 +228,11 @@ TEST(OracleDrafter, QuantizedPlansReported) {
 }
 
 TEST(OracleDrafter, BundleCarriesTheDrafter) {
-  convert::ConvertOptions o;
-  o.src = OracleDir() + "tiny-e2b";
-  o.assistant = OracleDir() + kAssistant;
-  o.out = ScratchDir() + "/bundle.gemlet";
-  o.plan = "keep";
-  o.progress = false;
-  o.threads = 2;
-  auto rep = convert::Convert(o);
+  const std::string bundle = ScratchDir() + "/bundle.gemlet";
+  auto rep = ConvertTo(OracleDir() + "tiny-e2b", bundle, "keep", {}, OracleDir() + kAssistant);
   ASSERT_TRUE(rep.ok()) << rep.status().ToString();
   // The embedded drafter is found without --drafter.
-  auto e = Open(o.out, "", ops::MatMulMode::kExact);
+  auto e = Open(bundle, "", ops::MatMulMode::kExact);
   ASSERT_NE(e, nullptr);
   ASSERT_NE(e->drafter(), nullptr);
   const RoundResults r = RunRounds(*e, TensorType::kF32, 2e-3);
@@ -248,12 +255,8 @@ TEST(OracleDrafter, RefusesATargetItDoesNotFit) {
   auto d = runtime::Engine::Open(ConvertedDrafter("keep"), runtime::EngineOptions{});
   ASSERT_FALSE(d.ok());
   EXPECT_NE(d.status().message().find("is an MTP drafter, not a model"), std::string::npos) << d.status().ToString();
-  convert::ConvertOptions o;
-  o.src = OracleDir() + "tiny-e4b";
-  o.assistant = OracleDir() + kAssistant;
-  o.out = ScratchDir() + "/bad-bundle.gemlet";
-  o.progress = false;
-  auto rep = convert::Convert(o);
+  auto rep = ConvertTo(OracleDir() + "tiny-e4b", ScratchDir() + "/bad-bundle.gemlet", "default", {},
+                       OracleDir() + kAssistant);
   ASSERT_FALSE(rep.ok());
   EXPECT_NE(rep.status().message().find("does not fit"), std::string::npos) << rep.status().ToString();
 }
@@ -265,19 +268,6 @@ TEST(OracleDrafter, RefusesATargetItDoesNotFit) {
 const std::string kGgufDir = std::string(GEMLET_SOURCE_DIR) + "/tests/data/assistant/";
 const std::string kGgufCentroids = kGgufDir + "tiny-assistant-centroids-f32.gguf";
 const std::string kGgufDense = kGgufDir + "tiny-assistant-f32.gguf";
-
-Result<convert::ConvertReport> ConvertTo(const std::string& src, const std::string& out, const std::string& plan,
-                                         std::vector<std::string> overrides = {}, const std::string& assistant = "") {
-  convert::ConvertOptions o;
-  o.src = src;
-  o.out = out;
-  o.plan = plan;
-  o.overrides = std::move(overrides);
-  o.assistant = assistant;
-  o.progress = false;
-  o.threads = 2;
-  return convert::Convert(o);
-}
 
 // Every plan gives the GGUF's drafter the HF path's tensors, byte for byte (the F32 GGUF holds
 // the BF16 values exactly; the quantizers see the same floats): names, types, shapes, bytes and

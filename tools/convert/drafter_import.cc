@@ -129,12 +129,7 @@ Result<DrafterCheckpoint> LoadGgufDrafter(const std::string& path) {
   std::unordered_set<std::string> expected = {"rope_freqs.weight"};  // (read into the config)
   for (const model::TensorSpec& spec : model::DrafterTensors(ck.config)) {
     expected.insert(spec.gguf_name);
-    const GgufTensorInfo* t = g.FindTensor(spec.gguf_name);
-    if (!t) return NotFound(path + ": drafter tensor " + spec.gguf_name + " is missing");
-    if (t->shape != spec.shape) {
-      return Corrupt(path + ": tensor " + spec.gguf_name + " has shape " + ShapeString(t->shape) +
-                     " but the config needs " + ShapeString(spec.shape));
-    }
+    ASSIGN_OR_RETURN(const GgufTensorInfo* t, FindGgufTensor(g, spec, "drafter tensor"));
     if (spec.cls == model::TensorClass::kTokenOrder) {
       const auto type = static_cast<GgmlType>(t->ggml_type);
       if (type != GgmlType::kF32 && type != GgmlType::kI32 && type != GgmlType::kI64) {
@@ -149,11 +144,8 @@ Result<DrafterCheckpoint> LoadGgufDrafter(const std::string& path) {
     ASSIGN_OR_RETURN(SourceTensor src, FromGguf(g, *t));
     ck.tensors.push_back({spec, std::move(src)});
   }
-  for (const GgufTensorInfo& t : g.tensors()) {
-    if (expected.count(t.name)) continue;
-    return Corrupt(path + ": unexpected tensor " + t.name + " " + ShapeString(t.shape) +
-                   " (not part of a Gemma 4 drafter with this config)");
-  }
+  RETURN_IF_ERROR(CheckNoOtherGgufTensors(
+      g, [&](const std::string& name) { return expected.count(name) > 0; }, "a Gemma 4 drafter"));
   if (!ck.config.use_ordered_embeddings) {
     ck.note = path + " has no sparse head (no " + model::kDrafterGgufCentroids + " / " +
               model::kDrafterGgufTokenOrdering +

@@ -302,6 +302,27 @@ Result<nlohmann::json> GgufDrafterConfig(const GgufFile& g) {
   return j;
 }
 
+Result<const GgufTensorInfo*> FindGgufTensor(const GgufFile& g, const model::TensorSpec& spec,
+                                             const std::string& what) {
+  const GgufTensorInfo* t = g.FindTensor(spec.gguf_name);
+  if (!t) return NotFound(g.path() + ": " + what + " " + spec.gguf_name + " is missing");
+  if (t->shape != spec.shape) {
+    return Corrupt(g.path() + ": tensor " + spec.gguf_name + " has shape " + ShapeString(t->shape) +
+                   " but the config needs " + ShapeString(spec.shape));
+  }
+  return t;
+}
+
+Status CheckNoOtherGgufTensors(const GgufFile& g, const std::function<bool(const std::string&)>& expected,
+                               const std::string& model) {
+  for (const GgufTensorInfo& t : g.tensors()) {
+    if (expected(t.name)) continue;
+    return Corrupt(g.path() + ": unexpected tensor " + t.name + " " + ShapeString(t.shape) + " (not part of " +
+                   model + " with this config)");
+  }
+  return Status::Ok();
+}
+
 Result<Checkpoint> LoadGgufCheckpoint(const std::string& path) {
   Checkpoint ck;
   ck.source = path;
@@ -318,20 +339,13 @@ Result<Checkpoint> LoadGgufCheckpoint(const std::string& path) {
   std::unordered_set<std::string> expected;
   for (const model::TensorSpec& spec : model::ExpectedTensors(ck.config)) {
     expected.insert(spec.gguf_name);
-    const GgufTensorInfo* t = g.FindTensor(spec.gguf_name);
-    if (!t) return NotFound(path + ": tensor " + spec.gguf_name + " is missing");
-    if (t->shape != spec.shape) {
-      return Corrupt(path + ": tensor " + spec.gguf_name + " has shape " + ShapeString(t->shape) +
-                     " but the config needs " + ShapeString(spec.shape));
-    }
+    ASSIGN_OR_RETURN(const GgufTensorInfo* t, FindGgufTensor(g, spec, "tensor"));
     ASSIGN_OR_RETURN(SourceTensor src, FromGguf(g, *t));
     ck.tensors.push_back({spec, std::move(src)});
   }
-  for (const GgufTensorInfo& t : g.tensors()) {
-    if (expected.count(t.name) || model::IsSkippedGgufTensor(ck.config, t.name)) continue;
-    return Corrupt(path + ": unexpected tensor " + t.name + " " + ShapeString(t.shape) +
-                   " (not part of a Gemma 4 text model with this config)");
-  }
+  RETURN_IF_ERROR(CheckNoOtherGgufTensors(
+      g, [&](const std::string& name) { return expected.count(name) || model::IsSkippedGgufTensor(ck.config, name); },
+      "a Gemma 4 text model"));
   ASSIGN_OR_RETURN(ck.tokenizer, TokenizerFromGguf(g));
   return ck;
 }

@@ -3,11 +3,13 @@
 // vocabulary, and the tensors by their GGUF names.
 #pragma once
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "base/status.h"
 #include "format/gguf.h"
+#include "model/gemma4_tensors.h"
 #include "tools/convert/source.h"
 
 namespace gemlet::convert {
@@ -34,6 +36,15 @@ Result<nlohmann::json> GgufTextConfig(const GgufFile& gguf);
 // key gemma4-assistant.centroid_intermediate_top_k (not llama.cpp's: it has none), else HF's
 // default 32. An architecture other than gemma4-assistant is an error.
 Result<nlohmann::json> GgufDrafterConfig(const GgufFile& gguf);
+
+// The tensor spec.gguf_name of `g`, which must have spec.shape; the missing one's error reads
+// "<file>: <what> <name> is missing".
+Result<const GgufTensorInfo*> FindGgufTensor(const GgufFile& g, const model::TensorSpec& spec,
+                                             const std::string& what);
+// An error naming the first tensor of `g` for which `expected` is false ("... not part of
+// <model> with this config").
+Status CheckNoOtherGgufTensors(const GgufFile& g, const std::function<bool(const std::string&)>& expected,
+                               const std::string& model);
 
 // Every tensor of ExpectedTensors(config) must be present with the expected shape; a tensor that
 // is neither expected nor skipped by model::IsSkippedGgufTensor is an error.

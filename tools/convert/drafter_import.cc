@@ -138,7 +138,8 @@ Result<DrafterCheckpoint> LoadGgufDrafter(const std::string& path) {
       }
       const IdType ids = type == GgmlType::kF32 ? IdType::kF32 : type == GgmlType::kI32 ? IdType::kI32 : IdType::kI64;
       ASSIGN_OR_RETURN(ck.token_ordering,
-                       TokenOrdering(t->data, ids, t->numel(), ck.config.vocab_size, path + ": tensor " + spec.gguf_name));
+                       TokenOrdering(t->data, ids, t->numel(), ck.config.vocab_size,
+                                     path + ": tensor " + spec.gguf_name));
       continue;
     }
     ASSIGN_OR_RETURN(SourceTensor src, FromGguf(g, *t));

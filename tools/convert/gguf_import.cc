@@ -269,7 +269,8 @@ Result<nlohmann::json> GgufDrafterConfig(const GgufFile& g) {
   } else if (const GgufTensorInfo* embd = g.FindTensor("token_embd.weight"); embd && embd->shape.size() == 2) {
     n_vocab = embd->shape[0];
   } else {
-    return NotFound(path + ": neither tokenizer.ggml.tokens nor token_embd.weight [vocab, hidden] gives the vocabulary");
+    return NotFound(path +
+                    ": neither tokenizer.ggml.tokens nor token_embd.weight [vocab, hidden] gives the vocabulary");
   }
   t["vocab_size"] = n_vocab;
   nlohmann::json j = {{"model_type", "gemma4_assistant"}, {"tie_word_embeddings", true}, {"text_config", t}};
@@ -277,7 +278,8 @@ Result<nlohmann::json> GgufDrafterConfig(const GgufFile& g) {
   // The sparse head, if its two tensors are there (llama.cpp's converter leaves them out):
   // num_centroids from the centroid table; top-k from the key gemlet's reading of HF's
   // config name, or HF's default (32, the released E2B/E4B assistants' value).
-  const std::string kGgufCentroids = model::kDrafterGgufCentroids, kGgufTokenOrdering = model::kDrafterGgufTokenOrdering;
+  const std::string kGgufCentroids = model::kDrafterGgufCentroids;
+  const std::string kGgufTokenOrdering = model::kDrafterGgufTokenOrdering;
   const GgufTensorInfo* centroids = g.FindTensor(kGgufCentroids);
   const bool ordering = g.FindTensor(kGgufTokenOrdering) != nullptr;
   if ((centroids != nullptr) != ordering) {

@@ -1,6 +1,6 @@
 // libFuzzer target: the GGUF parser (GgufFile::FromMemory), every metadata value decoded, the
-// tokenizer import, and the gemma4 config mapping with the tensor table check that the
-// converter does. Nothing may crash or read outside the input.
+// tokenizer import, and the gemma4 and gemma4-assistant config mappings with the tensor table
+// checks that the converter does. Nothing may crash or read outside the input.
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -8,6 +8,8 @@
 #include "format/gguf.h"
 #include "format/gguf_vocab.h"
 #include "model/gemma4_config.h"
+#include "model/gemma4_drafter_config.h"
+#include "model/gemma4_drafter_tensors.h"
 #include "model/gemma4_tensors.h"
 #include "tools/convert/gguf_import.h"
 
@@ -33,14 +35,24 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     if (t.nbytes > 0) sink = sink ^ t.data[0] ^ t.data[t.nbytes - 1];
   }
   (void)gemlet::TokenizerFromGguf(g);
-  auto j = gemlet::convert::GgufTextConfig(g);
-  if (!j.ok()) return 0;
-  auto cfg = gemlet::model::Gemma4Config::FromJson(*j);
-  if (!cfg.ok()) return 0;
-  if (cfg->num_layers > 64) return 0;  // the table grows with the layer count; enough for coverage
-  for (const auto& spec : gemlet::model::ExpectedTensors(*cfg)) {
-    const gemlet::GgufTensorInfo* t = g.FindTensor(spec.gguf_name);
-    if (t && t->shape == spec.shape) sink = sink ^ 1;
+  // The tensor tables grow with the layer count; 64 layers are enough for coverage.
+  if (auto j = gemlet::convert::GgufTextConfig(g); j.ok()) {
+    auto cfg = gemlet::model::Gemma4Config::FromJson(*j);
+    if (cfg.ok() && cfg->num_layers <= 64) {
+      for (const auto& spec : gemlet::model::ExpectedTensors(*cfg)) {
+        const gemlet::GgufTensorInfo* t = g.FindTensor(spec.gguf_name);
+        if (t && t->shape == spec.shape) sink = sink ^ 1;
+      }
+    }
+  }
+  if (auto j = gemlet::convert::GgufDrafterConfig(g); j.ok()) {
+    auto cfg = gemlet::model::Gemma4DrafterConfig::FromJson(*j);  // (its layer count is at most 64)
+    if (cfg.ok()) {
+      for (const auto& spec : gemlet::model::DrafterTensors(*cfg)) {
+        const gemlet::GgufTensorInfo* t = g.FindTensor(spec.gguf_name);
+        if (t && t->shape == spec.shape) sink = sink ^ 1;
+      }
+    }
   }
   return 0;
 }

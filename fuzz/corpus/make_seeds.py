@@ -55,9 +55,10 @@ def gguf_skip_value(b, off, t):
     raise ValueError("GGUF value type %d" % t)
 
 
-def gguf_cut(path, keep_tensor=None):
+def gguf_cut(path, keep_tensor=None, max_tensor_bytes=MAX_GGUF_TENSOR_BYTES):
     """The file with its metadata and only some tensors: those `keep_tensor(name)` accepts, by
-    default the small F32 ones and the smallest of another type. Returns (file, header only)."""
+    default the F32 ones of at most `max_tensor_bytes` and the smallest of another type.
+    Returns (file, header only)."""
     b = open(path, "rb").read()
     magic, version, n_tensors, n_kv = struct.unpack_from("<4sIQQ", b, 0)
     assert magic == b"GGUF" and version == 3
@@ -89,7 +90,7 @@ def gguf_cut(path, keep_tensor=None):
     other = sorted((size[o], o) for _, o, t in infos if t != 0)
     smallest_other = other[0][1] if other else None
     if keep_tensor is None:
-        keep = [(head, o) for head, o, t in infos if size[o] <= MAX_GGUF_TENSOR_BYTES or o == smallest_other]
+        keep = [(head, o) for head, o, t in infos if size[o] <= max_tensor_bytes or o == smallest_other]
     else:
         keep = [(head, o) for head, o, t in infos if keep_tensor(head[8:8 + struct.unpack_from("<Q", head)[0]].decode())]
     out_infos, data, pos = b"", b"", 0
@@ -379,6 +380,12 @@ def main():
         put("config_json_fuzz", "%s-config.json" % variant, open(os.path.join(oracle, variant, "config.json")).read())
         for rows, name in ((2, "logits-llama-q4_0.npy"), (1, "logits-ref.npy")):
             put("npy_fuzz", "%s-%s" % (variant, name), npy_rows(os.path.join(oracle, variant, name), rows))
+    # llama.cpp's gemma4-assistant GGUFs (tests/data/assistant): without the sparse head, and with
+    # it (2 KB: its centroids and token ordering stay, the matrices go).
+    assistant = os.path.join(HERE, "..", "..", "tests", "data", "assistant")
+    put("gguf_fuzz", "tiny-assistant-f32.gguf", gguf_cut(os.path.join(assistant, "tiny-assistant-f32.gguf"))[0])
+    put("gguf_fuzz", "tiny-assistant-centroids-f32.gguf",
+        gguf_cut(os.path.join(assistant, "tiny-assistant-centroids-f32.gguf"), max_tensor_bytes=2048)[0])
     for variant in ("tiny-e2b-vision", "tiny-e2b-audio", "tiny-e2b-assistant"):
         put("config_json_fuzz", "%s-config.json" % variant, open(os.path.join(oracle, variant, "config.json")).read())
     put("npy_fuzz", "tokens-e2b-32k.npy", npy_rows(os.path.join(oracle, "long", "tokens-e2b-32k.npy"), 16))

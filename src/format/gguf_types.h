@@ -39,6 +39,8 @@ enum class GgmlType : uint32_t {
   kQ4_K = 12,
   kQ5_K = 13,
   kQ6_K = 14,
+  kI32 = 26,
+  kI64 = 27,
   kBF16 = 30,
 };
 // "F32", "Q4_K", ... for any ggml type id (also ones this reader cannot decode); "type N" if

@@ -17,10 +17,16 @@ extern const char kDrafterPrefix[];
 // The metadata key of the drafter's config (Gemma4DrafterConfig::ToJson) in a .gemlet file:
 // a drafter file, or a target file with its drafter as a second section.
 extern const char kDrafterMetadataKey[];
+// The sparse head's tensors in a gemma4-assistant GGUF (llama.cpp's names; its converter does
+// not write them, so their presence is what says a GGUF has the sparse head).
+extern const char kDrafterGgufCentroids[];
+extern const char kDrafterGgufTokenOrdering[];
 
 // Every tensor a drafter of `cfg` needs, in file order (globals, then layer by layer). The
 // centroids and the token ordering only with use_ordered_embeddings. TensorSpec::gguf_name is
-// empty (llama.cpp's gemma4-assistant GGUF is not read yet).
+// the name in llama.cpp's gemma4-assistant GGUF (whose converter leaves out the centroids and
+// the token ordering; its loader knows their names: masked_embd_centroids.weight,
+// masked_embd_ordering).
 std::vector<TensorSpec> DrafterTensors(const Gemma4DrafterConfig& cfg);
 
 }  // namespace gemlet::model

@@ -13,7 +13,7 @@ namespace {
 
 constexpr char kUsage[] =
     R"(usage: gemlet convert SRC -o OUT.gemlet [--plan NAME] [--type CLASS=TYPE]... [--threads N]
-                      [--multimodal OUT2.gemlet] [--assistant DRAFTER_DIR] [--mmproj MMPROJ.gguf] [-q]
+                      [--multimodal OUT2.gemlet] [--assistant DRAFTER] [--mmproj MMPROJ.gguf] [-q]
 
 Converts a Gemma 4 E2B/E4B checkpoint to a .gemlet model, streaming tensor by tensor (the
 checkpoint is never held in memory). SRC is either
@@ -21,7 +21,9 @@ checkpoint is never held in memory). SRC is either
     shards with model.safetensors.index.json), tokenizer.json (+ tokenizer_config.json,
     chat_template.jinja); vision/audio tensors are skipped (see --multimodal), or
   a Hugging Face MTP drafter folder (config.json with model_type gemma4_assistant, e.g.
-    gemma-4-E2B-it-assistant): a drafter-only file for `--drafter FILE`, or
+    gemma-4-E2B-it-assistant) or llama.cpp's gemma4-assistant GGUF of one: a drafter-only
+    file for `--drafter FILE` (llama.cpp's converter leaves out the sparse head's centroids
+    and token ordering; such a drafter uses the dense head, and convert prints a note), or
   a llama.cpp gemma4 GGUF file (F32, F16, BF16, Q8_0, Q4_0, Q4_K, Q5_K, Q6_K tensors),
     with --mmproj for the vision/audio towers.
 Every tensor is checked against the config (missing, unexpected or misshapen tensors are
@@ -49,9 +51,10 @@ flags:
   --threads N           quantization threads (default: all cores)
   --multimodal FILE     also write the vision/audio tensors of an HF checkpoint, at their
                         source types, to this second .gemlet file
-  --assistant DIR       also write this MTP drafter checkpoint (HF, gemma4_assistant) into
-                        the output as a second section, after checking that it fits the
-                        target (hidden size, vocabulary, KV heads, head dims)
+  --assistant DRAFTER   also write this MTP drafter (an HF gemma4_assistant folder or a
+                        gemma4-assistant GGUF) into the output as a second section, after
+                        checking that it fits the target (hidden size, vocabulary, KV heads,
+                        head dims)
   --mmproj FILE         with a GGUF SRC: llama.cpp's mmproj GGUF of the vision (gemma4v)
                         and/or audio (gemma4a) tower; each tower it holds is written as
                         from an HF checkpoint (same names, config and plan classes: vision,
@@ -70,6 +73,7 @@ examples:
   gemlet convert gemma-4-E2B-it-Q4_0.gguf --mmproj mmproj-gemma-4-E2B-it-f16.gguf -o e2b.gemlet
   gemlet convert ~/gemma-4-E2B-it-assistant -o e2b-drafter.gemlet
   gemlet convert ~/gemma-4-E2B-it --assistant ~/gemma-4-E2B-it-assistant -o e2b-bundle.gemlet
+  gemlet convert gemma-4-E2B-it-assistant-f16.gguf -o e2b-drafter.gemlet
 )";
 
 int Run(Flags& flags) {

@@ -36,7 +36,7 @@ flags:
   --exact                f32 math over dequantized weights (the reference path)
   --dense-logits FILE    [K, vocab] the dense head y · E^T of every step
   --sparse-logits FILE   [K, vocab] the sparse head: candidates' logits, every other one
-                         min(candidates) − 1
+                         min(candidates) − 1 (an error for a drafter without centroids)
   --hidden FILE          [K, hidden] post_projection(y) of every step (the next step's input)
   --threads N            worker threads (default: all cores)
   --kv-type T            the target's KV cache rows (default f32, as for comparisons)
@@ -79,6 +79,11 @@ int Run(Flags& flags) {
   const model::Gemma4Drafter* drafter = (*engine)->drafter();
   if (drafter == nullptr) {
     return ReportError("draft", NotFound(model + " has no embedded drafter; give one with --drafter FILE"));
+  }
+  if (!sparse_out.empty() && !drafter->has_sparse_head()) {
+    return ReportModelError("draft", InvalidArgument("--sparse-logits: the drafter in " + drafter->path() +
+                                                " has no sparse head (no centroids: it drafts with the dense head, "
+                                                "whose logits --dense-logits writes)"));
   }
   const auto& cfg = (*engine)->config();
   std::vector<int32_t> ids;

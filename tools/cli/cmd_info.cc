@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <cstring>
 #include <map>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <string>
@@ -11,6 +12,8 @@
 #include "format/gemlet_file.h"
 #include "format/gguf.h"
 #include "model/gemma4_config.h"
+#include "model/gemma4_drafter_config.h"
+#include "model/gemma4_drafter_tensors.h"
 #include "model/gemma4_tensors.h"
 #include "tools/cli/command.h"
 #include "tools/convert/progress.h"
@@ -21,7 +24,8 @@ namespace {
 
 constexpr char kUsage[] = R"(usage: gemlet info FILE [--json] [--tensors]
 
-Describes a .gemlet model: the model config, the tokenizer (pieces, merges, special ids), the
+Describes a .gemlet model: the model config (and an MTP drafter's, with its LM head: sparse
+centroids or dense), the tokenizer (pieces, merges, special ids), the
 chat template size, the provenance (source, format, sha256, converter, date), the quantization
 plan, totals per tensor class, and (with --tensors, or always with --json) every tensor's
 name, shape, type and size. For a GGUF file, lists its metadata and tensors instead.
@@ -104,10 +108,20 @@ int Run(Flags& flags) {
 
   // Tensor classes from the model's tensor table (if the config is a valid Gemma 4 config).
   std::map<std::string, std::string> class_of;
+  const bool drafter_only = meta.value("kind", "") == "gemma4-drafter";
   auto cfg = model::Gemma4Config::FromJson(meta["config"]);
   if (cfg.ok()) {
     for (const auto& spec : model::ExpectedTensors(*cfg))
       class_of[spec.name] = model::TensorClassName(spec.cls);
+  }
+  // An MTP drafter: a file of its own, or a second section of the target's file.
+  std::optional<Result<model::Gemma4DrafterConfig>> drafter;
+  if (meta.contains(model::kDrafterMetadataKey)) {
+    drafter = model::Gemma4DrafterConfig::FromJson(meta[model::kDrafterMetadataKey]);
+    if (drafter->ok()) {
+      for (const auto& spec : model::DrafterTensors(**drafter))
+        class_of[spec.name] = model::TensorClassName(spec.cls);
+    }
   }
   struct Total {
     int tensors = 0;
@@ -185,8 +199,26 @@ int Run(Flags& flags) {
         static_cast<long long>(c.intermediate_size), c.use_double_wide_mlp ? " (x2 on shared layers)" : "",
         static_cast<long long>(c.hidden_size_per_layer_input), static_cast<long long>(c.vocab_size),
         static_cast<long long>(c.num_kv_shared_layers));
-  } else {
+  } else if (!drafter_only) {
     std::printf("model:  config does not parse as Gemma 4: %s\n", cfg.status().message().c_str());
+  }
+  if (drafter && drafter->ok()) {
+    const auto& d = **drafter;
+    const std::string head =
+        d.use_ordered_embeddings
+            ? "sparse (" + std::to_string(d.num_centroids) + " centroids, top " + std::to_string(d.centroid_top_k) +
+                  ": " + std::to_string(d.candidates()) + " candidates)"
+            : "dense (no centroids: y · E^T over the whole vocabulary)";
+    std::printf(
+        "drafter: Gemma 4 MTP, %lld layers, D %lld, heads %lld/%lld, head dims %lld/%lld, FFN %lld, target hidden "
+        "%lld,\n         vocab %lld, LM head %s\n",
+        static_cast<long long>(d.num_layers), static_cast<long long>(d.hidden_size),
+        static_cast<long long>(d.num_heads), static_cast<long long>(d.num_kv_heads),
+        static_cast<long long>(d.head_dim), static_cast<long long>(d.global_head_dim),
+        static_cast<long long>(d.intermediate_size), static_cast<long long>(d.backbone_hidden_size),
+        static_cast<long long>(d.vocab_size), head.c_str());
+  } else if (drafter) {
+    std::printf("drafter: config does not parse: %s\n", drafter->status().message().c_str());
   }
   std::printf("tokenizer: %zu pieces, %zu merges, special %s\n", v.size(), v.merges.size(),
               Dump(meta.value("tokenizer", nlohmann::json::object())).c_str());

@@ -123,7 +123,7 @@ void AddClassTypes(const ConvertReport& report, size_t from, std::map<std::strin
 // A drafter folder on its own: the drafter's tensors and config, no target.
 Result<ConvertReport> ConvertDrafterOnly(const ConvertOptions& o, const QuantPlan& plan,
                                          std::chrono::steady_clock::time_point t0) {
-  ASSIGN_OR_RETURN(DrafterCheckpoint ck, LoadHfDrafter(o.src));
+  ASSIGN_OR_RETURN(DrafterCheckpoint ck, LoadDrafter(o.src));
   std::error_code ec;
   for (const std::string& f : ck.files) {
     if (fs::equivalent(f, o.out, ec)) return InvalidArgument(o.out + ": the output would overwrite the source");
@@ -131,6 +131,7 @@ Result<ConvertReport> ConvertDrafterOnly(const ConvertOptions& o, const QuantPla
   ThreadPool pool(o.threads > 0 ? o.threads : ThreadPool::HardwareThreads());
   ASSIGN_OR_RETURN(auto writer, GemletWriter::Create(o.out));
   ConvertReport report;
+  if (!ck.note.empty()) report.notes.push_back(ck.note);
   RETURN_IF_ERROR(WriteDrafterTensors(*writer, ck, plan, pool, &report).WithContext(o.out));
   ASSIGN_OR_RETURN(nlohmann::json sha, HashFiles(ck.files, nullptr));
   std::map<std::string, std::set<std::string>> class_types;
@@ -140,7 +141,7 @@ Result<ConvertReport> ConvertDrafterOnly(const ConvertOptions& o, const QuantPla
   meta[model::kDrafterMetadataKey] = ck.config.ToJson();
   meta["kind"] = "gemma4-drafter";
   meta["provenance"] = {{"source", Absolute(ck.source)},
-                        {"source_format", "safetensors"},
+                        {"source_format", ck.format},
                         {"source_sha256", sha},
                         {"converter", std::string("gemlet ") + GEMLET_VERSION},
                         {"created", IsoTimeNow()}};
@@ -159,7 +160,7 @@ Result<ConvertReport> Convert(const ConvertOptions& o) {
   if (o.src.empty()) return InvalidArgument("no source given");
   if (o.out.empty()) return InvalidArgument("no output file given (-o OUT.gemlet)");
   ASSIGN_OR_RETURN(QuantPlan plan, MakeQuantPlan(o.plan, o.overrides));
-  if (IsHfDrafterFolder(o.src)) {
+  if (IsDrafterSource(o.src)) {
     if (!o.assistant.empty()) {
       return InvalidArgument(o.src + " is a drafter (gemma4_assistant) checkpoint; --assistant goes with a target");
     }
@@ -178,13 +179,15 @@ Result<ConvertReport> Convert(const ConvertOptions& o) {
   }
   std::optional<DrafterCheckpoint> drafter;
   if (!o.assistant.empty()) {
-    if (!IsHfDrafterFolder(o.assistant)) {
+    std::error_code ec;
+    if (fs::is_directory(o.assistant, ec) && !IsHfDrafterFolder(o.assistant)) {
       return InvalidArgument("--assistant " + o.assistant +
                              ": not a Hugging Face drafter folder (config.json with model_type gemma4_assistant)");
     }
-    ASSIGN_OR_RETURN(DrafterCheckpoint d, LoadHfDrafter(o.assistant));
-    RETURN_IF_ERROR(d.config.CheckFits(ck.config).WithContext("--assistant " + o.assistant));
-    drafter = std::move(d);
+    auto d = LoadDrafter(o.assistant);  // a GGUF: its architecture is checked there
+    if (!d.ok()) return d.status().WithContext("--assistant");
+    RETURN_IF_ERROR(d->config.CheckFits(ck.config).WithContext("--assistant " + o.assistant));
+    drafter = std::move(*d);
   }
   std::error_code ec;
   for (const std::string& f : ck.files) {
@@ -301,6 +304,7 @@ Result<ConvertReport> Convert(const ConvertOptions& o) {
   if (ck.vision.is_object()) meta["vision"] = ck.vision;
   if (ck.audio.is_object()) meta["audio"] = ck.audio;
   if (!ck.audio_note.empty()) report.notes.push_back(ck.audio_note);
+  if (drafter && !drafter->note.empty()) report.notes.push_back(drafter->note);
   try {  // checked above; a safety net, since an exception must not escape
     (void)meta.dump();
   } catch (const nlohmann::json::exception& e) {

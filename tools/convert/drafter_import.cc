@@ -1,15 +1,51 @@
 #include "tools/convert/drafter_import.h"
 
+#include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <unordered_set>
 
 #include "base/mapped_file.h"
+#include "tools/convert/gguf_import.h"
 #include "tools/convert/tensor_stream.h"
 
 namespace gemlet::convert {
 
 namespace fs = std::filesystem;
+
+namespace {
+
+enum class IdType { kI64, kI32, kF32 };
+
+// `n` token ids (little-endian) that must be a permutation of [0, V); `what` names the tensor.
+Result<std::vector<int64_t>> TokenOrdering(const uint8_t* data, IdType type, int64_t n, int64_t V,
+                                           const std::string& what) {
+  std::vector<int64_t> ids(n);
+  std::vector<bool> seen(V, false);
+  for (int64_t i = 0; i < n; ++i) {
+    int64_t id = -1;
+    if (type == IdType::kI64) {
+      std::memcpy(&id, data + i * 8, 8);
+    } else if (type == IdType::kI32) {
+      int32_t v;
+      std::memcpy(&v, data + i * 4, 4);
+      id = v;
+    } else {
+      float f;
+      std::memcpy(&f, data + i * 4, 4);
+      if (f >= 0 && f < static_cast<float>(V) && f == std::floor(f)) id = static_cast<int64_t>(f);
+    }
+    if (id < 0 || id >= V || seen[id]) {
+      return Corrupt(what + " is not a permutation of [0, " + std::to_string(V) + ") (entry " + std::to_string(i) +
+                     " is " + std::to_string(id) + ")");
+    }
+    seen[id] = true;
+    ids[i] = id;
+  }
+  return ids;
+}
+
+}  // namespace
 
 bool IsHfDrafterFolder(const std::string& folder) {
   std::error_code ec;
@@ -20,9 +56,26 @@ bool IsHfDrafterFolder(const std::string& folder) {
   return j.is_object() && j.value("model_type", "") == "gemma4_assistant";
 }
 
+bool IsGgufDrafterFile(const std::string& path) {
+  std::error_code ec;
+  if (!fs::is_regular_file(path, ec)) return false;
+  auto g = GgufFile::Open(path);
+  if (!g.ok()) return false;
+  auto arch = (*g)->GetString("general.architecture");
+  return arch.ok() && *arch == "gemma4-assistant";
+}
+
+bool IsDrafterSource(const std::string& path) { return IsHfDrafterFolder(path) || IsGgufDrafterFile(path); }
+
+Result<DrafterCheckpoint> LoadDrafter(const std::string& path) {
+  std::error_code ec;
+  return fs::is_directory(path, ec) ? LoadHfDrafter(path) : LoadGgufDrafter(path);
+}
+
 Result<DrafterCheckpoint> LoadHfDrafter(const std::string& folder) {
   DrafterCheckpoint ck;
   ck.source = folder;
+  ck.format = "safetensors";
   const std::string config_path = (fs::path(folder) / "config.json").string();
   ASSIGN_OR_RETURN(std::string text, ReadFileToString(config_path));
   const nlohmann::json j = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
@@ -47,19 +100,8 @@ Result<DrafterCheckpoint> LoadHfDrafter(const std::string& folder) {
       if (t.dtype != "I64" || t.nbytes != static_cast<uint64_t>(t.numel()) * 8) {
         return Corrupt(e->file->path() + ": tensor " + spec.hf_name + " is " + t.dtype + ", expected I64 token ids");
       }
-      const int64_t V = ck.config.vocab_size;
-      std::vector<bool> seen(V, false);
-      ck.token_ordering.resize(t.numel());
-      for (int64_t i = 0; i < t.numel(); ++i) {
-        int64_t id;
-        std::memcpy(&id, t.data + i * 8, 8);  // little-endian, as safetensors stores it
-        if (id < 0 || id >= V || seen[id]) {
-          return Corrupt(e->file->path() + ": tensor " + spec.hf_name + " is not a permutation of [0, " +
-                         std::to_string(V) + ") (entry " + std::to_string(i) + " is " + std::to_string(id) + ")");
-        }
-        seen[id] = true;
-        ck.token_ordering[i] = id;
-      }
+      ASSIGN_OR_RETURN(ck.token_ordering, TokenOrdering(t.data, IdType::kI64, t.numel(), ck.config.vocab_size,
+                                                        e->file->path() + ": tensor " + spec.hf_name));
       continue;
     }
     ASSIGN_OR_RETURN(SourceTensor src, FromSafetensors(*e->file, *e->tensor));
@@ -69,6 +111,47 @@ Result<DrafterCheckpoint> LoadHfDrafter(const std::string& folder) {
     if (expected.count(e.tensor->name) || e.tensor->name == "lm_head.weight") continue;  // (tied)
     return Corrupt(e.file->path() + ": unexpected tensor " + e.tensor->name + " " + ShapeString(e.tensor->shape) +
                    " (not part of a Gemma 4 drafter with this config)");
+  }
+  return ck;
+}
+
+Result<DrafterCheckpoint> LoadGgufDrafter(const std::string& path) {
+  DrafterCheckpoint ck;
+  ck.source = path;
+  ck.format = "gguf";
+  ck.files = {path};
+  ASSIGN_OR_RETURN(ck.gguf, GgufFile::Open(path));
+  const GgufFile& g = *ck.gguf;
+  ASSIGN_OR_RETURN(nlohmann::json j, GgufDrafterConfig(g));
+  auto cfg = model::Gemma4DrafterConfig::FromJson(j);
+  if (!cfg.ok()) return cfg.status().WithContext(path);
+  ck.config = *cfg;
+  std::unordered_set<std::string> expected = {"rope_freqs.weight"};  // (read into the config)
+  for (const model::TensorSpec& spec : model::DrafterTensors(ck.config)) {
+    expected.insert(spec.gguf_name);
+    ASSIGN_OR_RETURN(const GgufTensorInfo* t, FindGgufTensor(g, spec, "drafter tensor"));
+    if (spec.cls == model::TensorClass::kTokenOrder) {
+      const auto type = static_cast<GgmlType>(t->ggml_type);
+      if (type != GgmlType::kF32 && type != GgmlType::kI32 && type != GgmlType::kI64) {
+        return Corrupt(path + ": tensor " + spec.gguf_name + " is " + t->type_name() +
+                       ", expected token ids (F32, I32 or I64)");
+      }
+      const IdType ids = type == GgmlType::kF32 ? IdType::kF32 : type == GgmlType::kI32 ? IdType::kI32 : IdType::kI64;
+      ASSIGN_OR_RETURN(ck.token_ordering,
+                       TokenOrdering(t->data, ids, t->numel(), ck.config.vocab_size,
+                                     path + ": tensor " + spec.gguf_name));
+      continue;
+    }
+    ASSIGN_OR_RETURN(SourceTensor src, FromGguf(g, *t));
+    ck.tensors.push_back({spec, std::move(src)});
+  }
+  RETURN_IF_ERROR(CheckNoOtherGgufTensors(
+      g, [&](const std::string& name) { return expected.count(name) > 0; }, "a Gemma 4 drafter"));
+  if (!ck.config.use_ordered_embeddings) {
+    ck.note = path + " has no sparse head (no " + model::kDrafterGgufCentroids + " / " +
+              model::kDrafterGgufTokenOrdering +
+              ": llama.cpp's converter leaves them out); the drafter uses the dense head, the whole " +
+              std::to_string(ck.config.vocab_size) + "-token vocabulary per draft step";
   }
   return ck;
 }

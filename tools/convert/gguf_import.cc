@@ -7,6 +7,8 @@
 #include <unordered_set>
 
 #include "format/gguf_vocab.h"
+#include "model/gemma4_drafter_config.h"
+#include "model/gemma4_drafter_tensors.h"
 
 namespace gemlet::convert {
 
@@ -47,23 +49,20 @@ Result<int64_t> Uniform(const GgufFile& g, const std::string& key, int64_t n_lay
   return a[0];
 }
 
-}  // namespace
+// The attention and RoPE geometry that gemma4 and gemma4-assistant GGUFs share, under the
+// architecture prefix `a` ("gemma4."), as HF text_config fields.
+struct GgufAttention {
+  uint32_t n_layer = 0;
+  nlohmann::json fields;  // the text_config fields below
+  int64_t rotated = 0;    // pairs the full layers rotate (the rope_freqs pattern)
+};
 
-Result<nlohmann::json> GgufTextConfig(const GgufFile& g) {
+Result<GgufAttention> ReadGgufAttention(const GgufFile& g, const std::string& a) {
   const std::string& path = g.path();
-  ASSIGN_OR_RETURN(std::string arch, g.GetString("general.architecture"));
-  if (arch != "gemma4") {
-    return Unsupported(path + ": general.architecture is '" + arch + "', not gemma4");
-  }
-  const std::string a = "gemma4.";
-  if (g.Has(a + "expert_count")) {
-    ASSIGN_OR_RETURN(uint64_t experts, g.GetU64(a + "expert_count"));
-    if (experts > 0)
-      return Unsupported(path + ": gemma4 MoE models (expert_count " + std::to_string(experts) +
-                         ") are not supported");
-  }
+  GgufAttention out;
   ASSIGN_OR_RETURN(uint32_t n_layer, g.GetU32(a + "block_count"));
   if (n_layer == 0 || n_layer > 1024) return Corrupt(path + ": block_count " + std::to_string(n_layer));
+  out.n_layer = n_layer;
   ASSIGN_OR_RETURN(uint64_t ctx, g.GetU64(a + "context_length"));
   ASSIGN_OR_RETURN(uint64_t d_model, g.GetU64(a + "embedding_length"));
   ASSIGN_OR_RETURN(int64_t n_head, Uniform(g, a + "attention.head_count", n_layer));
@@ -79,7 +78,6 @@ Result<nlohmann::json> GgufTextConfig(const GgufFile& g) {
                            std::to_string(k));
     }
   }
-  ASSIGN_OR_RETURN(std::vector<int64_t> ff, PerLayer(g, a + "feed_forward_length", n_layer));
   ASSIGN_OR_RETURN(std::vector<bool> pattern, g.GetBoolArray(a + "attention.sliding_window_pattern"));
   if (pattern.size() != n_layer) {
     return Corrupt(path + ": attention.sliding_window_pattern has " + std::to_string(pattern.size()) +
@@ -90,13 +88,6 @@ Result<nlohmann::json> GgufTextConfig(const GgufFile& g) {
   if (g.Has(a + "attention.shared_kv_layers")) {
     ASSIGN_OR_RETURN(shared, g.GetU64(a + "attention.shared_kv_layers"));
   }
-  if (shared >= n_layer)
-    return Corrupt(path + ": attention.shared_kv_layers " + std::to_string(shared) + " >= block_count");
-  ASSIGN_OR_RETURN(uint64_t ple, g.GetU64(a + "embedding_length_per_layer_input"));
-  if (ple == 0)
-    return Unsupported(
-        path +
-        ": embedding_length_per_layer_input is 0 (models without per-layer embeddings are not supported)");
   ASSIGN_OR_RETURN(float eps, g.GetF32(a + "attention.layer_norm_rms_epsilon"));
   float softcap = 0.0f;
   if (g.Has(a + "final_logit_softcapping")) {
@@ -149,6 +140,72 @@ Result<nlohmann::json> GgufTextConfig(const GgufFile& g) {
     if (rotated == 0) return Unsupported(path + ": rope_freqs.weight rotates no pair");
     partial = static_cast<double>(rotated) / static_cast<double>(k_full / 2);
   }
+  out.rotated = rotated;
+  nlohmann::json types = nlohmann::json::array();
+  for (bool sliding : pattern) types.push_back(sliding ? "sliding_attention" : "full_attention");
+  out.fields = {
+      {"model_type", "gemma4_text"},
+      {"hidden_size", d_model},
+      {"num_hidden_layers", n_layer},
+      {"num_attention_heads", n_head},
+      {"num_key_value_heads", n_kv},
+      {"head_dim", k_swa},
+      {"global_head_dim", k_full},
+      {"sliding_window", window},
+      {"num_kv_shared_layers", shared},
+      {"max_position_embeddings", ctx},
+      {"rms_norm_eps", ShortestDecimal(eps)},
+      {"final_logit_softcapping", ShortestDecimal(softcap)},
+      {"hidden_activation", "gelu_pytorch_tanh"},
+      {"layer_types", types},
+      {"rope_parameters",
+       {{"sliding_attention", {{"rope_type", "default"}, {"rope_theta", ShortestDecimal(theta_swa)}}},
+        {"full_attention",
+         {{"rope_type", "proportional"},
+          {"rope_theta", ShortestDecimal(theta_full)},
+          {"partial_rotary_factor", partial}}}}},
+  };
+  return out;
+}
+
+Status NotThisArchitecture(const GgufFile& g, const std::string& arch, const std::string& want) {
+  return Unsupported(g.path() + ": general.architecture is '" + arch + "', not " + want);
+}
+
+Status RotationNotExpressible(const GgufFile& g, int64_t rotated) {
+  return Unsupported(g.path() + ": rope_freqs rotates " + std::to_string(rotated) +
+                     " pairs, which no partial_rotary_factor expresses exactly");
+}
+
+// The sparse head's top-k: llama.cpp writes no key for it (its converter drops the head); gemlet
+// reads "<arch>.centroid_intermediate_top_k" (HF's config name), else HF's default.
+constexpr char kGgufCentroidTopK[] = "centroid_intermediate_top_k";
+constexpr int64_t kHfDefaultCentroidTopK = 32;  // Gemma4AssistantConfig; the released E2B/E4B value
+
+}  // namespace
+
+Result<nlohmann::json> GgufTextConfig(const GgufFile& g) {
+  const std::string& path = g.path();
+  ASSIGN_OR_RETURN(std::string arch, g.GetString("general.architecture"));
+  if (arch != "gemma4") return NotThisArchitecture(g, arch, "gemma4 (or gemma4-assistant, an MTP drafter)");
+  const std::string a = "gemma4.";
+  if (g.Has(a + "expert_count")) {
+    ASSIGN_OR_RETURN(uint64_t experts, g.GetU64(a + "expert_count"));
+    if (experts > 0)
+      return Unsupported(path + ": gemma4 MoE models (expert_count " + std::to_string(experts) +
+                         ") are not supported");
+  }
+  ASSIGN_OR_RETURN(GgufAttention att, ReadGgufAttention(g, a));
+  const uint32_t n_layer = att.n_layer;
+  const uint64_t shared = att.fields["num_kv_shared_layers"].get<uint64_t>();
+  if (shared >= n_layer)
+    return Corrupt(path + ": attention.shared_kv_layers " + std::to_string(shared) + " >= block_count");
+  ASSIGN_OR_RETURN(std::vector<int64_t> ff, PerLayer(g, a + "feed_forward_length", n_layer));
+  ASSIGN_OR_RETURN(uint64_t ple, g.GetU64(a + "embedding_length_per_layer_input"));
+  if (ple == 0)
+    return Unsupported(
+        path +
+        ": embedding_length_per_layer_input is 0 (models without per-layer embeddings are not supported)");
 
   ASSIGN_OR_RETURN(uint64_t n_vocab, g.GetArrayLength("tokenizer.ggml.tokens"));
   const int64_t first_shared = static_cast<int64_t>(n_layer - shared);
@@ -169,35 +226,12 @@ Result<nlohmann::json> GgufTextConfig(const GgufFile& g) {
         return Unsupported(path + ": feed_forward_length doubles on some KV-shared layers only");
     }
   }
-  nlohmann::json types = nlohmann::json::array();
-  for (bool sliding : pattern) types.push_back(sliding ? "sliding_attention" : "full_attention");
-  nlohmann::json j = {
-      {"model_type", "gemma4_text"},
-      {"vocab_size", n_vocab},
-      {"vocab_size_per_layer_input", n_vocab},
-      {"hidden_size", d_model},
-      {"num_hidden_layers", n_layer},
-      {"num_attention_heads", n_head},
-      {"num_key_value_heads", n_kv},
-      {"head_dim", k_swa},
-      {"global_head_dim", k_full},
-      {"intermediate_size", inter},
-      {"use_double_wide_mlp", double_wide},
-      {"hidden_size_per_layer_input", ple},
-      {"sliding_window", window},
-      {"num_kv_shared_layers", shared},
-      {"max_position_embeddings", ctx},
-      {"rms_norm_eps", ShortestDecimal(eps)},
-      {"final_logit_softcapping", ShortestDecimal(softcap)},
-      {"hidden_activation", "gelu_pytorch_tanh"},
-      {"layer_types", types},
-      {"rope_parameters",
-       {{"sliding_attention", {{"rope_type", "default"}, {"rope_theta", ShortestDecimal(theta_swa)}}},
-        {"full_attention",
-         {{"rope_type", "proportional"},
-          {"rope_theta", ShortestDecimal(theta_full)},
-          {"partial_rotary_factor", partial}}}}},
-  };
+  nlohmann::json j = att.fields;
+  j["vocab_size"] = n_vocab;
+  j["vocab_size_per_layer_input"] = n_vocab;
+  j["intermediate_size"] = inter;
+  j["use_double_wide_mlp"] = double_wide;
+  j["hidden_size_per_layer_input"] = ple;
   for (auto [key, field] : {std::pair{"tokenizer.ggml.bos_token_id", "bos_token_id"},
                             std::pair{"tokenizer.ggml.eos_token_id", "eos_token_id"},
                             std::pair{"tokenizer.ggml.padding_token_id", "pad_token_id"}}) {
@@ -210,12 +244,85 @@ Result<nlohmann::json> GgufTextConfig(const GgufFile& g) {
   auto cfg = model::Gemma4Config::FromJson(j);
   if (!cfg.ok()) return cfg.status().WithContext(path);
   for (int64_t l = 0; l < n_layer; ++l) {
-    if (cfg->is_full(l) && cfg->rope_pairs(l) != rotated) {
-      return Unsupported(path + ": rope_freqs rotates " + std::to_string(rotated) +
-                         " pairs, which no partial_rotary_factor expresses exactly");
-    }
+    if (cfg->is_full(l) && cfg->rope_pairs(l) != att.rotated) return RotationNotExpressible(g, att.rotated);
   }
   return j;
+}
+
+Result<nlohmann::json> GgufDrafterConfig(const GgufFile& g) {
+  const std::string& path = g.path();
+  ASSIGN_OR_RETURN(std::string arch, g.GetString("general.architecture"));
+  if (arch != "gemma4-assistant") return NotThisArchitecture(g, arch, "gemma4-assistant (an MTP drafter)");
+  const std::string a = "gemma4-assistant.";
+  ASSIGN_OR_RETURN(GgufAttention att, ReadGgufAttention(g, a));
+  nlohmann::json t = att.fields;
+  ASSIGN_OR_RETURN(t["intermediate_size"], Uniform(g, a + "feed_forward_length", att.n_layer));
+  if (g.Has(a + "embedding_length_per_layer_input")) {
+    ASSIGN_OR_RETURN(t["hidden_size_per_layer_input"], g.GetU64(a + "embedding_length_per_layer_input"));
+  }
+  if (t["final_logit_softcapping"] == 0.0) t["final_logit_softcapping"] = nullptr;
+  // The vocabulary: the token list, else the rows of the tied table (whose shape the loader
+  // checks against it).
+  int64_t n_vocab = 0;
+  if (g.Has("tokenizer.ggml.tokens")) {
+    ASSIGN_OR_RETURN(n_vocab, g.GetArrayLength("tokenizer.ggml.tokens"));
+  } else if (const GgufTensorInfo* embd = g.FindTensor("token_embd.weight"); embd && embd->shape.size() == 2) {
+    n_vocab = embd->shape[0];
+  } else {
+    return NotFound(path +
+                    ": neither tokenizer.ggml.tokens nor token_embd.weight [vocab, hidden] gives the vocabulary");
+  }
+  t["vocab_size"] = n_vocab;
+  nlohmann::json j = {{"model_type", "gemma4_assistant"}, {"tie_word_embeddings", true}, {"text_config", t}};
+  ASSIGN_OR_RETURN(j["backbone_hidden_size"], g.GetU64(a + "embedding_length_out"));
+  // The sparse head, if its two tensors are there (llama.cpp's converter leaves them out):
+  // num_centroids from the centroid table; top-k from the key gemlet's reading of HF's
+  // config name, or HF's default (32, the released E2B/E4B assistants' value).
+  const std::string kGgufCentroids = model::kDrafterGgufCentroids;
+  const std::string kGgufTokenOrdering = model::kDrafterGgufTokenOrdering;
+  const GgufTensorInfo* centroids = g.FindTensor(kGgufCentroids);
+  const bool ordering = g.FindTensor(kGgufTokenOrdering) != nullptr;
+  if ((centroids != nullptr) != ordering) {
+    return Corrupt(path + ": has " + (ordering ? kGgufTokenOrdering : kGgufCentroids) + " but not " +
+                   (ordering ? kGgufCentroids : kGgufTokenOrdering) + " (the sparse head needs both)");
+  }
+  j["use_ordered_embeddings"] = centroids != nullptr;
+  if (centroids) {
+    if (centroids->shape.size() != 2) {
+      return Corrupt(path + ": " + kGgufCentroids + " has shape " + ShapeString(centroids->shape) +
+                     ", expected [centroids, hidden]");
+    }
+    j["num_centroids"] = centroids->shape[0];
+    j["centroid_intermediate_top_k"] = kHfDefaultCentroidTopK;
+    if (g.Has(a + kGgufCentroidTopK)) {
+      ASSIGN_OR_RETURN(j["centroid_intermediate_top_k"], g.GetU64(a + kGgufCentroidTopK));
+    }
+  }
+  auto cfg = model::Gemma4DrafterConfig::FromJson(j);
+  if (!cfg.ok()) return cfg.status().WithContext(path);
+  if (cfg->rope_pairs_full() != att.rotated) return RotationNotExpressible(g, att.rotated);
+  return j;
+}
+
+Result<const GgufTensorInfo*> FindGgufTensor(const GgufFile& g, const model::TensorSpec& spec,
+                                             const std::string& what) {
+  const GgufTensorInfo* t = g.FindTensor(spec.gguf_name);
+  if (!t) return NotFound(g.path() + ": " + what + " " + spec.gguf_name + " is missing");
+  if (t->shape != spec.shape) {
+    return Corrupt(g.path() + ": tensor " + spec.gguf_name + " has shape " + ShapeString(t->shape) +
+                   " but the config needs " + ShapeString(spec.shape));
+  }
+  return t;
+}
+
+Status CheckNoOtherGgufTensors(const GgufFile& g, const std::function<bool(const std::string&)>& expected,
+                               const std::string& model) {
+  for (const GgufTensorInfo& t : g.tensors()) {
+    if (expected(t.name)) continue;
+    return Corrupt(g.path() + ": unexpected tensor " + t.name + " " + ShapeString(t.shape) + " (not part of " +
+                   model + " with this config)");
+  }
+  return Status::Ok();
 }
 
 Result<Checkpoint> LoadGgufCheckpoint(const std::string& path) {
@@ -234,20 +341,13 @@ Result<Checkpoint> LoadGgufCheckpoint(const std::string& path) {
   std::unordered_set<std::string> expected;
   for (const model::TensorSpec& spec : model::ExpectedTensors(ck.config)) {
     expected.insert(spec.gguf_name);
-    const GgufTensorInfo* t = g.FindTensor(spec.gguf_name);
-    if (!t) return NotFound(path + ": tensor " + spec.gguf_name + " is missing");
-    if (t->shape != spec.shape) {
-      return Corrupt(path + ": tensor " + spec.gguf_name + " has shape " + ShapeString(t->shape) +
-                     " but the config needs " + ShapeString(spec.shape));
-    }
+    ASSIGN_OR_RETURN(const GgufTensorInfo* t, FindGgufTensor(g, spec, "tensor"));
     ASSIGN_OR_RETURN(SourceTensor src, FromGguf(g, *t));
     ck.tensors.push_back({spec, std::move(src)});
   }
-  for (const GgufTensorInfo& t : g.tensors()) {
-    if (expected.count(t.name) || model::IsSkippedGgufTensor(ck.config, t.name)) continue;
-    return Corrupt(path + ": unexpected tensor " + t.name + " " + ShapeString(t.shape) +
-                   " (not part of a Gemma 4 text model with this config)");
-  }
+  RETURN_IF_ERROR(CheckNoOtherGgufTensors(
+      g, [&](const std::string& name) { return expected.count(name) || model::IsSkippedGgufTensor(ck.config, name); },
+      "a Gemma 4 text model"));
   ASSIGN_OR_RETURN(ck.tokenizer, TokenizerFromGguf(g));
   return ck;
 }

@@ -3,11 +3,13 @@
 // vocabulary, and the tensors by their GGUF names.
 #pragma once
 
+#include <functional>
 #include <nlohmann/json.hpp>
 #include <string>
 
 #include "base/status.h"
 #include "format/gguf.h"
+#include "model/gemma4_tensors.h"
 #include "tools/convert/source.h"
 
 namespace gemlet::convert {
@@ -23,6 +25,26 @@ namespace gemlet::convert {
 //   9.99999997e-7), so the result equals the HF config of the same checkpoint.
 // An architecture other than gemma4 is an error naming the file and the architecture.
 Result<nlohmann::json> GgufTextConfig(const GgufFile& gguf);
+
+// The HF-style assistant config (model_type gemma4_assistant, accepted by
+// Gemma4DrafterConfig::FromJson) of llama.cpp's gemma4-assistant GGUF: the text_config fields
+// as GgufTextConfig reads them under "gemma4-assistant.", backbone_hidden_size from
+// embedding_length_out, vocab_size from the token list (else token_embd.weight's rows),
+// tie_word_embeddings (the GGUF has only the tied table). use_ordered_embeddings iff
+// the sparse head's two tensors are there (llama.cpp's converter leaves them out):
+// num_centroids from masked_embd_centroids.weight's rows, centroid_intermediate_top_k from the
+// key gemma4-assistant.centroid_intermediate_top_k (not llama.cpp's: it has none), else HF's
+// default 32. An architecture other than gemma4-assistant is an error.
+Result<nlohmann::json> GgufDrafterConfig(const GgufFile& gguf);
+
+// The tensor spec.gguf_name of `g`, which must have spec.shape; the missing one's error reads
+// "<file>: <what> <name> is missing".
+Result<const GgufTensorInfo*> FindGgufTensor(const GgufFile& g, const model::TensorSpec& spec,
+                                             const std::string& what);
+// An error naming the first tensor of `g` for which `expected` is false ("... not part of
+// <model> with this config").
+Status CheckNoOtherGgufTensors(const GgufFile& g, const std::function<bool(const std::string&)>& expected,
+                               const std::string& model);
 
 // Every tensor of ExpectedTensors(config) must be present with the expected shape; a tensor that
 // is neither expected nor skipped by model::IsSkippedGgufTensor is an error.

@@ -7,6 +7,7 @@
 #include "base/mapped_file.h"
 #include "format/gguf_test_util.h"
 #include "model/gemma4_config.h"
+#include "model/gemma4_drafter_config.h"
 #include "tools/convert/hf_import.h"
 
 namespace gemlet::convert {
@@ -43,6 +44,51 @@ TEST(GgufImport, OracleConfigsEqualHf) {
     EXPECT_EQ(from_gguf->rope_pairs(from_gguf->num_layers - 1), 8);
     EXPECT_EQ(from_gguf->use_double_wide_mlp, std::string(v) == "tiny-e2b");
   }
+}
+
+// llama.cpp's gemma4-assistant GGUFs of the drafter oracle (tests/data/assistant) map to the
+// oracle's own config; without the sparse head, to the same with use_ordered_embeddings false;
+// without the top-k key, to HF's default 32 (more than the tiny drafter's 16 centroids: refused).
+TEST(GgufImport, AssistantConfigsEqualHf) {
+  const std::string data = std::string(GEMLET_SOURCE_DIR) + "/tests/data/assistant/";
+  auto text = ReadFileToString(std::string(GEMLET_SHARED_DIR) + "/oracle/tiny-e2b-assistant/config.json");
+  ASSERT_TRUE(text.ok());
+  auto hf = model::Gemma4DrafterConfig::FromJson(nlohmann::json::parse(*text));
+  ASSERT_TRUE(hf.ok()) << hf.status().ToString();
+  for (const char* f : {"tiny-assistant-centroids-f32.gguf", "tiny-assistant-f32.gguf"}) {
+    auto g = GgufFile::Open(data + f);
+    ASSERT_TRUE(g.ok()) << g.status().ToString();
+    auto j = GgufDrafterConfig(**g);
+    ASSERT_TRUE(j.ok()) << j.status().ToString();
+    auto cfg = model::Gemma4DrafterConfig::FromJson(*j);
+    ASSERT_TRUE(cfg.ok()) << cfg.status().ToString();
+    model::Gemma4DrafterConfig want = *hf;
+    if (std::string(f) == "tiny-assistant-f32.gguf") {
+      want.use_ordered_embeddings = false;
+      want.num_centroids = want.centroid_top_k = 0;
+    }
+    EXPECT_EQ(cfg->ToJson(), want.ToJson()) << f;
+    EXPECT_EQ(GgufTextConfig(**g).status().message(),
+              data + f + ": general.architecture is 'gemma4-assistant', not gemma4 (or gemma4-assistant, an MTP drafter)");
+  }
+  auto g = GgufFile::Open(data + "tiny-assistant-centroids-f32.gguf");
+  ASSERT_TRUE(g.ok());
+  GgufBuilder b;
+  for (const std::string& k : (*g)->keys()) {
+    if (k == "gemma4-assistant.centroid_intermediate_top_k") continue;
+    const GgufValue* v = (*g)->Find(k);
+    b.Raw(k, v->type, std::string(reinterpret_cast<const char*>(v->raw), v->raw_size));
+  }
+  for (const auto& t : (*g)->tensors()) {
+    b.Tensor(t.name, std::vector<int64_t>(t.shape.rbegin(), t.shape.rend()), t.ggml_type,
+             std::string(reinterpret_cast<const char*>(t.data), t.nbytes));
+  }
+  const std::string image = b.Build();
+  auto no_key = GgufFile::FromMemory(reinterpret_cast<const uint8_t*>(image.data()), image.size(), "no-top-k.gguf");
+  ASSERT_TRUE(no_key.ok()) << no_key.status().ToString();
+  auto j = GgufDrafterConfig(**no_key);
+  ASSERT_FALSE(j.ok());
+  EXPECT_EQ(j.status().message(), "no-top-k.gguf: drafter config: centroid_intermediate_top_k = 32 is not in [1, 16]");
 }
 
 struct Meta {

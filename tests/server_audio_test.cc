@@ -166,17 +166,8 @@ TEST(ServerAudio, AudioPromptsInSharedStepsEqualSessionsAloneAndTheOracle) {
   server::Scheduler sched(f.model->backend(), metrics, so);
   std::vector<std::shared_ptr<Collect>> sinks;
   for (const auto& p : prompts) {
-    server::JobSpec spec;
-    spec.prompt = p.tokens;
-    spec.media = p.media;
-    spec.max_tokens = n;
-    server::SamplingOptions greedy;
-    greedy.temperature = 0;
-    spec.sampler = f.model->NewSampler(greedy, 1, nullptr);
     sinks.push_back(std::make_shared<Collect>());
-    spec.sink = sinks.back();
-    auto h = sched.Submit(std::move(spec));
-    ASSERT_TRUE(h.ok()) << h.error().message;
+    SubmitGreedy(sched, *f.model, p, n, sinks.back());
   }
   for (size_t i = 0; i < prompts.size(); ++i) {
     const server::JobOutcome o = sinks[i]->Wait();

@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
+#include <memory>
 #include <condition_variable>
 #include <cstdint>
 #include <mutex>
@@ -16,6 +17,7 @@
 #include "runtime/generate.h"
 #include "runtime/media.h"
 #include "runtime/session.h"
+#include "tools/server/chat_model.h"
 #include "tools/server/scheduler.h"
 
 namespace gemlet::oracle {
@@ -61,6 +63,21 @@ inline Result<runtime::GenerateResult> GreedyAlone(const runtime::Engine& engine
   go.max_tokens = n;
   go.stop_at_eog = false;
   return runtime::Generate(s, prompt, go);
+}
+
+// Submits `p` (its tokens and media rows) to `sched` for `n` greedy tokens into `sink`.
+inline void SubmitGreedy(server::Scheduler& sched, server::ChatModel& model, const server::RenderedPrompt& p,
+                         int64_t n, std::shared_ptr<Collect> sink) {
+  server::JobSpec spec;
+  spec.prompt = p.tokens;
+  spec.media = p.media;
+  spec.max_tokens = n;
+  server::SamplingOptions greedy;
+  greedy.temperature = 0;
+  spec.sampler = model.NewSampler(greedy, 1, nullptr);
+  spec.sink = std::move(sink);
+  auto h = sched.Submit(std::move(spec));
+  EXPECT_TRUE(h.ok()) << (h.ok() ? "" : h.error().message);
 }
 
 }  // namespace gemlet::oracle

@@ -163,17 +163,9 @@ TEST(ServerVision, ImagePromptsInSharedStepsEqualSessionsAlone) {
   so.prefill_chunk = 24;  // chunks that cut through the images, beside the others' decoding
   server::Scheduler sched(f.model->backend(), metrics, so);
   auto submit = [&](const server::RenderedPrompt& p, std::shared_ptr<Collect> sink) {
-    server::JobSpec spec;
-    spec.prompt = p.tokens;
-    spec.media = p.media;
-    spec.max_tokens = n;
-    server::SamplingOptions greedy;
-    greedy.temperature = 0;
-    spec.sampler = f.model->NewSampler(greedy, 1, nullptr);
-    spec.sink = sink;
-    auto h = sched.Submit(std::move(spec));
-    EXPECT_TRUE(h.ok()) << (h.ok() ? "" : h.error().message);
+    SubmitGreedy(sched, *f.model, p, n, std::move(sink));
   };
+
   std::vector<std::shared_ptr<Collect>> sinks;
   for (const auto& p : prompts) {
     sinks.push_back(std::make_shared<Collect>());

@@ -349,9 +349,19 @@ TEST(ChatPty, CtrlCStopsTheAnswerAndClearsThePromptCtrlDExits) {
   // run, keys sent within microseconds of the prompt's appearance, while libedit was still
   // switching the terminal into its editing mode, were neither echoed nor signalled; a person
   // cannot type that fast, and type-ahead during an answer has its own test below.)
+  // Under ASan with other tests beside it, even 200 ms was once not enough (no prompt for 180 s:
+  // the keys were lost): its echo is awaited before Ctrl+C, and Ctrl+C is pressed again
+  // until the prompt comes back (a second Ctrl+C at the prompt clears an empty line).
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   pty->Send("half a line");
-  pty->Send("\x03");
+  size_t echo = at;
+  (void)pty->WaitFor("half a line", &echo, 30);
+  bool prompt = false;
+  for (int tries = 0; tries < 3 && !prompt; ++tries) {
+    pty->Send("\x03");
+    size_t p = at;
+    prompt = pty->WaitFor(">>> ", &p, 20);
+  }
   pty->UntilPrompt(&at);
   pty->Line("/stats");
   std::string out = pty->UntilPrompt(&at);

@@ -222,10 +222,12 @@ Status DraftStep(const Gemma4Drafter& dr, const Gemma4Model& target, const KvSto
   float lo = 0;
   // Cluster top[t]'s tokens are rows top[t] · per … of the clustered table: the same bytes as
   // their rows of the tied table, read as one run per cluster.
-  for (int64_t i = 0; i < n; ++i) {
-    ops::DequantizeWeightRow(dr.clustered_embd(), top[i / per] * per + i % per, row);
-    cand[i] = ops::DotF32(row, y, D);  // (exact mode: the dense head's value, bit for bit)
-    lo = i == 0 ? cand[i] : std::min(lo, cand[i]);
+  for (int64_t t = 0, i = 0; t < k; ++t) {
+    for (int64_t j = 0; j < per; ++j, ++i) {
+      ops::DequantizeWeightRow(dr.clustered_embd(), top[t] * per + j, row);
+      cand[i] = ops::DotF32(row, y, D);  // (exact mode: the dense head's value, bit for bit)
+      lo = i == 0 ? cand[i] : std::min(lo, cand[i]);
+    }
   }
   out->token = ArgMax(cand, ids, n);
   if (out->sparse_logits != nullptr) {

@@ -18,7 +18,7 @@ Result<std::vector<uint8_t>> AudioFromBase64(std::string_view data, std::string_
                            std::string(format) + "'");
   }
   const std::string data_part = part + ".data";
-  if (data.size() >= 5 && (data.substr(0, 5) == "data:" || data.substr(0, 5) == "DATA:")) {
+  if (StartsNoCase(data, "data:")) {
     ASSIGN_OR_RETURN(data, DataUrlPayload(data, "audio", data_part, nullptr));
   }
   return DecodeBase64(data, data_part, limits.max_bytes, "audio");

@@ -14,6 +14,8 @@ int Sextet(char c) {
   return -1;
 }
 
+}  // namespace
+
 bool StartsNoCase(std::string_view s, std::string_view prefix) {
   if (s.size() < prefix.size()) return false;
   for (size_t i = 0; i < prefix.size(); ++i) {
@@ -21,8 +23,6 @@ bool StartsNoCase(std::string_view s, std::string_view prefix) {
   }
   return true;
 }
-
-}  // namespace
 
 Result<std::vector<uint8_t>> DecodeBase64(std::string_view b64, const std::string& part, size_t max_bytes,
                                           std::string_view what) {

@@ -19,6 +19,9 @@ namespace gemlet::server {
 Result<std::vector<uint8_t>> DecodeBase64(std::string_view b64, const std::string& part, size_t max_bytes,
                                           std::string_view what);
 
+// True if `s` begins with `prefix`, compared without case (`prefix` in lower case).
+bool StartsNoCase(std::string_view s, std::string_view prefix);
+
 // True if `media_type` is "<prefix>/<something>", the prefix compared without case
 // ("image", "audio").
 bool IsMediaType(std::string_view media_type, std::string_view prefix);

@@ -1,7 +1,5 @@
 #include "tools/server/image_part.h"
 
-#include <cctype>
-
 #include "tools/server/base64.h"
 
 namespace gemlet::server {
@@ -15,14 +13,7 @@ Result<std::vector<uint8_t>> ImageFromBase64(std::string_view b64, std::string_v
 }
 
 Result<std::vector<uint8_t>> ImageFromUrl(std::string_view url, const std::string& part, const ImageLimits& limits) {
-  auto starts = [&](std::string_view p) {
-    if (url.size() < p.size()) return false;
-    for (size_t i = 0; i < p.size(); ++i) {
-      if (std::tolower(static_cast<unsigned char>(url[i])) != p[i]) return false;
-    }
-    return true;
-  };
-  if (starts("http://") || starts("https://")) {
+  if (StartsNoCase(url, "http://") || StartsNoCase(url, "https://")) {
     return InvalidArgument("'" + part + "': image URLs are not fetched by this server; send the image as a " +
                            "data: URL (data:image/png;base64,...)");
   }

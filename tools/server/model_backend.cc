@@ -97,14 +97,15 @@ ApiOr<std::vector<runtime::MediaRef>> GemmaChatModel::EncodeMedia(const ChatRequ
     const std::string content_path = "messages[" + std::to_string(i) + "].content";
     // Each item where its part was, unless the text places that kind itself ({image} or
     // <|image|>, {audio} or <|audio|>, once per item: runtime::PlaceMedia).
+    // Per kind (indexed by MediaKind): its parts' count and whether the text places them.
+    int64_t count[2] = {0, 0};
     bool placed[2] = {false, false};
-    for (const Kind& k : kinds) {
-      const auto n = std::count_if(parts.begin(), parts.end(), [&](const MediaPart& p) { return p.kind == k.kind; });
-      if (n == 0) continue;
-      const auto& first = *std::find_if(parts.begin(), parts.end(), [&](const MediaPart& p) { return p.kind == k.kind; });
-      if (!k.available) return BadRequest("'" + *first.part + "': " + k.missing, *first.part, "unsupported_content");
-      if (content.find(k.placeholder) == std::string::npos && content.find(k.alias) == std::string::npos) continue;
-      placed[static_cast<int>(k.kind)] = true;
+    for (const MediaPart& p : parts) {
+      const Kind& k = kinds[static_cast<int>(p.kind)];
+      if (count[static_cast<int>(p.kind)]++ > 0) continue;  // checked at its first part
+      if (!k.available) return BadRequest("'" + *p.part + "': " + k.missing, *p.part, "unsupported_content");
+      placed[static_cast<int>(p.kind)] =
+          content.find(k.placeholder) != std::string::npos || content.find(k.alias) != std::string::npos;
     }
     // Unplaced parts go in at their offsets (in the text as it was, before any placement).
     std::string text;
@@ -120,8 +121,7 @@ ApiOr<std::vector<runtime::MediaRef>> GemmaChatModel::EncodeMedia(const ChatRequ
     content = std::move(text);
     for (const Kind& k : kinds) {
       if (!placed[static_cast<int>(k.kind)]) continue;
-      const auto n = std::count_if(parts.begin(), parts.end(), [&](const MediaPart& p) { return p.kind == k.kind; });
-      auto placed_text = runtime::PlaceMedia(content, n, k.placeholder, k.alias);
+      auto placed_text = runtime::PlaceMedia(content, count[static_cast<int>(k.kind)], k.placeholder, k.alias);
       if (!placed_text.ok()) {
         return BadRequest("'" + content_path + "': " + placed_text.status().message(), content_path, "invalid_value");
       }

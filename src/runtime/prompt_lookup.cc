@@ -16,8 +16,13 @@ LookupMatch PromptLookup(std::span<const int32_t> context, int64_t max_ngram, in
     for (int64_t e = N - 1; e >= n; --e) {
       if (!std::equal(suffix, suffix + n, context.data() + e - n)) continue;
       m.ngram = n;
-      const int64_t count = std::min(max_draft, N - e);
-      m.draft.assign(context.begin() + e, context.begin() + e + count);
+      // What followed the match, copied as LZ77 copies with overlap: past the context's end
+      // the copy reads its own output, so a match N − e tokens back continues with period
+      // N − e (a repeated token or phrase yields max_draft drafts, not N − e).
+      m.draft.resize(static_cast<size_t>(max_draft));
+      for (int64_t i = 0; i < max_draft; ++i) {
+        m.draft[i] = e + i < N ? context[e + i] : m.draft[e + i - N];
+      }
       return m;
     }
   }

@@ -26,11 +26,19 @@ TEST(PromptLookupTest, LongerSuffixBeatsAMoreRecentShorterOne) {
   EXPECT_EQ(m.draft, (std::vector<int32_t>{10, 11}));
 }
 
-TEST(PromptLookupTest, DraftStopsAtTheContextEnd) {
+TEST(PromptLookupTest, AMatchNearTheEndContinuesPeriodically) {
   const std::vector<int32_t> c = {7, 8, 7, 8};
-  LookupMatch m = PromptLookup(c, 2, 1, 8);
+  LookupMatch m = PromptLookup(c, 2, 1, 7);
   EXPECT_EQ(m.ngram, 2);
-  EXPECT_EQ(m.draft, (std::vector<int32_t>{7, 8}));  // what followed "7 8" at 0: the rest
+  // What followed "7 8" at 0 is "7 8", then the copy reads itself: period 2.
+  EXPECT_EQ(m.draft, (std::vector<int32_t>{7, 8, 7, 8, 7, 8, 7}));
+  // A repeated token (a model stuck in a loop, a row of dashes) drafts max_draft of it, not 1.
+  m = PromptLookup(std::vector<int32_t>{1, 2, 3, 3, 3}, 3, 1, 5);
+  EXPECT_EQ(m.ngram, 2);  // "3 3" last occurred ending at 4
+  EXPECT_EQ(m.draft, (std::vector<int32_t>{3, 3, 3, 3, 3}));
+  // A quote far back: its own continuation, no repetition.
+  m = PromptLookup(std::vector<int32_t>{4, 5, 6, 7, 8, 9, 1, 4, 5}, 2, 1, 4);
+  EXPECT_EQ(m.draft, (std::vector<int32_t>{6, 7, 8, 9}));
   EXPECT_TRUE(PromptLookup(std::vector<int32_t>{1}, 4, 1, 4).draft.empty());
   EXPECT_TRUE(PromptLookup(std::vector<int32_t>{}, 4, 1, 4).draft.empty());
   EXPECT_TRUE(PromptLookup(c, 2, 1, 0).draft.empty());

@@ -13,7 +13,7 @@ namespace {
 // Tokens per tile of the exact path: a tile of x stays in cache while every weight row of a
 // thread's range passes over it; each row is dequantized once per tile.
 constexpr int64_t kTokenTile = 32;
-// Output rows per work unit: the kQ4x8 group size, so a unit never splits a row group.
+// Output rows per work unit: the kQ4x8 / kQ8x8 group size, so a unit never splits a row group.
 constexpr int64_t kUnitRows = 8;
 // Tokens quantized per parallel grain.
 constexpr int64_t kQuantGrain = 16;
@@ -60,15 +60,23 @@ void MatMulFastRows(const kernels::KernelTable& k, const Weight& w, const float*
         }
       }
       break;
-    case TensorType::kQ8: {
-      const auto* wb = reinterpret_cast<const BlockQ8*>(w.data);
-      if (T == 1) {
-        k.gemv_q8(wb, nb, r0, r1, xq, K, y);
+    case TensorType::kQ8:
+      if (w.layout == TensorLayout::kQ8x8) {
+        const auto* wb = reinterpret_cast<const BlockQ8x8*>(w.data);
+        if (T == 1) {
+          k.gemv_q8x8(wb, nb, r0, r1, xq, K, y);
+        } else {
+          k.gemm_q8x8(wb, nb, r0, r1, xq, nb, T, K, y, ldy);
+        }
       } else {
-        k.gemm_q8(wb, nb, r0, r1, xq, nb, T, K, y, ldy);
+        const auto* wb = reinterpret_cast<const BlockQ8*>(w.data);
+        if (T == 1) {
+          k.gemv_q8(wb, nb, r0, r1, xq, K, y);
+        } else {
+          k.gemm_q8(wb, nb, r0, r1, xq, nb, T, K, y, ldy);
+        }
       }
       break;
-    }
     case TensorType::kF32:
     case TensorType::kF16:
     case TensorType::kBF16:

@@ -8,9 +8,16 @@ namespace gemlet::kernels {
 
 namespace {
 
-Status ShapeError(const char* layout, int64_t rows, int64_t K) {
-  return InvalidArgument(std::string(layout) + " layout needs rows a multiple of 8 and K a multiple of 32, got [" +
-                         std::to_string(rows) + ", " + std::to_string(K) + "]");
+// Runs `convert` if a [rows, K] tensor has the interleaved layouts' shape (the same for q4x8
+// and q8x8), else names `layout` in the error.
+template <typename Convert>
+Status Checked(const char* layout, int64_t rows, int64_t K, Convert convert) {
+  if (!CanRepackQ4x8(rows, K)) {
+    return InvalidArgument(std::string(layout) + " layout needs rows a multiple of 8 and K a multiple of 32, got [" +
+                           std::to_string(rows) + ", " + std::to_string(K) + "]");
+  }
+  convert();
+  return Status::Ok();
 }
 
 // The interleaving of base/tensor_type.h, for q4 and q8 alike: byte 4c + k of row i's qs is
@@ -57,27 +64,16 @@ bool CanRepackQ4x8(int64_t rows, int64_t K) {
 bool CanRepackQ8x8(int64_t rows, int64_t K) { return CanRepackQ4x8(rows, K); }
 
 Status RepackQ4x8(const BlockQ4* src, int64_t rows, int64_t K, BlockQ4x8* dst) {
-  if (!CanRepackQ4x8(rows, K)) return ShapeError("q4x8", rows, K);
-  Interleave(src, rows, K / kQBlock, dst);
-  return Status::Ok();
+  return Checked("q4x8", rows, K, [&] { Interleave(src, rows, K / kQBlock, dst); });
 }
-
 Status UnpackQ4x8(const BlockQ4x8* src, int64_t rows, int64_t K, BlockQ4* dst) {
-  if (!CanRepackQ4x8(rows, K)) return ShapeError("q4x8", rows, K);
-  Deinterleave(src, rows, K / kQBlock, dst);
-  return Status::Ok();
+  return Checked("q4x8", rows, K, [&] { Deinterleave(src, rows, K / kQBlock, dst); });
 }
-
 Status RepackQ8x8(const BlockQ8* src, int64_t rows, int64_t K, BlockQ8x8* dst) {
-  if (!CanRepackQ8x8(rows, K)) return ShapeError("q8x8", rows, K);
-  Interleave(src, rows, K / kQBlock, dst);
-  return Status::Ok();
+  return Checked("q8x8", rows, K, [&] { Interleave(src, rows, K / kQBlock, dst); });
 }
-
 Status UnpackQ8x8(const BlockQ8x8* src, int64_t rows, int64_t K, BlockQ8* dst) {
-  if (!CanRepackQ8x8(rows, K)) return ShapeError("q8x8", rows, K);
-  Deinterleave(src, rows, K / kQBlock, dst);
-  return Status::Ok();
+  return Checked("q8x8", rows, K, [&] { Deinterleave(src, rows, K / kQBlock, dst); });
 }
 
 void DequantizeRowQ4x8(const BlockQ4x8* w, int64_t gs, int64_t row, float* out, int64_t K) {

@@ -15,21 +15,7 @@ namespace {
 }  // namespace
 
 const KernelTable& DotprodKernels() {
-  static constexpr KernelTable t = {Tier::kDotprod,
-                                    neon::QuantizeAct,
-                                    GemvQ4,
-                                    GemmQ4,
-                                    GemvQ8,
-                                    GemmQ8,
-                                    GemvX8<Q4x8Ops>,
-                                    GemmX8<Q4x8Ops>,
-                                    GemvX8<Q8x8Ops>,
-                                    GemmX8<Q8x8Ops>,
-                                    neon::GemvF,
-                                    neon::GemmF,
-                                    neon::F16ToF32,
-                                    neon::F32ToF16,
-                                    neon::GemmAccF};
+  static constexpr KernelTable t = ArmTable(Tier::kDotprod);
   return t;
 }
 

@@ -115,21 +115,7 @@ void GemmMmla(const typename X::Block* w, int64_t gs, int64_t r0, int64_t r1, co
 }  // namespace
 
 const KernelTable& I8mmKernels() {
-  static constexpr KernelTable t = {Tier::kI8mm,
-                                    neon::QuantizeAct,
-                                    GemvQ4,
-                                    GemmQ4,
-                                    GemvQ8,
-                                    GemmQ8,
-                                    GemvX8<Q4x8Ops>,
-                                    GemmMmla<MmlaQ4x8>,
-                                    GemvX8<Q8x8Ops>,
-                                    GemmMmla<MmlaQ8x8>,
-                                    neon::GemvF,
-                                    neon::GemmF,
-                                    neon::F16ToF32,
-                                    neon::F32ToF16,
-                                    neon::GemmAccF};
+  static constexpr KernelTable t = ArmTable(Tier::kI8mm, GemmMmla<MmlaQ4x8>, GemmMmla<MmlaQ8x8>);
   return t;
 }
 

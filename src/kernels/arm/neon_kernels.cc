@@ -13,21 +13,7 @@ namespace {
 }  // namespace
 
 const KernelTable& NeonKernels() {
-  static constexpr KernelTable t = {Tier::kNeon,
-                                    neon::QuantizeAct,
-                                    GemvQ4,
-                                    GemmQ4,
-                                    GemvQ8,
-                                    GemmQ8,
-                                    GemvX8<Q4x8Ops>,
-                                    GemmX8<Q4x8Ops>,
-                                    GemvX8<Q8x8Ops>,
-                                    GemmX8<Q8x8Ops>,
-                                    neon::GemvF,
-                                    neon::GemmF,
-                                    neon::F16ToF32,
-                                    neon::F32ToF16,
-                                    neon::GemmAccF};
+  static constexpr KernelTable t = ArmTable(Tier::kNeon);
   return t;
 }
 

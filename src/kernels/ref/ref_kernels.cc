@@ -101,6 +101,12 @@ void GemvX8(const BlockX8* w, int64_t gs, int64_t r0, int64_t r1, const ActBlock
   }
 }
 
+template <typename BlockX8, int32_t (*Dot)(const BlockX8&, int, const ActBlock&)>
+void GemmX8(const BlockX8* w, int64_t gs, int64_t r0, int64_t r1, const ActBlock* x, int64_t xs, int64_t T,
+            int64_t K, float* y, int64_t ldy) {
+  for (int64_t t = 0; t < T; ++t) GemvX8<BlockX8, Dot>(w, gs, r0, r1, x + t * xs, K, y + t * ldy);
+}
+
 inline float LoadF(TensorType t, const void* w, int64_t i) {
   switch (t) {
     case TensorType::kF16:
@@ -146,7 +152,7 @@ void GemvQ4x8Ref(const BlockQ4x8* w, int64_t gs, int64_t r0, int64_t r1, const A
 
 void GemmQ4x8Ref(const BlockQ4x8* w, int64_t gs, int64_t r0, int64_t r1, const ActBlock* x,
                  int64_t xs, int64_t T, int64_t K, float* y, int64_t ldy) {
-  for (int64_t t = 0; t < T; ++t) GemvQ4x8Ref(w, gs, r0, r1, x + t * xs, K, y + t * ldy);
+  GemmX8<BlockQ4x8, BlockDotQ4x8>(w, gs, r0, r1, x, xs, T, K, y, ldy);
 }
 
 void GemvQ8x8Ref(const BlockQ8x8* w, int64_t gs, int64_t r0, int64_t r1, const ActBlock* x,
@@ -156,7 +162,7 @@ void GemvQ8x8Ref(const BlockQ8x8* w, int64_t gs, int64_t r0, int64_t r1, const A
 
 void GemmQ8x8Ref(const BlockQ8x8* w, int64_t gs, int64_t r0, int64_t r1, const ActBlock* x,
                  int64_t xs, int64_t T, int64_t K, float* y, int64_t ldy) {
-  for (int64_t t = 0; t < T; ++t) GemvQ8x8Ref(w, gs, r0, r1, x + t * xs, K, y + t * ldy);
+  GemmX8<BlockQ8x8, BlockDotQ8x8>(w, gs, r0, r1, x, xs, T, K, y, ldy);
 }
 
 float DotFRef(TensorType wt, const void* w, const float* x, int64_t K) {

@@ -184,7 +184,7 @@ TEST(ConvertKQuant, RequantizedUnderThePlan) {
           kernels::QuantizeRowQ8Ref(x.data(), reinterpret_cast<BlockQ8*>(want.data()),
                                     static_cast<int64_t>(x.size()));
         }
-        std::vector<uint8_t> buf;  // q4 matrices may be stored interleaved (kQ4x8)
+        std::vector<uint8_t> buf;  // q4 / q8 matrices may be stored interleaved (kQ4x8 / kQ8x8)
         EXPECT_EQ(std::memcmp(kernels::RowMajorBytes(t->data, t->type, t->layout, t->rows(), t->cols(), &buf),
                               want.data(), want.size()),
                   0)

@@ -55,8 +55,8 @@ std::unique_ptr<GemletFile> ConvertAndOpen(const std::string& src, const std::st
   return f.ok() ? std::move(*f) : nullptr;
 }
 
-// A stored tensor's bytes in row-major order (q4 matrices are stored interleaved as kQ4x8:
-// same values, other byte order; docs/file-format.md §6).
+// A stored tensor's bytes in row-major order (q4 / q8 matrices are stored interleaved as
+// kQ4x8 / kQ8x8: same values, other byte order; docs/file-format.md §6).
 const uint8_t* RowMajor(const TensorView* t, std::vector<uint8_t>* buf) {
   return kernels::RowMajorBytes(t->data, t->type, t->layout, t->rows(), t->cols(), buf);
 }
@@ -139,11 +139,12 @@ TEST_P(ConvertKeep, BitExact) {
     ASSERT_EQ(t->nbytes, want_bytes);
     std::vector<uint8_t> buf;
     EXPECT_EQ(std::memcmp(RowMajor(t, &buf), want, want_bytes), 0);
-    // q4 matrices are interleaved for the kernels, except the gathered-only PLE table.
-    EXPECT_EQ(t->layout, t->type == TensorType::kQ4 && t->rows() % 8 == 0 && t->shape.size() >= 2 &&
-                                 spec.cls != model::TensorClass::kPleTable
-                             ? TensorLayout::kQ4x8
-                             : TensorLayout::kRowMajor);
+    // q4 / q8 matrices are interleaved for the kernels, except the gathered-only PLE table.
+    const bool interleaved = t->rows() % 8 == 0 && t->shape.size() >= 2 && spec.cls != model::TensorClass::kPleTable;
+    EXPECT_EQ(t->layout, interleaved && t->type == TensorType::kQ4   ? TensorLayout::kQ4x8
+                         : interleaved && t->type == TensorType::kQ8 ? TensorLayout::kQ8x8
+                                                                     : TensorLayout::kRowMajor)
+        << spec.name;
     quantized += IsQuantized(t->type);
   }
   if (std::string(s.gguf_type) == "q8" || std::string(s.gguf_type) == "q4") {
@@ -303,7 +304,8 @@ TEST(ConvertOracle, DefaultPlanQ4MatchesReference) {
           std::vector<BlockQ8> want(x.size() / kQBlock);
           kernels::QuantizeRowQ8Ref(x.data(), want.data(), static_cast<int64_t>(x.size()));
           ASSERT_EQ(d->nbytes, want.size() * sizeof(BlockQ8));
-          EXPECT_EQ(std::memcmp(d->data, want.data(), d->nbytes), 0);
+          std::vector<uint8_t> buf;
+          EXPECT_EQ(std::memcmp(RowMajor(d, &buf), want.data(), d->nbytes), 0);
           break;
         }
         case model::TensorClass::kNorm:
@@ -350,7 +352,8 @@ TEST(ConvertOracle, Q8PlanFromQ4Gguf) {
     const std::vector<float> x = ToF32(k->type, RowMajor(k, &buf), k->numel());
     std::vector<BlockQ8> want(x.size() / kQBlock);
     kernels::QuantizeRowQ8Ref(x.data(), want.data(), static_cast<int64_t>(x.size()));
-    EXPECT_EQ(std::memcmp(t.data, want.data(), t.nbytes), 0) << t.name;
+    std::vector<uint8_t> got_buf;  // q8 matrices are stored interleaved (kQ8x8) where they can be
+    EXPECT_EQ(std::memcmp(RowMajor(&t, &got_buf), want.data(), t.nbytes), 0) << t.name;
   }
 }
 

@@ -30,7 +30,14 @@ const TypeTraits& GetTypeTraits(TensorType type) {
 const char* TensorTypeName(TensorType type) { return GetTypeTraits(type).name; }
 
 const char* TensorLayoutName(TensorLayout layout) {
-  return layout == TensorLayout::kQ4x8 ? "q4x8" : "row-major";
+  switch (layout) {
+    case TensorLayout::kQ4x8:
+      return "q4x8";
+    case TensorLayout::kQ8x8:
+      return "q8x8";
+    default:
+      return "row-major";
+  }
 }
 
 Result<TensorType> ParseTensorType(const std::string& name) {

@@ -41,8 +41,10 @@ enum class TensorLayout : uint32_t {
   // (one per block column). Same bytes as row-major, rearranged for SIMD kernels that put
   // one row per vector lane; kernels/repack.h converts.
   kQ4x8 = 1,
+  // q8 only, rows a multiple of 8: the same arrangement with BlockQ8x8.
+  kQ8x8 = 2,
 };
-// "row-major" or "q4x8" (docs/file-format.md §6).
+// "row-major", "q4x8" or "q8x8" (docs/file-format.md §6).
 const char* TensorLayoutName(TensorLayout layout);
 
 // The blocks of 8 consecutive rows in one block column: d[i] is row i's scale and
@@ -55,6 +57,19 @@ struct BlockQ4x8 {
 };
 #pragma pack(pop)
 static_assert(sizeof(BlockQ4x8) == 8 * sizeof(BlockQ4));
+
+// The q8 twin of BlockQ4x8: the blocks of 8 consecutive rows in one block column, d[i] row
+// i's scale and qs[c * 32 + i * 4 + k] = row i's qs[4c + k] (c < 8 chunks of 4 bytes, i < 8
+// rows), i.e. value 4c + k of row i's block. So 32 bytes (one chunk) hold 4 consecutive
+// values of each of the 8 rows, row i in bytes 4i..4i+3: one 4-byte dot product (vpdpbusd,
+// SDOT) per row and lane, as in BlockQ4x8.
+#pragma pack(push, 1)
+struct BlockQ8x8 {
+  uint16_t d[8];
+  int8_t qs[8 * kQBlock];
+};
+#pragma pack(pop)
+static_assert(sizeof(BlockQ8x8) == 8 * sizeof(BlockQ8));
 
 struct TypeTraits {
   const char* name;

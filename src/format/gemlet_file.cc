@@ -203,8 +203,8 @@ Status GemletFile::Parse() {
     const TypeTraits* tr = FindTypeTraits(type);
     if (!tr) return Unsupported(name_ + ": " + tw + " has unknown type " + std::to_string(type));
     t.type = static_cast<TensorType>(type);
-    if (lay != static_cast<uint32_t>(TensorLayout::kRowMajor) &&
-        lay != static_cast<uint32_t>(TensorLayout::kQ4x8)) {
+    if (lay != static_cast<uint32_t>(TensorLayout::kRowMajor) && lay != static_cast<uint32_t>(TensorLayout::kQ4x8) &&
+        lay != static_cast<uint32_t>(TensorLayout::kQ8x8)) {
       return Unsupported(name_ + ": " + tw + " has unknown layout " + std::to_string(lay));
     }
     t.layout = static_cast<TensorLayout>(lay);
@@ -223,11 +223,13 @@ Status GemletFile::Parse() {
       return bad(tw + ": innermost dimension " + std::to_string(t.shape.back()) +
                  " is not a multiple of the " + tr->name + " block size");
     }
-    if (t.layout == TensorLayout::kQ4x8) {  // q4 rows interleaved in groups of 8 (§6)
+    if (t.layout != TensorLayout::kRowMajor) {  // q4 / q8 rows interleaved in groups of 8 (§6)
+      const TensorType want = t.layout == TensorLayout::kQ4x8 ? TensorType::kQ4 : TensorType::kQ8;
       const uint64_t rows = numel / static_cast<uint64_t>(t.shape.back());
-      if (t.type != TensorType::kQ4 || t.shape.size() < 2 || rows % 8 != 0) {
-        return bad(tw + ": layout q4x8 needs a q4 matrix whose row count is a multiple of 8 (type " +
-                   tr->name + ", " + std::to_string(rows) + " rows)");
+      if (t.type != want || t.shape.size() < 2 || rows % 8 != 0) {
+        return bad(tw + ": layout " + TensorLayoutName(t.layout) + " needs a " + TensorTypeName(want) +
+                   " matrix whose row count is a multiple of 8 (type " + tr->name + ", " + std::to_string(rows) +
+                   " rows)");
       }
     }
     const uint64_t expect = numel / tr->block_elems * tr->block_bytes;

@@ -177,54 +177,68 @@ TEST(GemletFile, VocabBlobSizeThatWrapsIsAnError) {
   }
 }
 
-// A q4 matrix stored interleaved (layout q4x8, docs/file-format.md §6): the reader accepts
-// it, reports the layout, and rejects every truncation of the file.
-std::string WriteQ4x8Sample(TensorType type, std::vector<int64_t> shape, uint64_t nbytes) {
-  const std::string path = TempPath("q4x8.gemlet");
+// A q4 / q8 matrix stored interleaved (layout q4x8 / q8x8, docs/file-format.md §6): the
+// reader accepts it, reports the layout, and rejects every truncation of the file.
+std::string WriteInterleavedSample(TensorType type, std::vector<int64_t> shape, uint64_t nbytes, TensorLayout layout) {
+  const std::string path = TempPath(std::string(TensorLayoutName(layout)) + ".gemlet");
   auto w = GemletWriter::Create(path);
   EXPECT_TRUE(w.ok()) << w.status().ToString();
   std::vector<uint8_t> data(nbytes);
   for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<uint8_t>(i * 7);
-  EXPECT_TRUE((*w)->AddTensor("m", type, shape, data.data(), data.size(), TensorLayout::kQ4x8).ok());
+  EXPECT_TRUE((*w)->AddTensor("m", type, shape, data.data(), data.size(), layout).ok());
   (*w)->SetMetadata({{"config", {{"hidden_size", 64}}}});
   EXPECT_TRUE((*w)->Finish().ok());
   return path;
 }
 
-TEST(GemletFile, AcceptsQ4x8Layout) {
-  const std::string path = WriteQ4x8Sample(TensorType::kQ4, {16, 64}, 16 * 2 * sizeof(BlockQ4));
-  auto f = GemletFile::Open(path);
-  ASSERT_TRUE(f.ok()) << f.status().ToString();
-  const TensorView* m = (*f)->Find("m");
-  ASSERT_NE(m, nullptr);
-  EXPECT_EQ(m->layout, TensorLayout::kQ4x8);
-  EXPECT_STREQ(TensorLayoutName(m->layout), "q4x8");
-  EXPECT_EQ(m->rows(), 16);
-  EXPECT_EQ(m->nbytes, 32 * sizeof(BlockQ4));
+TEST(GemletFile, AcceptsInterleavedLayouts) {
+  struct Case {
+    TensorType type;
+    TensorLayout layout;
+    const char* name;
+    uint64_t block_bytes;
+  };
+  for (const Case& c : {Case{TensorType::kQ4, TensorLayout::kQ4x8, "q4x8", sizeof(BlockQ4)},
+                        Case{TensorType::kQ8, TensorLayout::kQ8x8, "q8x8", sizeof(BlockQ8)}}) {
+    const std::string path = WriteInterleavedSample(c.type, {16, 64}, 16 * 2 * c.block_bytes, c.layout);
+    auto f = GemletFile::Open(path);
+    ASSERT_TRUE(f.ok()) << f.status().ToString();
+    const TensorView* m = (*f)->Find("m");
+    ASSERT_NE(m, nullptr);
+    EXPECT_EQ(m->layout, c.layout);
+    EXPECT_STREQ(TensorLayoutName(m->layout), c.name);
+    EXPECT_EQ(m->rows(), 16);
+    EXPECT_EQ(m->nbytes, 32 * c.block_bytes);
 
-  const std::string bytes = ReadAll(path);
-  for (size_t n = 0; n < bytes.size(); ++n) {
-    auto g = GemletFile::FromMemory(reinterpret_cast<const uint8_t*>(bytes.data()), n, "cut.gemlet");
-    ASSERT_FALSE(g.ok()) << "accepted a q4x8 file cut to " << n << " bytes";
+    const std::string bytes = ReadAll(path);
+    for (size_t n = 0; n < bytes.size(); ++n) {
+      auto g = GemletFile::FromMemory(reinterpret_cast<const uint8_t*>(bytes.data()), n, "cut.gemlet");
+      ASSERT_FALSE(g.ok()) << "accepted a " << c.name << " file cut to " << n << " bytes";
+    }
   }
 }
 
-TEST(GemletFile, RejectsQ4x8OnWrongTensors) {
+TEST(GemletFile, RejectsInterleavedLayoutsOnWrongTensors) {
   struct Case {
+    TensorLayout layout;
     TensorType type;
     std::vector<int64_t> shape;
     uint64_t nbytes;
   };
   const Case cases[] = {
-      {TensorType::kQ4, {12, 64}, 12 * 2 * sizeof(BlockQ4)},  // rows not a multiple of 8
-      {TensorType::kQ8, {8, 32}, 8 * sizeof(BlockQ8)},        // not q4
-      {TensorType::kF32, {8, 4}, 8 * 4 * 4},                  // not q4
-      {TensorType::kQ4, {256}, 8 * sizeof(BlockQ4)},          // a vector
+      {TensorLayout::kQ4x8, TensorType::kQ4, {12, 64}, 12 * 2 * sizeof(BlockQ4)},  // rows not a multiple of 8
+      {TensorLayout::kQ4x8, TensorType::kQ8, {8, 32}, 8 * sizeof(BlockQ8)},        // not q4
+      {TensorLayout::kQ4x8, TensorType::kF32, {8, 4}, 8 * 4 * 4},                  // not q4
+      {TensorLayout::kQ4x8, TensorType::kQ4, {256}, 8 * sizeof(BlockQ4)},          // a vector
+      {TensorLayout::kQ8x8, TensorType::kQ8, {12, 64}, 12 * 2 * sizeof(BlockQ8)},  // rows not a multiple of 8
+      {TensorLayout::kQ8x8, TensorType::kQ4, {8, 32}, 8 * sizeof(BlockQ4)},        // not q8
+      {TensorLayout::kQ8x8, TensorType::kF16, {8, 4}, 8 * 4 * 2},                  // not q8
+      {TensorLayout::kQ8x8, TensorType::kQ8, {256}, 8 * sizeof(BlockQ8)},          // a vector
   };
   for (const Case& c : cases) {
-    auto f = GemletFile::Open(WriteQ4x8Sample(c.type, c.shape, c.nbytes));
+    auto f = GemletFile::Open(WriteInterleavedSample(c.type, c.shape, c.nbytes, c.layout));
     ASSERT_FALSE(f.ok()) << TensorTypeName(c.type);
-    EXPECT_NE(f.status().message().find("q4x8"), std::string::npos) << f.status().ToString();
+    EXPECT_NE(f.status().message().find(TensorLayoutName(c.layout)), std::string::npos) << f.status().ToString();
     EXPECT_NE(f.status().message().find("'m'"), std::string::npos) << f.status().ToString();
   }
 }

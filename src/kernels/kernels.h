@@ -95,6 +95,12 @@ using GemvQ4x8Fn = void (*)(const BlockQ4x8* w, int64_t group_stride_blocks, int
 using GemmQ4x8Fn = void (*)(const BlockQ4x8* w, int64_t group_stride_blocks, int64_t r0, int64_t r1,
                             const ActBlock* x, int64_t x_stride_blocks, int64_t T, int64_t K,
                             float* y, int64_t ldy);
+// Interleaved q8 (TensorLayout::kQ8x8): the same with BlockQ8x8.
+using GemvQ8x8Fn = void (*)(const BlockQ8x8* w, int64_t group_stride_blocks, int64_t r0, int64_t r1,
+                            const ActBlock* x, int64_t K, float* y);
+using GemmQ8x8Fn = void (*)(const BlockQ8x8* w, int64_t group_stride_blocks, int64_t r0, int64_t r1,
+                            const ActBlock* x, int64_t x_stride_blocks, int64_t T, int64_t K,
+                            float* y, int64_t ldy);
 // Float weights: wtype is kF32, kF16 or kBF16; rows are row_stride elements apart.
 // `prefetch` (gemm_f, gemm_acc_f) is a hint that changes no result: while reading row r the
 // kernel may prefetch row r + prefetch into cache (0: none); those rows need not exist. A
@@ -128,6 +134,8 @@ struct KernelTable {
   GemmQ8Fn gemm_q8;
   GemvQ4x8Fn gemv_q4x8;
   GemmQ4x8Fn gemm_q4x8;
+  GemvQ8x8Fn gemv_q8x8;
+  GemmQ8x8Fn gemm_q8x8;
   GemvFFn gemv_f;
   GemmFFn gemm_f;
   F16ToF32Fn f16_to_f32;

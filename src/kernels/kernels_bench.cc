@@ -15,6 +15,7 @@
 #include <memory>
 #include <string>
 #include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "kernels/kernels.h"
@@ -83,30 +84,58 @@ struct Buffer {
   size_t size;
 };
 
-enum class WKind { kQ4, kQ4x8, kQ8 };
+enum class WKind { kQ4, kQ4x8, kQ8, kQ8x8 };
+constexpr WKind kAllKinds[] = {WKind::kQ4, WKind::kQ4x8, WKind::kQ8, WKind::kQ8x8};
 const char* WKindName(WKind k) {
-  return k == WKind::kQ4 ? "q4" : k == WKind::kQ4x8 ? "q4x8" : "q8";
+  switch (k) {
+    case WKind::kQ4:
+      return "q4";
+    case WKind::kQ4x8:
+      return "q4x8";
+    case WKind::kQ8:
+      return "q8";
+    case WKind::kQ8x8:
+      return "q8x8";
+  }
+  return "?";
+}
+bool IsQ8(WKind k) { return k == WKind::kQ8 || k == WKind::kQ8x8; }
+
+// Sets every f16 scale d of n blocks at base to `d`.
+template <typename Block>
+void SetScales(uint8_t* base, int64_t n, uint16_t d) {
+  for (int64_t i = 0; i < n; ++i) {
+    if constexpr (std::is_array_v<decltype(Block::d)>) {
+      for (auto& s : reinterpret_cast<Block*>(base)[i].d) s = d;
+    } else {
+      reinterpret_cast<Block*>(base)[i].d = d;
+    }
+  }
 }
 
 // Weight copies of a [rows, K] matrix totalling ≥ min_bytes.
 struct Weights {
   Weights(WKind kind, int64_t rows, int64_t K, size_t min_bytes) {
     const int64_t nb = K / 32;
-    bytes =
-        static_cast<size_t>(rows * nb) * (kind == WKind::kQ8 ? sizeof(BlockQ8) : sizeof(BlockQ4));
+    bytes = static_cast<size_t>(rows * nb) * (IsQ8(kind) ? sizeof(BlockQ8) : sizeof(BlockQ4));
     copies = std::max<size_t>(1, (min_bytes + bytes - 1) / bytes);
     buf = std::make_unique<Buffer>(bytes * copies);
     // Finite scales (f16 0x2000 ≈ 0.0078): random bits could be inf/NaN.
     for (size_t c = 0; c < copies; ++c) {
       uint8_t* base = buf->data + c * bytes;
-      if (kind == WKind::kQ4x8) {
-        for (int64_t i = 0; i < rows / 8 * nb; ++i) {
-          for (auto& d : reinterpret_cast<BlockQ4x8*>(base)[i].d) d = 0x2000;
-        }
-      } else if (kind == WKind::kQ8) {
-        for (int64_t i = 0; i < rows * nb; ++i) reinterpret_cast<BlockQ8*>(base)[i].d = 0x2000;
-      } else {
-        for (int64_t i = 0; i < rows * nb; ++i) reinterpret_cast<BlockQ4*>(base)[i].d = 0x2000;
+      switch (kind) {
+        case WKind::kQ4:
+          SetScales<BlockQ4>(base, rows * nb, 0x2000);
+          break;
+        case WKind::kQ4x8:
+          SetScales<BlockQ4x8>(base, rows / 8 * nb, 0x2000);
+          break;
+        case WKind::kQ8:
+          SetScales<BlockQ8>(base, rows * nb, 0x2000);
+          break;
+        case WKind::kQ8x8:
+          SetScales<BlockQ8x8>(base, rows / 8 * nb, 0x2000);
+          break;
       }
     }
   }
@@ -148,6 +177,9 @@ void BM_Gemv(benchmark::State& state, Tier tier, WKind kind, int64_t rows, int64
         case WKind::kQ8:
           k.gemv_q8(static_cast<const BlockQ8*>(wc), nb, r0, r1, x.data(), K, y.data());
           break;
+        case WKind::kQ8x8:
+          k.gemv_q8x8(static_cast<const BlockQ8x8*>(wc), nb, r0, r1, x.data(), K, y.data());
+          break;
       }
     });
     benchmark::DoNotOptimize(y.data());
@@ -184,6 +216,9 @@ void BM_Gemm(benchmark::State& state, Tier tier, WKind kind, int64_t rows, int64
         case WKind::kQ8:
           k.gemm_q8(static_cast<const BlockQ8*>(wc), nb, r0, r1, x.data(), nb, T, K, y.data(),
                     rows);
+          break;
+        case WKind::kQ8x8:
+          k.gemm_q8x8(static_cast<const BlockQ8x8*>(wc), nb, r0, r1, x.data(), nb, T, K, y.data(), rows);
           break;
       }
     });
@@ -259,7 +294,15 @@ constexpr Shape kGemvShapes[] = {{"attn_q", 2048, 1536},
                                  {"ffn_down", 1536, 6144},
                                  {"ffn_gate_up", 12288, 1536},
                                  {"lm_head", 262144, 1536}};
-constexpr Shape kGemmShapes[] = {{"ffn_gate_up", 12288, 1536}, {"ffn_down", 1536, 6144}};
+// Prefill (the text model's FFN) and an image through the vision tower (E2B: its MLP's gate or
+// up, [3072, 768], over the 2,520 patches of 280 soft tokens).
+struct GemmCase {
+  Shape shape;
+  int64_t tokens[2];  // 0: none
+};
+constexpr GemmCase kGemmCases[] = {{{"ffn_gate_up", 12288, 1536}, {64, 512}},
+                                   {{"ffn_down", 1536, 6144}, {64, 512}},
+                                   {{"vision_mlp", 3072, 768}, {2520, 0}}};
 
 int RegisterAll() {
   for (int th : {1, 2}) {
@@ -273,14 +316,14 @@ int RegisterAll() {
     benchmark::RegisterBenchmark(("QuantizeAct/" + tn + "/K:6144").c_str(), BM_QuantizeAct, tier,
                                  6144);
     // Weights in L2, one thread, CPU time: compute ceiling, robust to a busy machine.
-    for (WKind kind : {WKind::kQ4, WKind::kQ4x8, WKind::kQ8}) {
+    for (WKind kind : kAllKinds) {
       benchmark::RegisterBenchmark(("GemvL2/" + tn + "/" + WKindName(kind) + "/256x1536").c_str(),
                                    BM_Gemv, tier, kind, 256, 1536, 1, size_t{0})
           ->Unit(benchmark::kMicrosecond);
     }
     for (const Shape& s : kGemvShapes) {
-      for (WKind kind : {WKind::kQ4, WKind::kQ4x8, WKind::kQ8}) {
-        if (kind == WKind::kQ8 && s.rows > 100000) continue;
+      for (WKind kind : kAllKinds) {
+        if (IsQ8(kind) && s.rows > 100000) continue;
         for (int th : {1, 2}) {
           if (tier == Tier::kScalar && (th == 2 || s.rows > 100000)) continue;
           const std::string name = "Gemv/" + tn + "/" + WKindName(kind) + "/" + s.what + ":" +
@@ -301,10 +344,12 @@ int RegisterAll() {
           ->UseRealTime()
           ->Unit(benchmark::kMicrosecond);
     }
-    for (const Shape& s : kGemmShapes) {
-      for (int64_t T : {64, 512}) {
-        for (WKind kind : {WKind::kQ4, WKind::kQ4x8, WKind::kQ8}) {
+    for (const GemmCase& c : kGemmCases) {
+      for (int64_t T : c.tokens) {
+        if (T == 0) continue;
+        for (WKind kind : kAllKinds) {
           for (int th : {1, 2}) {
+            const Shape& s = c.shape;
             const std::string name = "Gemm/" + tn + "/" + WKindName(kind) + "/" + s.what + ":" +
                                      std::to_string(s.rows) + "x" + std::to_string(s.K) +
                                      "/T:" + std::to_string(T) + "/threads:" + std::to_string(th);

@@ -15,10 +15,8 @@
 #include "base/half.h"
 #include "kernels/ref/quant.h"
 #include "kernels/ref/ref_kernels.h"
+#include "kernels/kernels_test_util.h"
 #include "kernels/repack.h"
-#if defined(__x86_64__)
-#include "kernels/x86/x86_kernels.h"
-#endif
 
 namespace gemlet::kernels {
 namespace {}  // namespace
@@ -27,87 +25,6 @@ namespace {}  // namespace
 void PrintTo(Tier t, std::ostream* os) { *os << TierName(t); }
 
 namespace kernels_test {
-
-constexpr float kSentinel = -12345.0f;
-const int64_t kKs[] = {32, 64, 96, 4096 + 32};
-const int64_t kRows[] = {1, 3, 7, 33};
-const int64_t kTokens[] = {1, 2, 3, 4, 5, 6, 7, 8, 9, 17};
-
-bool SameFloat(float a, float b) {
-  uint32_t ua, ub;
-  std::memcpy(&ua, &a, 4);
-  std::memcpy(&ub, &b, 4);
-  return ua == ub || (std::isnan(a) && std::isnan(b));
-}
-
-// Asserts the two output buffers are bit-identical; `what` names the case on failure.
-void ExpectSame(const std::vector<float>& want, const std::vector<float>& got,
-                const std::string& what) {
-  ASSERT_EQ(want.size(), got.size());
-  for (size_t i = 0; i < want.size(); ++i) {
-    if (!SameFloat(want[i], got[i])) {
-      FAIL() << what << ": element " << i << " scalar " << want[i] << " simd " << got[i];
-    }
-  }
-}
-
-std::vector<float> RandomFloats(std::mt19937& rng, int64_t n, float scale) {
-  std::normal_distribution<float> nd(0.0f, scale);
-  std::vector<float> v(n);
-  for (auto& x : v) x = nd(rng);
-  return v;
-}
-
-std::vector<BlockQ4> RandomQ4(std::mt19937& rng, int64_t n_blocks) {
-  std::vector<BlockQ4> w(n_blocks);
-  std::uniform_int_distribution<int> byte(0, 255);
-  std::uniform_real_distribution<float> sc(0.001f, 0.05f);
-  for (auto& b : w) {
-    b.d = F32ToF16(byte(rng) & 1 ? sc(rng) : -sc(rng));
-    for (auto& q : b.qs) q = static_cast<uint8_t>(byte(rng));
-  }
-  return w;
-}
-
-std::vector<BlockQ8> RandomQ8(std::mt19937& rng, int64_t n_blocks) {
-  std::vector<BlockQ8> w(n_blocks);
-  std::uniform_int_distribution<int> byte(-128, 127);
-  std::uniform_real_distribution<float> sc(0.0005f, 0.01f);
-  for (auto& b : w) {
-    b.d = F32ToF16(sc(rng));
-    for (auto& q : b.qs) q = static_cast<int8_t>(byte(rng));
-  }
-  return w;
-}
-
-// T tokens of K activations, quantized by the scalar twin, x_stride blocks apart.
-std::vector<ActBlock> RandomAct(std::mt19937& rng, int64_t T, int64_t K, int64_t x_stride) {
-  std::vector<ActBlock> x(T * x_stride);
-  for (int64_t t = 0; t < T; ++t) {
-    std::vector<float> f = RandomFloats(rng, K, t % 3 == 0 ? 1.0f : 30.0f);
-    QuantizeActRef(f.data(), x.data() + t * x_stride, K);
-  }
-  return x;
-}
-
-// A kernel table under test: every tier this CPU runs, plus (x86 with AVX2) the VNNI code
-// path with an emulated vpdpbusd, so that code is checked even without VNNI hardware.
-struct KernelCase {
-  std::string name;
-  const KernelTable* table;
-};
-
-std::vector<KernelCase> KernelCases() {
-  std::vector<KernelCase> out;
-  for (Tier t : AvailableTiers()) out.push_back({TierName(t), KernelsForTier(t)});
-#if defined(__x86_64__)
-  if (KernelsForTier(Tier::kAvx2) != nullptr)
-    out.push_back({"vnni_emulated", &VnniEmulatedKernels()});
-#endif
-  return out;
-}
-
-void PrintTo(const KernelCase& c, std::ostream* os) { *os << c.name; }
 
 class TierTest : public ::testing::TestWithParam<KernelCase> {
  protected:
@@ -204,40 +121,6 @@ TEST_P(TierTest, GemvGemmQ8MatchTwin) {
   CheckRowMajor("q8", RandomQ8, k().gemv_q8, k().gemm_q8, GemvQ8Ref, GemmQ8Ref);
 }
 
-TEST_P(TierTest, GemvGemmQ4x8MatchTwinAndRowMajor) {
-  std::mt19937 rng(3);
-  for (int64_t K : kKs) {
-    const int64_t nb = K / 32;
-    // Row groups computed: 1, 2, 2, 3, 4, 5, 6, 7, 9 (rows > 16 start at row 8), so every
-    // mix of 4-group, 2-group and single-group tiles; T up to 40 crosses the GEMM's token
-    // block at the largest K.
-    for (int64_t rows : {8, 16, 24, 32, 40, 48, 56, 64, 80}) {
-      std::vector<BlockQ4> w = RandomQ4(rng, rows * nb);
-      std::vector<BlockQ4x8> wx(rows / 8 * nb);
-      ASSERT_TRUE(RepackQ4x8(w.data(), rows, K, wx.data()).ok());
-      for (int64_t T : {1, 2, 3, 4, 5, 6, 7, 8, 9, 11, 17, 40}) {
-        const std::string what = "q4x8 K=" + std::to_string(K) + " rows=" + std::to_string(rows) +
-                                 " T=" + std::to_string(T);
-        const int64_t r0 = rows > 16 ? 8 : 0, r1 = rows;
-        const int64_t xs = nb + 3, ldy = rows + 1;
-        std::vector<ActBlock> x = RandomAct(rng, T, K, xs);
-        std::vector<float> want(T * ldy, kSentinel), got(T * ldy, kSentinel),
-            rm(T * ldy, kSentinel);
-        GemmQ4x8Ref(wx.data(), nb, r0, r1, x.data(), xs, T, K, want.data(), ldy);
-        k().gemm_q4x8(wx.data(), nb, r0, r1, x.data(), xs, T, K, got.data(), ldy);
-        GemmQ4Ref(w.data(), nb, r0, r1, x.data(), xs, T, K, rm.data(), ldy);
-        ExpectSame(want, got, what + " gemm");
-        ExpectSame(rm, want, what + " layouts");  // same values, same results
-        std::vector<float> yv(rows, kSentinel), yr(rows, kSentinel);
-        GemvQ4x8Ref(wx.data(), nb, r0, r1, x.data(), K, yr.data());
-        k().gemv_q4x8(wx.data(), nb, r0, r1, x.data(), K, yv.data());
-        ExpectSame(yr, yv, what + " gemv");
-        if (HasFatalFailure()) return;
-      }
-    }
-  }
-}
-
 // Saturating inputs: every weight at its extreme, activations ±127, all-zero blocks, and
 // scales large enough to overflow to inf.
 TEST_P(TierTest, ExtremeValues) {
@@ -266,6 +149,8 @@ TEST_P(TierTest, ExtremeValues) {
   }
   std::vector<BlockQ4x8> wx(rows / 8 * nb);
   ASSERT_TRUE(RepackQ4x8(w4.data(), rows, K, wx.data()).ok());
+  std::vector<BlockQ8x8> w8x(rows / 8 * nb);
+  ASSERT_TRUE(RepackQ8x8(w8.data(), rows, K, w8x.data()).ok());
   for (int64_t t = 1; t <= T; ++t) {
     std::vector<float> a(t * rows), b(t * rows);
     GemmQ4Ref(w4.data(), nb, 0, rows, x.data(), nb, t, K, a.data(), rows);
@@ -276,6 +161,12 @@ TEST_P(TierTest, ExtremeValues) {
     GemmQ8Ref(w8.data(), nb, 0, rows, x.data(), nb, t, K, a.data(), rows);
     k().gemm_q8(w8.data(), nb, 0, rows, x.data(), nb, t, K, b.data(), rows);
     ExpectSame(a, b, "q8 extreme T=" + std::to_string(t));
+    k().gemm_q8x8(w8x.data(), nb, 0, rows, x.data(), nb, t, K, b.data(), rows);
+    ExpectSame(a, b, "q8x8 extreme T=" + std::to_string(t));
+    if (t == 1) {
+      k().gemv_q8x8(w8x.data(), nb, 0, rows, x.data(), K, b.data());
+      ExpectSame(a, b, "q8x8 extreme gemv");
+    }
   }
   // The exact integer sums at the extremes: 32·(−8)·127 and 32·(−128)·(−127).
   EXPECT_EQ(BlockDotQ4(w4[0], x[0]), -32 * 8 * 127);
@@ -437,10 +328,10 @@ TEST_P(TierTest, MisuseIsACheckFailure) {
   std::vector<ActBlock> x(1);
   std::vector<float> y(16), f(33);
   EXPECT_DEATH(k().gemv_q4x8(w.data(), 1, 4, 16, x.data(), 32, y.data()), "groups of 8 rows");
+  std::vector<BlockQ8x8> w8(2);
+  EXPECT_DEATH(k().gemm_q8x8(w8.data(), 1, 0, 12, x.data(), 1, 2, 32, y.data(), 16), "groups of 8 rows");
   EXPECT_DEATH(k().quantize_act(f.data(), x.data(), 33), "blocks of 32");
 }
-
-std::string CaseName(const ::testing::TestParamInfo<KernelCase>& info) { return info.param.name; }
 
 INSTANTIATE_TEST_SUITE_P(AllTiers, TierTest, ::testing::ValuesIn(KernelCases()), CaseName);
 
@@ -531,34 +422,6 @@ TEST(KernelsReference, FloatProductsMatchDouble) {
   EXPECT_NEAR(DotFRef(TensorType::kF16, h.data(), x.data(), K), r16, 1e-6 * abs_sum);
   const double rb = DotDouble(wb.data(), x.data(), K, &abs_sum);
   EXPECT_NEAR(DotFRef(TensorType::kBF16, bf.data(), x.data(), K), rb, 1e-6 * abs_sum);
-}
-
-TEST(KernelsReference, RepackRoundTripsAndRejectsBadShapes) {
-  std::mt19937 rng(7);
-  const int64_t rows = 24, K = 96;
-  std::vector<BlockQ4> w = RandomQ4(rng, rows * K / 32), back(w.size());
-  std::vector<BlockQ4x8> wx(w.size() / 8);
-  ASSERT_TRUE(RepackQ4x8(w.data(), rows, K, wx.data()).ok());
-  ASSERT_TRUE(UnpackQ4x8(wx.data(), rows, K, back.data()).ok());
-  EXPECT_EQ(std::memcmp(w.data(), back.data(), w.size() * sizeof(BlockQ4)), 0);
-  // Row 9 (group 1, lane 1), block column 2: its scale and chunk bytes where the layout says.
-  const BlockQ4x8& g = wx[1 * (K / 32) + 2];
-  EXPECT_EQ(g.d[1], w[9 * 3 + 2].d);
-  for (int c = 0; c < 4; ++c) {
-    for (int b = 0; b < 4; ++b) EXPECT_EQ(g.qs[c * 32 + 4 + b], w[9 * 3 + 2].qs[4 * c + b]);
-  }
-  std::vector<float> a(K), b(K);
-  for (int64_t r = 0; r < rows; ++r) {
-    DequantizeRowRef(TensorType::kQ4, &w[r * (K / 32)], a.data(), K);
-    DequantizeRowQ4x8(wx.data(), K / 32, r, b.data(), K);
-    ASSERT_EQ(std::memcmp(a.data(), b.data(), K * sizeof(float)), 0) << "row " << r;
-  }
-  for (auto [r, k] : {std::pair<int64_t, int64_t>{7, 32}, {8, 31}, {0, 32}, {8, 0}, {-8, 32}}) {
-    Status s = RepackQ4x8(w.data(), r, k, wx.data());
-    EXPECT_EQ(s.code(), ErrorCode::kInvalidArgument) << r << "x" << k;
-    EXPECT_NE(s.message().find("q4x8"), std::string::npos);
-    EXPECT_FALSE(CanRepackQ4x8(r, k));
-  }
 }
 
 // ---- Dispatch ------------------------------------------------------------------------------

@@ -43,10 +43,7 @@ Result<std::unique_ptr<Gemma4Vision>> Gemma4Vision::Bind(const GemletFile& file)
       return InvalidArgument(file.path() + ": vision tensor '" + spec.name + "' has shape " + ShapeString(t->shape) +
                              ", the config needs " + ShapeString(spec.shape));
     }
-    if (t->layout != TensorLayout::kRowMajor &&
-        !(t->layout == TensorLayout::kQ4x8 && spec.cls == TensorClass::kVisionMatrix)) {
-      return Unsupported(file.path() + ": vision tensor '" + spec.name + "' has a block layout this engine cannot read");
-    }
+    RETURN_IF_ERROR(CheckLayout(file, *t, spec));
     const std::string& n = spec.name;
     if (spec.layer < 0) {
       if (n == "v.patch_embd") {

@@ -1,7 +1,5 @@
 #include "model/tensor_binding.h"
 
-#include "kernels/ref/quant.h"
-
 namespace gemlet::model {
 
 namespace {
@@ -21,12 +19,19 @@ Result<const TensorView*> FindChecked(const GemletFile& file, const TensorSpec& 
     return InvalidArgument(file.path() + ": tensor '" + spec.name + "' has shape " + ShapeString(t->shape) +
                            ", the config needs " + ShapeString(spec.shape));
   }
-  if (t->layout != TensorLayout::kRowMajor &&
-      !(t->layout == TensorLayout::kQ4x8 && t->type == TensorType::kQ4 && spec.shape.size() == 2)) {
-    return Unsupported(file.path() + ": tensor '" + spec.name +
-                       "' has a block layout this engine cannot read");
-  }
+  RETURN_IF_ERROR(CheckLayout(file, *t, spec));
   return t;
+}
+
+Status CheckLayout(const GemletFile& file, const TensorView& t, const TensorSpec& spec) {
+  const bool interleaved_matrix =
+      spec.shape.size() == 2 && ((t.layout == TensorLayout::kQ4x8 && t.type == TensorType::kQ4) ||
+                                 (t.layout == TensorLayout::kQ8x8 && t.type == TensorType::kQ8));
+  if (t.layout != TensorLayout::kRowMajor && !interleaved_matrix) {
+    return Unsupported(file.path() + ": tensor '" + spec.name + "' has a block layout (" + TensorLayoutName(t.layout) +
+                       ") this engine cannot read");
+  }
+  return Status::Ok();
 }
 
 ops::Weight ToWeight(const TensorView& t) {
@@ -42,11 +47,8 @@ ops::Weight ToWeight(const TensorView& t) {
 
 std::vector<float> ToF32(const TensorView& t) {
   std::vector<float> v(static_cast<size_t>(t.numel()));
-  const int64_t cols = t.cols();
-  const uint64_t row_bytes = t.nbytes / static_cast<uint64_t>(t.rows());
-  for (int64_t r = 0; r < t.rows(); ++r) {
-    kernels::DequantizeRowRef(t.type, t.data + r * row_bytes, v.data() + r * cols, cols);
-  }
+  const ops::Weight w = ToWeight(t);
+  for (int64_t r = 0; r < w.rows; ++r) ops::DequantizeWeightRow(w, r, v.data() + r * w.cols);
   return v;
 }
 

@@ -13,7 +13,7 @@ namespace {
 // Tokens per tile of the exact path: a tile of x stays in cache while every weight row of a
 // thread's range passes over it; each row is dequantized once per tile.
 constexpr int64_t kTokenTile = 32;
-// Output rows per work unit: the kQ4x8 group size, so a unit never splits a row group.
+// Output rows per work unit: the kQ4x8 / kQ8x8 group size, so a unit never splits a row group.
 constexpr int64_t kUnitRows = 8;
 // Tokens quantized per parallel grain.
 constexpr int64_t kQuantGrain = 16;
@@ -37,6 +37,29 @@ void MatMulExactRows(const Weight& w, const float* x, int64_t T, float* y, int64
   }
 }
 
+// Rows [r0, r1) of y = x · w^T for a q4 / q8 weight: GEMV for one token, GEMM for several, over
+// its row-major blocks or, if w.layout is `interleaved`, its groups of 8 rows.
+template <typename Block, typename BlockX8, typename Gemv, typename Gemm, typename GemvX8, typename GemmX8>
+void QuantizedRows(const Weight& w, TensorLayout interleaved, Gemv gemv, Gemm gemm, GemvX8 gemv_x8, GemmX8 gemm_x8,
+                   const kernels::ActBlock* xq, int64_t T, float* y, int64_t r0, int64_t r1) {
+  const int64_t K = w.cols, nb = K / kQBlock, ldy = w.rows;
+  if (w.layout == interleaved) {
+    const auto* wb = reinterpret_cast<const BlockX8*>(w.data);
+    if (T == 1) {
+      gemv_x8(wb, nb, r0, r1, xq, K, y);
+    } else {
+      gemm_x8(wb, nb, r0, r1, xq, nb, T, K, y, ldy);
+    }
+  } else {
+    const auto* wb = reinterpret_cast<const Block*>(w.data);
+    if (T == 1) {
+      gemv(wb, nb, r0, r1, xq, K, y);
+    } else {
+      gemm(wb, nb, r0, r1, xq, nb, T, K, y, ldy);
+    }
+  }
+}
+
 // Rows [r0, r1) of y = x · w^T with the kernel table; xq: the int8 blocks of x [T, K/32]
 // (only read for q4/q8 weights).
 void MatMulFastRows(const kernels::KernelTable& k, const Weight& w, const float* x,
@@ -44,31 +67,13 @@ void MatMulFastRows(const kernels::KernelTable& k, const Weight& w, const float*
   const int64_t K = w.cols, nb = K / kQBlock, ldy = w.rows;
   switch (w.type) {
     case TensorType::kQ4:
-      if (w.layout == TensorLayout::kQ4x8) {
-        const auto* wb = reinterpret_cast<const BlockQ4x8*>(w.data);
-        if (T == 1) {
-          k.gemv_q4x8(wb, nb, r0, r1, xq, K, y);
-        } else {
-          k.gemm_q4x8(wb, nb, r0, r1, xq, nb, T, K, y, ldy);
-        }
-      } else {
-        const auto* wb = reinterpret_cast<const BlockQ4*>(w.data);
-        if (T == 1) {
-          k.gemv_q4(wb, nb, r0, r1, xq, K, y);
-        } else {
-          k.gemm_q4(wb, nb, r0, r1, xq, nb, T, K, y, ldy);
-        }
-      }
+      QuantizedRows<BlockQ4, BlockQ4x8>(w, TensorLayout::kQ4x8, k.gemv_q4, k.gemm_q4, k.gemv_q4x8, k.gemm_q4x8, xq,
+                                        T, y, r0, r1);
       break;
-    case TensorType::kQ8: {
-      const auto* wb = reinterpret_cast<const BlockQ8*>(w.data);
-      if (T == 1) {
-        k.gemv_q8(wb, nb, r0, r1, xq, K, y);
-      } else {
-        k.gemm_q8(wb, nb, r0, r1, xq, nb, T, K, y, ldy);
-      }
+    case TensorType::kQ8:
+      QuantizedRows<BlockQ8, BlockQ8x8>(w, TensorLayout::kQ8x8, k.gemv_q8, k.gemm_q8, k.gemv_q8x8, k.gemm_q8x8, xq,
+                                        T, y, r0, r1);
       break;
-    }
     case TensorType::kF32:
     case TensorType::kF16:
     case TensorType::kBF16:

@@ -7,14 +7,14 @@
 //   kFast:  the kernel table of this CPU (kernels/kernels.h, ActiveKernels()). q4 / q8
 //           weights: the activations are quantized to int8 per block of 32 (once per input,
 //           shared by every matrix that reads it) and multiplied with int32 accumulation —
-//           GEMV for one token, GEMM for several; interleaved q4 (TensorLayout::kQ4x8) uses
-//           the x8 kernels. f32 / f16 / bf16 weights: the float kernels (f32 activations).
+//           GEMV for one token, GEMM for several; interleaved q4 / q8 (TensorLayout::kQ4x8,
+//           kQ8x8) use the x8 kernels. f32 / f16 / bf16 weights: the float kernels (f32 activations).
 // In both modes each y[t, r] is computed in one fixed order that depends on neither the
 // thread count nor the other tokens of the batch, so results are bit-identical for every
 // thread count and batch composition (the server's batched decode relies on it). kFast is
 // also bit-identical across the kernel tiers (the kernels equal their scalar twins).
 //
-// Threads split the output rows (in groups of 8, the kQ4x8 granularity), so each weight byte
+// Threads split the output rows (in groups of 8, the kQ4x8 / kQ8x8 granularity), so each weight byte
 // is read by one thread once per call.
 #pragma once
 

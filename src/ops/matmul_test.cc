@@ -67,22 +67,8 @@ TEST(MatMulTest, ThreadsAndBatchingAreBitIdentical) {
   }
 }
 
-// The same q4 weight stored interleaved (TensorLayout::kQ4x8); rows must be a multiple of 8.
-struct Q4x8Weight {
-  std::vector<uint8_t> bytes;
-  Weight w;
-};
-Q4x8Weight Interleave(const testing::OwnedWeight& o) {
-  Q4x8Weight q;
-  q.bytes.resize(o.bytes.size());
-  EXPECT_TRUE(kernels::RepackQ4x8(reinterpret_cast<const BlockQ4*>(o.bytes.data()), o.w.rows, o.w.cols,
-                                  reinterpret_cast<BlockQ4x8*>(q.bytes.data()))
-                  .ok());
-  q.w = o.w;
-  q.w.layout = TensorLayout::kQ4x8;
-  q.w.data = q.bytes.data();
-  return q;
-}
+using testing::Interleave;
+using testing::InterleavedWeight;
 
 // y[t, r] as the scalar twin of the int8 kernels computes it (kernels/ref): x quantized per
 // block, one GEMV per token.
@@ -119,13 +105,14 @@ TEST(MatMulFastTest, Int8EqualsScalarTwinForEveryLayout) {
         EXPECT_EQ(y, want) << TensorTypeName(type) << " rows=" << rows << " T=" << T;
         MatMul(w.w, x.data(), T, exact.data(), MatMulMode::kExact, &pool);
         for (int64_t i = 0; i < T * rows; ++i) ASSERT_NEAR(y[i], exact[i], 0.05f) << i;
-        if (type == TensorType::kQ4 && rows % 8 == 0) {
-          const Q4x8Weight q = Interleave(w);
+        if (rows % 8 == 0) {
+          const InterleavedWeight q = Interleave(w);
+          const char* layout = TensorLayoutName(q.w.layout);
           std::vector<float> yx(T * rows), ex(T * rows);
           MatMul(q.w, x.data(), T, yx.data(), MatMulMode::kFast, &pool);
-          EXPECT_EQ(yx, want) << "q4x8 rows=" << rows << " T=" << T;
+          EXPECT_EQ(yx, want) << layout << " rows=" << rows << " T=" << T;
           MatMul(q.w, x.data(), T, ex.data(), MatMulMode::kExact, nullptr);
-          EXPECT_EQ(ex, exact) << "q4x8 exact rows=" << rows << " T=" << T;
+          EXPECT_EQ(ex, exact) << layout << " exact rows=" << rows << " T=" << T;
         }
       }
     }
@@ -149,6 +136,14 @@ TEST(MatMulFastTest, ThreadsAndBatchingAreBitIdentical) {
     EXPECT_EQ(serial, p2) << TensorTypeName(type);
     EXPECT_EQ(serial, p3) << TensorTypeName(type);
     EXPECT_EQ(serial, single) << TensorTypeName(type);
+    if (IsQuantized(type)) {  // and interleaved: the same bits again
+      const InterleavedWeight q = Interleave(w);
+      std::vector<float> x1(T * rows), x3(T * rows);
+      MatMul(q.w, x.data(), T, x1.data(), MatMulMode::kFast, nullptr);
+      MatMul(q.w, x.data(), T, x3.data(), MatMulMode::kFast, &pool3);
+      EXPECT_EQ(serial, x1) << TensorLayoutName(q.w.layout);
+      EXPECT_EQ(serial, x3) << TensorLayoutName(q.w.layout);
+    }
   }
 }
 
@@ -159,19 +154,23 @@ TEST(MatMulFastTest, SharedInputEqualsSeparateCalls) {
   auto a = testing::MakeWeight(TensorType::kQ4, 40, cols, 1);
   auto b = testing::MakeWeight(TensorType::kQ8, 9, cols, 2);
   auto c = testing::MakeWeight(TensorType::kBF16, 16, cols, 3);
-  const Q4x8Weight ax = Interleave(a);
+  auto d = testing::MakeWeight(TensorType::kQ8, 24, cols, 4);
+  const InterleavedWeight ax = Interleave(a), dx = Interleave(d);
   for (MatMulMode mode : {MatMulMode::kExact, MatMulMode::kFast}) {
     for (int64_t T : {1, 6}) {
       auto x = testing::RandomVector(T * cols, 5 + T);
-      std::vector<float> ya(T * 40), yb(T * 9), yc(T * 16), ra(T * 40), rb(T * 9), rc(T * 16);
-      const MatMulOut outs[] = {{&ax.w, ya.data()}, {&b.w, yb.data()}, {&c.w, yc.data()}};
+      std::vector<float> ya(T * 40), yb(T * 9), yc(T * 16), yd(T * 24), ra(T * 40), rb(T * 9), rc(T * 16),
+          rd(T * 24);
+      const MatMulOut outs[] = {{&ax.w, ya.data()}, {&b.w, yb.data()}, {&c.w, yc.data()}, {&dx.w, yd.data()}};
       MatMulShared(outs, x.data(), T, mode, &pool);
       MatMul(ax.w, x.data(), T, ra.data(), mode, nullptr);
       MatMul(b.w, x.data(), T, rb.data(), mode, nullptr);
       MatMul(c.w, x.data(), T, rc.data(), mode, nullptr);
+      MatMul(dx.w, x.data(), T, rd.data(), mode, nullptr);
       EXPECT_EQ(ya, ra) << MatMulModeName(mode);
       EXPECT_EQ(yb, rb) << MatMulModeName(mode);
       EXPECT_EQ(yc, rc) << MatMulModeName(mode);
+      EXPECT_EQ(yd, rd) << MatMulModeName(mode);
     }
   }
 }
@@ -184,7 +183,7 @@ TEST(MatMulFastTest, FusedGeGluEqualsProductsThenGeGlu) {
   for (int64_t rows : {40, 13}) {
     auto g = testing::MakeWeight(TensorType::kQ4, rows, cols, 11);
     auto u = testing::MakeWeight(TensorType::kBF16, rows, cols, 12);
-    std::vector<Q4x8Weight> gx;
+    std::vector<InterleavedWeight> gx;
     if (rows % 8 == 0) gx.push_back(Interleave(g));
     const Weight& gw = gx.empty() ? g.w : gx[0].w;
     for (MatMulMode mode : {MatMulMode::kExact, MatMulMode::kFast}) {
@@ -212,8 +211,8 @@ TEST(MatMulFastTest, FusedGeluGatedEqualsProductThenGate) {
   for (TensorType type : {TensorType::kQ4, TensorType::kQ8, TensorType::kF32}) {
     for (int64_t rows : {48, 21}) {
       auto w = testing::MakeWeight(type, rows, cols, 21 + rows);
-      std::vector<Q4x8Weight> wx;
-      if (type == TensorType::kQ4 && rows % 8 == 0) wx.push_back(Interleave(w));
+      std::vector<InterleavedWeight> wx;
+      if (IsQuantized(type) && rows % 8 == 0) wx.push_back(Interleave(w));
       const Weight& ww = wx.empty() ? w.w : wx[0].w;
       for (MatMulMode mode : {MatMulMode::kExact, MatMulMode::kFast}) {
         for (int64_t T : {1, 5, 19}) {
@@ -243,7 +242,7 @@ TEST(MatMulFastTest, PrequantizedInputEqualsQuantizingInside) {
   const int64_t cols = 128;
   auto a = testing::MakeWeight(TensorType::kQ4, 40, cols, 31);
   auto b = testing::MakeWeight(TensorType::kF16, 24, cols, 32);
-  const Q4x8Weight ax = Interleave(a);
+  const InterleavedWeight ax = Interleave(a);
   const kernels::KernelTable& k = kernels::ActiveKernels();
   for (int64_t T : {1, 7, 40}) {
     auto x = testing::RandomVector(T * cols, 33 + T);
@@ -285,16 +284,18 @@ TEST(EmbeddingTest, GatherRowsDequantizesEveryType) {
   }
 }
 
-// An interleaved q4 table gathers the same rows as its row-major twin.
-TEST(EmbeddingTest, GatherRowsReadsQ4x8) {
-  const int64_t rows = 24, cols = 96;
-  auto w = testing::MakeWeight(TensorType::kQ4, rows, cols, 4);
-  const Q4x8Weight q = Interleave(w);
-  const int32_t ids[5] = {23, 0, 7, 8, 15};
-  std::vector<float> out(5 * cols);
-  GatherRows(q.w, ids, 5, out.data());
-  for (int i = 0; i < 5; ++i) {
-    for (int64_t c = 0; c < cols; ++c) ASSERT_EQ(out[i * cols + c], w.ref[ids[i] * cols + c]);
+// An interleaved q4 / q8 table gathers the same rows as its row-major twin.
+TEST(EmbeddingTest, GatherRowsReadsInterleaved) {
+  for (TensorType type : {TensorType::kQ4, TensorType::kQ8}) {
+    const int64_t rows = 24, cols = 96;
+    auto w = testing::MakeWeight(type, rows, cols, 4);
+    const InterleavedWeight q = Interleave(w);
+    const int32_t ids[5] = {23, 0, 7, 8, 15};
+    std::vector<float> out(5 * cols);
+    GatherRows(q.w, ids, 5, out.data());
+    for (int i = 0; i < 5; ++i) {
+      for (int64_t c = 0; c < cols; ++c) ASSERT_EQ(out[i * cols + c], w.ref[ids[i] * cols + c]) << TensorTypeName(type);
+    }
   }
 }
 

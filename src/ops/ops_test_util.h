@@ -9,6 +9,7 @@
 #include "base/half.h"
 #include "base/tensor_type.h"
 #include "kernels/ref/quant.h"
+#include "kernels/repack.h"
 #include "ops/weight.h"
 
 namespace gemlet::ops::testing {
@@ -69,5 +70,32 @@ inline OwnedWeight MakeWeight(TensorType type, int64_t rows, int64_t cols, uint6
   }
   return o;
 }
+
+// The same q4 / q8 weight stored interleaved (TensorLayout::kQ4x8 / kQ8x8, kernels/repack.h);
+// rows must be a multiple of 8.
+struct InterleavedWeight {
+  std::vector<uint8_t> bytes;
+  Weight w;
+};
+
+inline InterleavedWeight Interleave(const Weight& src) {
+  InterleavedWeight q;
+  q.bytes.resize(static_cast<size_t>(src.rows) * src.row_bytes);
+  q.w = src;
+  q.w.data = q.bytes.data();
+  Status st = InvalidArgument("only q4 and q8 weights interleave");
+  if (src.type == TensorType::kQ4) {
+    q.w.layout = TensorLayout::kQ4x8;
+    st = kernels::RepackQ4x8(reinterpret_cast<const BlockQ4*>(src.data), src.rows, src.cols,
+                             reinterpret_cast<BlockQ4x8*>(q.bytes.data()));
+  } else if (src.type == TensorType::kQ8) {
+    q.w.layout = TensorLayout::kQ8x8;
+    st = kernels::RepackQ8x8(reinterpret_cast<const BlockQ8*>(src.data), src.rows, src.cols,
+                             reinterpret_cast<BlockQ8x8*>(q.bytes.data()));
+  }
+  GEMLET_CHECK_MSG(st.ok(), st.ToString().c_str());
+  return q;
+}
+inline InterleavedWeight Interleave(const OwnedWeight& o) { return Interleave(o.w); }
 
 }  // namespace gemlet::ops::testing

@@ -22,7 +22,7 @@ struct Weight {
   bool valid() const { return data != nullptr && rows > 0 && cols > 0; }
 };
 
-// Row r of w as cols floats, whatever its type and layout (row-major or kQ4x8).
+// Row r of w as cols floats, whatever its type and layout (row-major, kQ4x8 or kQ8x8).
 void DequantizeWeightRow(const Weight& w, int64_t r, float* out);
 
 // A weight that owns its bytes (GatherWeightRows); `view` points into `bytes`.
@@ -34,7 +34,7 @@ struct OwnedWeight {
 // Rows order[0], order[1], … of w (each < w.rows) as a new row-major weight of w's type
 // [order.size(), w.cols], the same values bit for bit. A lookup that reads many scattered
 // rows in a known grouping (a sparse head's token clusters) reads them contiguously from it;
-// a kQ4x8 source is unpacked one 8-row group at a time, each group once.
+// an interleaved (kQ4x8, kQ8x8) source is unpacked one 8-row group at a time, each group once.
 OwnedWeight GatherWeightRows(const Weight& w, std::span<const int32_t> order);
 
 }  // namespace gemlet::ops

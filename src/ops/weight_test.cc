@@ -7,7 +7,6 @@
 #include <random>
 #include <vector>
 
-#include "kernels/repack.h"
 #include "ops/ops_test_util.h"
 
 namespace gemlet::ops {
@@ -28,17 +27,11 @@ TEST(GatherWeightRows, RowsInTheGivenOrderBitForBit) {
   order.push_back(5);  // a row twice, and a gather longer than the weight
   for (TensorType type : {TensorType::kF32, TensorType::kF16, TensorType::kQ8, TensorType::kQ4}) {
     const testing::OwnedWeight src = testing::MakeWeight(type, rows, cols, 11);
-    std::vector<uint8_t> interleaved;
     std::vector<Weight> layouts = {src.w};
-    if (type == TensorType::kQ4) {  // and the same q4 weight stored as kQ4x8
-      interleaved.resize(src.bytes.size());
-      ASSERT_TRUE(kernels::RepackQ4x8(reinterpret_cast<const BlockQ4*>(src.bytes.data()), rows, cols,
-                                      reinterpret_cast<BlockQ4x8*>(interleaved.data()))
-                      .ok());
-      Weight w = src.w;
-      w.layout = TensorLayout::kQ4x8;
-      w.data = interleaved.data();
-      layouts.push_back(w);
+    testing::InterleavedWeight interleaved;
+    if (IsQuantized(type)) {  // and the same weight stored as kQ4x8 / kQ8x8
+      interleaved = testing::Interleave(src);
+      layouts.push_back(interleaved.w);
     }
     for (const Weight& w : layouts) {
       const OwnedWeight g = GatherWeightRows(w, order);

@@ -37,9 +37,10 @@ flags:
                         keep     every tensor at its source type: BF16 stays bf16, F32 f32,
                                  Q8_0/Q4_0 blocks are copied value for value; K-quants get the
                                  default plan's type (reported as requantized)
-                        Every plan stores q4 matrices (rows a multiple of 8, except the
-                        per-layer embedding table) interleaved for the int8 kernels
-                        (layout q4x8, docs/file-format.md §6: same values, other byte order)
+                        Every plan stores q4 and q8 matrices (rows a multiple of 8, except
+                        the per-layer embedding and vision position tables) interleaved for
+                        the int8 kernels (layouts q4x8 and q8x8, docs/file-format.md §6: same
+                        values, other byte order)
                         q8       every linear layer and embedding q8; norm, scalar f32
                         q4       every linear layer and embedding q4; norm, scalar f32
                                  (q8 and q4 hold llama.cpp's Q8_0 / Q4_0 blocks)

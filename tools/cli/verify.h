@@ -8,7 +8,8 @@
 //      within 1e-3, for the exact and the fast matmul paths.
 //
 // Test hook: the environment variable GEMLET_VERIFY_INJECT_FAULT=NAME (a KernelTable member:
-// quantize_act, gemv_q4, gemm_q4, gemv_q8, gemm_q8, gemv_q4x8, gemm_q4x8, gemv_f, gemm_f)
+// quantize_act, gemv_q4, gemm_q4, gemv_q8, gemm_q8, gemv_q4x8, gemm_q4x8, gemv_q8x8, gemm_q8x8,
+// gemv_f, gemm_f)
 // wraps that kernel of every tier under test so that its output is perturbed; verify must then
 // FAIL naming it. Only for testing verify itself.
 #pragma once

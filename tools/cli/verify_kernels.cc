@@ -6,6 +6,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "base/half.h"
@@ -48,13 +49,16 @@ void BadGemmQ8(const BlockQ8* w, int64_t s, int64_t r0, int64_t r1, const ActBlo
   g_orig.gemm_q8(w, s, r0, r1, x, xs, T, K, y, ldy);
   if (r1 > r0 && T > 0) y[(T - 1) * ldy + r0] += 1.0f;
 }
-void BadGemvQ4x8(const BlockQ4x8* w, int64_t s, int64_t r0, int64_t r1, const ActBlock* x, int64_t K, float* y) {
-  g_orig.gemv_q4x8(w, s, r0, r1, x, K, y);
+// The interleaved ones (q4x8, q8x8): kKernel is the table member they wrap.
+template <typename BlockX8, auto kKernel>
+void BadGemvX8(const BlockX8* w, int64_t s, int64_t r0, int64_t r1, const ActBlock* x, int64_t K, float* y) {
+  (g_orig.*kKernel)(w, s, r0, r1, x, K, y);
   if (r1 > r0) y[r1 - 1] += 1.0f;
 }
-void BadGemmQ4x8(const BlockQ4x8* w, int64_t s, int64_t r0, int64_t r1, const ActBlock* x, int64_t xs, int64_t T,
-                 int64_t K, float* y, int64_t ldy) {
-  g_orig.gemm_q4x8(w, s, r0, r1, x, xs, T, K, y, ldy);
+template <typename BlockX8, auto kKernel>
+void BadGemmX8(const BlockX8* w, int64_t s, int64_t r0, int64_t r1, const ActBlock* x, int64_t xs, int64_t T,
+               int64_t K, float* y, int64_t ldy) {
+  (g_orig.*kKernel)(w, s, r0, r1, x, xs, T, K, y, ldy);
   if (r1 > r0 && T > 0) y[(T - 1) * ldy + r1 - 1] += 1.0f;
 }
 void BadGemvF(TensorType t, const void* w, int64_t s, int64_t r0, int64_t r1, const float* x, int64_t K, float* y) {
@@ -91,8 +95,10 @@ KernelTable WithFault(const KernelTable& table, const std::string& name) {
   if (name == "gemm_q4") k.gemm_q4 = BadGemmQ4;
   if (name == "gemv_q8") k.gemv_q8 = BadGemvQ8;
   if (name == "gemm_q8") k.gemm_q8 = BadGemmQ8;
-  if (name == "gemv_q4x8") k.gemv_q4x8 = BadGemvQ4x8;
-  if (name == "gemm_q4x8") k.gemm_q4x8 = BadGemmQ4x8;
+  if (name == "gemv_q4x8") k.gemv_q4x8 = BadGemvX8<BlockQ4x8, &KernelTable::gemv_q4x8>;
+  if (name == "gemm_q4x8") k.gemm_q4x8 = BadGemmX8<BlockQ4x8, &KernelTable::gemm_q4x8>;
+  if (name == "gemv_q8x8") k.gemv_q8x8 = BadGemvX8<BlockQ8x8, &KernelTable::gemv_q8x8>;
+  if (name == "gemm_q8x8") k.gemm_q8x8 = BadGemmX8<BlockQ8x8, &KernelTable::gemm_q8x8>;
   if (name == "gemv_f") k.gemv_f = BadGemvF;
   if (name == "gemm_f") k.gemm_f = BadGemmF;
   if (name == "gemm_acc_f") k.gemm_acc_f = BadGemmAccF;
@@ -257,21 +263,26 @@ void CheckQuantizeAct(const KernelTable& k, const KernelTable* twin, std::mt1993
   }
 }
 
-// gemv/gemm over q4, q8 or q4x8 weights. W: the row-major blocks (q4 or q8).
+// gemv/gemm over q4, q8, q4x8 or q8x8 weights. W: the row-major blocks (q4 or q8).
 template <typename Block>
 void CheckQuant(const KernelTable& k, const KernelTable* twin, std::mt19937& rng, Checker& c, bool interleaved) {
   constexpr bool kQ4 = std::is_same_v<Block, BlockQ4>;
+  using BlockX8 = std::conditional_t<kQ4, BlockQ4x8, BlockQ8x8>;
   const TensorType type = kQ4 ? TensorType::kQ4 : TensorType::kQ8;
-  const char* name = interleaved ? "q4x8" : (kQ4 ? "q4" : "q8");
+  const char* name = interleaved ? (kQ4 ? "q4x8" : "q8x8") : (kQ4 ? "q4" : "q8");
   for (int64_t K : {32, 160, 4128}) {
     const int64_t nb = K / kQBlock;
     for (int64_t rows : interleaved ? std::vector<int64_t>{8, 24} : std::vector<int64_t>{1, 7, 13}) {
       std::vector<Block> w;
       if constexpr (kQ4) w = RandomQ4(rng, rows * nb); else w = RandomQ8(rng, rows * nb);
-      std::vector<BlockQ4x8> w8;
+      std::vector<BlockX8> w8;
       if (interleaved) {
         w8.resize(rows / 8 * nb);
-        GEMLET_CHECK(kernels::RepackQ4x8(reinterpret_cast<const BlockQ4*>(w.data()), rows, K, w8.data()).ok());
+        if constexpr (kQ4) {
+          GEMLET_CHECK(kernels::RepackQ4x8(w.data(), rows, K, w8.data()).ok());
+        } else {
+          GEMLET_CHECK(kernels::RepackQ8x8(w.data(), rows, K, w8.data()).ok());
+        }
       }
       for (int64_t T : {1, 3, 5, 9}) {
         std::vector<ActBlock> x(T * nb);
@@ -286,13 +297,15 @@ void CheckQuant(const KernelTable& k, const KernelTable* twin, std::mt19937& rng
         std::vector<float> got(T * ldy, kSentinel), want(T * ldy, kSentinel);
         std::vector<double> mag(T * ldy, 0.0);
         auto run = [&](const KernelTable& kt, float* y) {
-          if (T == 1) {
-            if (interleaved) kt.gemv_q4x8(w8.data(), nb, r0, r1, x.data(), K, y);
-            else if constexpr (kQ4) kt.gemv_q4(w.data(), nb, r0, r1, x.data(), K, y);
-            else kt.gemv_q8(w.data(), nb, r0, r1, x.data(), K, y);
+          if constexpr (kQ4) {
+            if (T == 1 && interleaved) kt.gemv_q4x8(w8.data(), nb, r0, r1, x.data(), K, y);
+            else if (T == 1) kt.gemv_q4(w.data(), nb, r0, r1, x.data(), K, y);
+            else if (interleaved) kt.gemm_q4x8(w8.data(), nb, r0, r1, x.data(), nb, T, K, y, ldy);
+            else kt.gemm_q4(w.data(), nb, r0, r1, x.data(), nb, T, K, y, ldy);
           } else {
-            if (interleaved) kt.gemm_q4x8(w8.data(), nb, r0, r1, x.data(), nb, T, K, y, ldy);
-            else if constexpr (kQ4) kt.gemm_q4(w.data(), nb, r0, r1, x.data(), nb, T, K, y, ldy);
+            if (T == 1 && interleaved) kt.gemv_q8x8(w8.data(), nb, r0, r1, x.data(), K, y);
+            else if (T == 1) kt.gemv_q8(w.data(), nb, r0, r1, x.data(), K, y);
+            else if (interleaved) kt.gemm_q8x8(w8.data(), nb, r0, r1, x.data(), nb, T, K, y, ldy);
             else kt.gemm_q8(w.data(), nb, r0, r1, x.data(), nb, T, K, y, ldy);
           }
         };
@@ -464,9 +477,10 @@ void CheckConvert(const KernelTable& k, const KernelTable* twin, std::mt19937& r
 }  // namespace
 
 const std::vector<std::string>& VerifyKernelNames() {
-  static const std::vector<std::string> names = {"quantize_act", "gemv_q4", "gemm_q4",    "gemv_q8",
-                                                 "gemm_q8",      "gemv_q4x8", "gemm_q4x8", "gemv_f",
-                                                 "gemm_f",       "gemm_acc_f", "f16_to_f32", "f32_to_f16"};
+  static const std::vector<std::string> names = {"quantize_act", "gemv_q4",    "gemm_q4",    "gemv_q8",
+                                                 "gemm_q8",      "gemv_q4x8",  "gemm_q4x8",  "gemv_q8x8",
+                                                 "gemm_q8x8",    "gemv_f",     "gemm_f",     "gemm_acc_f",
+                                                 "f16_to_f32",   "f32_to_f16"};
   return names;
 }
 
@@ -487,6 +501,7 @@ VerifyCheck VerifyKernelTier(kernels::Tier tier, const std::string& inject_fault
   if (!c.failed()) CheckQuant<BlockQ4>(k, twin, rng, c, /*interleaved=*/false);
   if (!c.failed()) CheckQuant<BlockQ8>(k, twin, rng, c, false);
   if (!c.failed()) CheckQuant<BlockQ4>(k, twin, rng, c, /*interleaved=*/true);
+  if (!c.failed()) CheckQuant<BlockQ8>(k, twin, rng, c, /*interleaved=*/true);
   if (!c.failed()) CheckFloat(k, twin, rng, c);
   if (!c.failed()) CheckGemmAcc(k, twin, rng, c);
   if (!c.failed()) CheckConvert(k, twin, rng, c);

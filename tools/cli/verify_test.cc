@@ -50,7 +50,7 @@ TEST(Verify, ForcedScalarTierStillChecksEveryTier) {
 
 TEST(Verify, EveryInjectedKernelFaultFailsNamingTheKernel) {
   for (const char* kernel : {"quantize_act", "gemv_q4", "gemm_q4", "gemv_q8", "gemm_q8", "gemv_q4x8", "gemm_q4x8",
-                             "gemv_f", "gemm_f", "f16_to_f32", "f32_to_f16"}) {
+                             "gemv_q8x8", "gemm_q8x8", "gemv_f", "gemm_f", "f16_to_f32", "f32_to_f16"}) {
     std::string out;
     EXPECT_EQ(Gemlet(std::string("GEMLET_VERIFY_INJECT_FAULT=") + kernel, "run --verify", &out), 3)
         << kernel << "\n" << out;

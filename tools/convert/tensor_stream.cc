@@ -51,6 +51,12 @@ void EncodeRows(const float* x, int64_t n, int64_t cols, TensorType type, uint8_
   }
 }
 
+TensorLayout InterleavedLayout(TensorType type, int64_t rows, int64_t cols) {
+  if (type == TensorType::kQ4 && kernels::CanRepackQ4x8(rows, cols)) return TensorLayout::kQ4x8;
+  if (type == TensorType::kQ8 && kernels::CanRepackQ8x8(rows, cols)) return TensorLayout::kQ8x8;
+  return TensorLayout::kRowMajor;
+}
+
 Status StreamTensor(GemletWriter& writer, const std::string& name, const std::vector<int64_t>& shape,
                     const SourceTensor& src, TensorType type, ThreadPool& pool,
                     const std::function<void(uint64_t)>& on_bytes, bool interleave) {
@@ -66,13 +72,13 @@ Status StreamTensor(GemletWriter& writer, const std::string& name, const std::ve
         ": its rows of " + std::to_string(cols) +
         " values are not a multiple of the 32-value block (choose another --type for its class)");
   }
-  // q4 matrices whose rows come in groups of 8 are stored interleaved for the int8 kernels
-  // (kernels/repack.h): the same blocks in another order, chunk by chunk (chunks are whole
-  // groups of 8 rows, so the result equals repacking the whole tensor).
-  const bool repack =
-      interleave && type == TensorType::kQ4 && shape.size() >= 2 && kernels::CanRepackQ4x8(rows, cols);
-  RETURN_IF_ERROR(
-      writer.BeginTensor(name, type, shape, repack ? TensorLayout::kQ4x8 : TensorLayout::kRowMajor));
+  // q4 / q8 matrices whose rows come in groups of 8 are stored interleaved (q4x8 / q8x8) for
+  // the int8 kernels (kernels/repack.h): the same blocks in another order, chunk by chunk
+  // (chunks are whole groups of 8 rows, so the result equals repacking the whole tensor).
+  const TensorLayout layout =
+      interleave && shape.size() >= 2 ? InterleavedLayout(type, rows, cols) : TensorLayout::kRowMajor;
+  const bool repack = layout != TensorLayout::kRowMajor;
+  RETURN_IF_ERROR(writer.BeginTensor(name, type, shape, layout));
   const uint64_t src_rb = src.row_bytes();
   const bool lossless = LosslessType(src.type) == type;
   const uint64_t per_row = std::max<uint64_t>({src_rb, static_cast<uint64_t>(cols) * 4, 1});
@@ -80,12 +86,17 @@ Status StreamTensor(GemletWriter& writer, const std::string& name, const std::ve
   if (repack) chunk_rows = std::max<int64_t>(8, chunk_rows / 8 * 8);
   std::vector<uint8_t> packed;
   if (repack) packed.resize(static_cast<size_t>(std::min(chunk_rows, rows)) * *dst_rb);
-  // Appends n rows of q4 (or any type without repacking) to the tensor.
+  // Appends n rows of `type` (repacked if interleaved) to the tensor.
   auto append = [&](const uint8_t* rows_data, int64_t n) -> Status {
     const uint64_t bytes = static_cast<uint64_t>(n) * *dst_rb;
     if (!repack) return writer.AppendTensorData(rows_data, bytes);
-    RETURN_IF_ERROR(kernels::RepackQ4x8(reinterpret_cast<const BlockQ4*>(rows_data), n, cols,
-                                        reinterpret_cast<BlockQ4x8*>(packed.data())));
+    if (layout == TensorLayout::kQ4x8) {
+      RETURN_IF_ERROR(kernels::RepackQ4x8(reinterpret_cast<const BlockQ4*>(rows_data), n, cols,
+                                          reinterpret_cast<BlockQ4x8*>(packed.data())));
+    } else {
+      RETURN_IF_ERROR(kernels::RepackQ8x8(reinterpret_cast<const BlockQ8*>(rows_data), n, cols,
+                                          reinterpret_cast<BlockQ8x8*>(packed.data())));
+    }
     return writer.AppendTensorData(packed.data(), bytes);
   };
   std::vector<float> f32;

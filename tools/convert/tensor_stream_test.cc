@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 
 #include "base/half.h"
@@ -32,14 +33,14 @@ SourceTensor Bf16Source(std::vector<uint16_t>& buf, int64_t rows, int64_t cols) 
 }
 
 // A tensor of several chunks through each target type, read back and compared with the
-// reference encoders applied to the whole tensor at once.
-TEST(TensorStream, EveryTargetTypeAcrossChunks) {
-  const int64_t cols = 2048, rows = static_cast<int64_t>(kChunkBytes / (cols * 4)) * 2 + 3;  // 3 chunks
+// reference encoders applied to the whole tensor at once; with a row count that is a multiple
+// of 8 the q4 / q8 tensors are interleaved chunk by chunk, otherwise row-major.
+void StreamEveryTargetType(int64_t rows, int64_t cols) {
   std::vector<uint16_t> buf;
   const SourceTensor src = Bf16Source(buf, rows, cols);
   std::vector<float> x(buf.size());
   for (size_t i = 0; i < buf.size(); ++i) x[i] = Bf16ToF32(buf[i]);
-  const std::string path = TempPath("all.gemlet");
+  const std::string path = TempPath("all" + std::to_string(rows) + ".gemlet");
   ThreadPool pool(2);
   {
     auto w = GemletWriter::Create(path);
@@ -67,16 +68,30 @@ TEST(TensorStream, EveryTargetTypeAcrossChunks) {
     std::memcpy(&h, f16->data + 2 * i, 2);
     EXPECT_EQ(h, F32ToF16(x[i]));
   }
+  // q4 / q8 matrices of 8k rows are stored interleaved (kQ4x8 / kQ8x8): the same blocks.
+  std::vector<uint8_t> buf_q8, buf_q4;
   std::vector<BlockQ8> q8(x.size() / 32);
   kernels::QuantizeRowQ8Ref(x.data(), q8.data(), static_cast<int64_t>(x.size()));
-  EXPECT_EQ(std::memcmp((*g)->Find("q8")->data, q8.data(), q8.size() * sizeof(BlockQ8)), 0);
+  const TensorView* tq8 = (*g)->Find("q8");
+  EXPECT_EQ(tq8->layout, rows % 8 == 0 ? TensorLayout::kQ8x8 : TensorLayout::kRowMajor);
+  EXPECT_EQ(std::memcmp(kernels::RowMajorBytes(tq8->data, tq8->type, tq8->layout, tq8->rows(), tq8->cols(), &buf_q8),
+                        q8.data(), q8.size() * sizeof(BlockQ8)),
+            0);
   std::vector<BlockQ4> q4(x.size() / 32);
   kernels::QuantizeRowQ4Ref(x.data(), q4.data(), static_cast<int64_t>(x.size()));
   const TensorView* tq4 = (*g)->Find("q4");
-  std::vector<uint8_t> q4_bytes;  // q4 matrices of 8k rows are stored interleaved (kQ4x8)
-  EXPECT_EQ(std::memcmp(kernels::RowMajorBytes(tq4->data, tq4->type, tq4->layout, tq4->rows(), tq4->cols(), &q4_bytes),
+  EXPECT_EQ(tq4->layout, rows % 8 == 0 ? TensorLayout::kQ4x8 : TensorLayout::kRowMajor);
+  EXPECT_EQ(std::memcmp(kernels::RowMajorBytes(tq4->data, tq4->type, tq4->layout, tq4->rows(), tq4->cols(), &buf_q4),
                         q4.data(), q4.size() * sizeof(BlockQ4)),
             0);
+  g->reset();  // unmapped before the file goes
+  std::remove(path.c_str());
+}
+
+TEST(TensorStream, EveryTargetTypeAcrossChunks) {
+  const int64_t cols = 2048, rows = static_cast<int64_t>(kChunkBytes / (cols * 4)) * 2;  // 3 chunks
+  StreamEveryTargetType(rows + 3, cols);                                                  // row-major
+  StreamEveryTargetType(rows + 8, cols);                                                  // interleaved
 }
 
 TEST(TensorStream, RowsThatDoNotFillBlocksAreAnError) {

@@ -2,6 +2,7 @@
 #include <arm_neon.h>
 
 #include <cmath>
+#include <utility>
 
 #include "kernels/arm/arm_kernels.h"
 
@@ -10,13 +11,11 @@
 namespace gemlet::kernels {
 namespace {
 #include "kernels/arm/int8_kernels_arm.inc"
+#include "kernels/arm/interleaved_kernels_arm.inc"
 }  // namespace
 
 const KernelTable& DotprodKernels() {
-  static constexpr KernelTable t = {
-      Tier::kDotprod, neon::QuantizeAct, GemvQ4,   GemmQ4,      GemvQ8,
-      GemmQ8,         GemvQ4x8,          GemmQ4x8, neon::GemvF, neon::GemmF,
-      neon::F16ToF32, neon::F32ToF16, neon::GemmAccF};
+  static constexpr KernelTable t = ArmTable(Tier::kDotprod);
   return t;
 }
 

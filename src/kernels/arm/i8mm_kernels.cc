@@ -1,8 +1,10 @@
-// I8MM: the q4x8 GEMM with SMMLA (2 rows × 2 tokens × 8 values per instruction, twice the
-// multiply-adds of SDOT), and the Tier::kI8mm table; everything else is the SDOT code.
+// I8MM: the interleaved (q4x8, q8x8) GEMMs with SMMLA (2 rows × 2 tokens × 8 values per
+// instruction, twice the multiply-adds of SDOT), and the Tier::kI8mm table; everything else
+// is the SDOT code.
 #include <arm_neon.h>
 
 #include <cmath>
+#include <utility>
 
 #include "kernels/arm/arm_kernels.h"
 
@@ -11,31 +13,55 @@
 namespace gemlet::kernels {
 namespace {
 #include "kernels/arm/int8_kernels_arm.inc"
+#include "kernels/arm/interleaved_kernels_arm.inc"
 
-// One row group × NP token pairs. xt[2j], xt[2j+1] are pair j's tokens (a padded pair repeats
-// a token). acc[j][p] lanes: (row 2p, tok 2j), (2p, 2j+1), (2p+1, 2j), (2p+1, 2j+1).
-template <int NP>
-inline void TileMmla(const BlockQ4x8* w, const ActBlock* const* xt, int64_t nb,
-                     float32x4_t (&acc)[NP][4]) {
-  for (int j = 0; j < NP; ++j)
-    for (int p = 0; p < 4; ++p) acc[j][p] = vdupq_n_f32(0.0f);
-  const uint8x16_t m0f = vdupq_n_u8(0x0f);
-  for (int64_t b = 0; b < nb; ++b) {
-    const BlockQ4x8& wb = w[b];
-    // wl/wh[p][m]: rows 2p, 2p+1 × values 8m..8m+7 (low nibbles) / 16+8m.. (high nibbles).
-    int8x16_t wl[4][2], wh[4][2];
+// A group's block as SMMLA operands: wv[p][m] = rows 2p, 2p+1 × values 8m..8m+7 (8 bytes per
+// row), from chunks holding 4 rows × 4 bytes: zipping the 4-byte lanes of two chunks pairs
+// each row's two halves. Offset as in interleaved_kernels_arm.inc.
+struct MmlaQ4x8 {
+  using Block = BlockQ4x8;
+  static void Prep(const Block& wb, int8x16_t (&wv)[4][4]) {
+    const uint8x16_t m0f = vdupq_n_u8(0x0f);
     for (int h = 0; h < 2; ++h) {
-      for (int m = 0; m < 2; ++m) {
+      for (int m = 0; m < 2; ++m) {  // chunks 2m, 2m+1: low nibbles values 8m.., high 16 + 8m..
         const uint32x4_t c0 = vreinterpretq_u32_u8(vld1q_u8(wb.qs + 32 * (2 * m) + 16 * h));
         const uint32x4_t c1 = vreinterpretq_u32_u8(vld1q_u8(wb.qs + 32 * (2 * m + 1) + 16 * h));
         const uint8x16_t z0 = vreinterpretq_u8_u32(vzip1q_u32(c0, c1));
         const uint8x16_t z1 = vreinterpretq_u8_u32(vzip2q_u32(c0, c1));
-        wl[2 * h][m] = vreinterpretq_s8_u8(vandq_u8(z0, m0f));
-        wh[2 * h][m] = vreinterpretq_s8_u8(vshrq_n_u8(z0, 4));
-        wl[2 * h + 1][m] = vreinterpretq_s8_u8(vandq_u8(z1, m0f));
-        wh[2 * h + 1][m] = vreinterpretq_s8_u8(vshrq_n_u8(z1, 4));
+        wv[2 * h][m] = vreinterpretq_s8_u8(vandq_u8(z0, m0f));
+        wv[2 * h][2 + m] = vreinterpretq_s8_u8(vshrq_n_u8(z0, 4));
+        wv[2 * h + 1][m] = vreinterpretq_s8_u8(vandq_u8(z1, m0f));
+        wv[2 * h + 1][2 + m] = vreinterpretq_s8_u8(vshrq_n_u8(z1, 4));
       }
     }
+  }
+  static int32_t Offset(const ActBlock& x) { return 8 * x.sum; }
+};
+struct MmlaQ8x8 {
+  using Block = BlockQ8x8;
+  static void Prep(const Block& wb, int8x16_t (&wv)[4][4]) {
+    for (int h = 0; h < 2; ++h) {
+      for (int m = 0; m < 4; ++m) {  // chunks 2m, 2m+1: values 8m..8m+7
+        const int32x4_t c0 = vreinterpretq_s32_s8(vld1q_s8(wb.qs + 32 * (2 * m) + 16 * h));
+        const int32x4_t c1 = vreinterpretq_s32_s8(vld1q_s8(wb.qs + 32 * (2 * m + 1) + 16 * h));
+        wv[2 * h][m] = vreinterpretq_s8_s32(vzip1q_s32(c0, c1));
+        wv[2 * h + 1][m] = vreinterpretq_s8_s32(vzip2q_s32(c0, c1));
+      }
+    }
+  }
+  static int32_t Offset(const ActBlock&) { return 0; }
+};
+
+// One row group × NP token pairs. xt[2j], xt[2j+1] are pair j's tokens (a padded pair repeats
+// a token). acc[j][p] lanes: (row 2p, tok 2j), (2p, 2j+1), (2p+1, 2j), (2p+1, 2j+1).
+template <typename X, int NP>
+inline void TileMmla(const typename X::Block* w, const ActBlock* const* xt, int64_t nb, float32x4_t (&acc)[NP][4]) {
+  for (int j = 0; j < NP; ++j)
+    for (int p = 0; p < 4; ++p) acc[j][p] = vdupq_n_f32(0.0f);
+  for (int64_t b = 0; b < nb; ++b) {
+    const auto& wb = w[b];
+    int8x16_t wv[4][4];
+    X::Prep(wb, wv);
     const uint16x8_t d16 = vld1q_u16(wb.d);
     const float32x4_t d03 = vcvt_f32_f16(vreinterpret_f16_u16(vget_low_u16(d16)));
     const float32x4_t d47 = vcvt_f32_f16(vreinterpret_f16_u16(vget_high_u16(d16)));
@@ -46,23 +72,24 @@ inline void TileMmla(const BlockQ4x8* w, const ActBlock* const* xt, int64_t nb,
       const ActBlock& x1 = xt[2 * j + 1][b];
       int8x16_t a[4];
       for (int m = 0; m < 4; ++m) a[m] = vcombine_s8(vld1_s8(x0.q + 8 * m), vld1_s8(x1.q + 8 * m));
-      const int32_t o0 = 8 * x0.sum, o1 = 8 * x1.sum;
+      const int32_t o0 = X::Offset(x0), o1 = X::Offset(x1);
       const int32x4_t off = {o0, o1, o0, o1};
       const float32x4_t dx = {x0.d, x1.d, x0.d, x1.d};
       for (int p = 0; p < 4; ++p) {
-        int32x4_t is = vmmlaq_s32(vdupq_n_s32(0), wl[p][0], a[0]);
-        is = vmmlaq_s32(is, wl[p][1], a[1]);
-        is = vmmlaq_s32(is, wh[p][0], a[2]);
-        is = vmmlaq_s32(is, wh[p][1], a[3]);
+        int32x4_t is = vmmlaq_s32(vdupq_n_s32(0), wv[p][0], a[0]);
+        is = vmmlaq_s32(is, wv[p][1], a[1]);
+        is = vmmlaq_s32(is, wv[p][2], a[2]);
+        is = vmmlaq_s32(is, wv[p][3], a[3]);
         acc[j][p] = vfmaq_f32(acc[j][p], vmulq_f32(dwp[p], dx), vcvtq_f32_s32(vsubq_s32(is, off)));
       }
     }
   }
 }
 
-void GemmQ4x8Mmla(const BlockQ4x8* w, int64_t gs, int64_t r0, int64_t r1, const ActBlock* x,
-                  int64_t xs, int64_t T, int64_t K, float* y, int64_t ldy) {
-  GEMLET_CHECK_MSG(r0 % 8 == 0 && r1 % 8 == 0, "q4x8 kernels take whole groups of 8 rows");
+template <typename X>
+void GemmMmla(const typename X::Block* w, int64_t gs, int64_t r0, int64_t r1, const ActBlock* x, int64_t xs,
+              int64_t T, int64_t K, float* y, int64_t ldy) {
+  GEMLET_CHECK_MSG(r0 % 8 == 0 && r1 % 8 == 0, "interleaved (q4x8/q8x8) kernels take whole groups of 8 rows");
   constexpr int NP = 2;
   const int64_t nb = K / kQBlock;
   for (int64_t g = r0 / 8; g < r1 / 8; ++g) {
@@ -70,7 +97,7 @@ void GemmQ4x8Mmla(const BlockQ4x8* w, int64_t gs, int64_t r0, int64_t r1, const 
       const ActBlock* xt[2 * NP];
       for (int i = 0; i < 2 * NP; ++i) xt[i] = x + (t0 + i < T ? t0 + i : T - 1) * xs;
       float32x4_t acc[NP][4];
-      TileMmla<NP>(w + g * gs, xt, nb, acc);
+      TileMmla<X, NP>(w + g * gs, xt, nb, acc);
       for (int j = 0; j < NP; ++j) {
         for (int p = 0; p < 4; ++p) {
           float v[4];
@@ -88,10 +115,7 @@ void GemmQ4x8Mmla(const BlockQ4x8* w, int64_t gs, int64_t r0, int64_t r1, const 
 }  // namespace
 
 const KernelTable& I8mmKernels() {
-  static constexpr KernelTable t = {
-      Tier::kI8mm, neon::QuantizeAct, GemvQ4,       GemmQ4,      GemvQ8,
-      GemmQ8,      GemvQ4x8,          GemmQ4x8Mmla, neon::GemvF, neon::GemmF,
-      neon::F16ToF32, neon::F32ToF16, neon::GemmAccF};
+  static constexpr KernelTable t = ArmTable(Tier::kI8mm, GemmMmla<MmlaQ4x8>, GemmMmla<MmlaQ8x8>);
   return t;
 }
 

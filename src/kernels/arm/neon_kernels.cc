@@ -2,19 +2,18 @@
 #include <arm_neon.h>
 
 #include <cmath>
+#include <utility>
 
 #include "kernels/arm/arm_kernels.h"
 
 namespace gemlet::kernels {
 namespace {
 #include "kernels/arm/int8_kernels_arm.inc"
+#include "kernels/arm/interleaved_kernels_arm.inc"
 }  // namespace
 
 const KernelTable& NeonKernels() {
-  static constexpr KernelTable t = {
-      Tier::kNeon, neon::QuantizeAct, GemvQ4,   GemmQ4,      GemvQ8,
-      GemmQ8,      GemvQ4x8,          GemmQ4x8, neon::GemvF, neon::GemmF,
-      neon::F16ToF32, neon::F32ToF16, neon::GemmAccF};
+  static constexpr KernelTable t = ArmTable(Tier::kNeon);
   return t;
 }
 

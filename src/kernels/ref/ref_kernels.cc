@@ -62,6 +62,14 @@ int32_t BlockDotQ4x8(const BlockQ4x8& w, int i, const ActBlock& x) {
   return s;
 }
 
+int32_t BlockDotQ8x8(const BlockQ8x8& w, int i, const ActBlock& x) {
+  int32_t s = 0;
+  for (int c = 0; c < 8; ++c) {
+    for (int k = 0; k < 4; ++k) s += static_cast<int32_t>(w.qs[c * 32 + i * 4 + k]) * x.q[4 * c + k];
+  }
+  return s;
+}
+
 namespace {
 
 // acc = fmaf(f16(d_w)·d_x, isum, acc): the one float step of every quantized kernel.
@@ -77,11 +85,26 @@ float RowDot(const Block* row, const ActBlock* x, int64_t nb) {
   return acc;
 }
 
-float RowDotQ4x8(const BlockQ4x8* group, int i, const ActBlock* x, int64_t nb) {
+// Row i < 8 of an interleaved group (BlockQ4x8 or BlockQ8x8).
+template <typename BlockX8, int32_t (*Dot)(const BlockX8&, int, const ActBlock&)>
+float RowDotX8(const BlockX8* group, int i, const ActBlock* x, int64_t nb) {
   float acc = 0.0f;
-  for (int64_t b = 0; b < nb; ++b)
-    acc = Step(acc, group[b].d[i], x[b].d, BlockDotQ4x8(group[b], i, x[b]));
+  for (int64_t b = 0; b < nb; ++b) acc = Step(acc, group[b].d[i], x[b].d, Dot(group[b], i, x[b]));
   return acc;
+}
+
+template <typename BlockX8, int32_t (*Dot)(const BlockX8&, int, const ActBlock&)>
+void GemvX8(const BlockX8* w, int64_t gs, int64_t r0, int64_t r1, const ActBlock* x, int64_t K, float* y) {
+  GEMLET_CHECK_MSG(r0 % 8 == 0 && r1 % 8 == 0, "interleaved (q4x8/q8x8) kernels take whole groups of 8 rows");
+  for (int64_t r = r0; r < r1; ++r) {
+    y[r] = RowDotX8<BlockX8, Dot>(w + (r / 8) * gs, static_cast<int>(r % 8), x, K / kQBlock);
+  }
+}
+
+template <typename BlockX8, int32_t (*Dot)(const BlockX8&, int, const ActBlock&)>
+void GemmX8(const BlockX8* w, int64_t gs, int64_t r0, int64_t r1, const ActBlock* x, int64_t xs, int64_t T,
+            int64_t K, float* y, int64_t ldy) {
+  for (int64_t t = 0; t < T; ++t) GemvX8<BlockX8, Dot>(w, gs, r0, r1, x + t * xs, K, y + t * ldy);
 }
 
 inline float LoadF(TensorType t, const void* w, int64_t i) {
@@ -124,15 +147,22 @@ void GemmQ8Ref(const BlockQ8* w, int64_t rs, int64_t r0, int64_t r1, const ActBl
 
 void GemvQ4x8Ref(const BlockQ4x8* w, int64_t gs, int64_t r0, int64_t r1, const ActBlock* x,
                  int64_t K, float* y) {
-  GEMLET_CHECK_MSG(r0 % 8 == 0 && r1 % 8 == 0, "q4x8 kernels take whole groups of 8 rows");
-  for (int64_t r = r0; r < r1; ++r) {
-    y[r] = RowDotQ4x8(w + (r / 8) * gs, static_cast<int>(r % 8), x, K / kQBlock);
-  }
+  GemvX8<BlockQ4x8, BlockDotQ4x8>(w, gs, r0, r1, x, K, y);
 }
 
 void GemmQ4x8Ref(const BlockQ4x8* w, int64_t gs, int64_t r0, int64_t r1, const ActBlock* x,
                  int64_t xs, int64_t T, int64_t K, float* y, int64_t ldy) {
-  for (int64_t t = 0; t < T; ++t) GemvQ4x8Ref(w, gs, r0, r1, x + t * xs, K, y + t * ldy);
+  GemmX8<BlockQ4x8, BlockDotQ4x8>(w, gs, r0, r1, x, xs, T, K, y, ldy);
+}
+
+void GemvQ8x8Ref(const BlockQ8x8* w, int64_t gs, int64_t r0, int64_t r1, const ActBlock* x,
+                 int64_t K, float* y) {
+  GemvX8<BlockQ8x8, BlockDotQ8x8>(w, gs, r0, r1, x, K, y);
+}
+
+void GemmQ8x8Ref(const BlockQ8x8* w, int64_t gs, int64_t r0, int64_t r1, const ActBlock* x,
+                 int64_t xs, int64_t T, int64_t K, float* y, int64_t ldy) {
+  GemmX8<BlockQ8x8, BlockDotQ8x8>(w, gs, r0, r1, x, xs, T, K, y, ldy);
 }
 
 float DotFRef(TensorType wt, const void* w, const float* x, int64_t K) {
@@ -174,9 +204,9 @@ void GemmAccFRef(TensorType bt, const float* a, int64_t lda, int64_t M, const vo
 }
 
 const KernelTable& ScalarKernels() {
-  static const KernelTable t = {Tier::kScalar, QuantizeActRef, GemvQ4Ref,   GemmQ4Ref, GemvQ8Ref,
-                                GemmQ8Ref,     GemvQ4x8Ref,    GemmQ4x8Ref, GemvFRef,  GemmFRef,
-                                F16ToF32Ref,   F32ToF16Ref,    GemmAccFRef};
+  static const KernelTable t = {Tier::kScalar, QuantizeActRef, GemvQ4Ref,   GemmQ4Ref,   GemvQ8Ref,
+                                GemmQ8Ref,     GemvQ4x8Ref,    GemmQ4x8Ref, GemvQ8x8Ref, GemmQ8x8Ref,
+                                GemvFRef,      GemmFRef,       F16ToF32Ref, F32ToF16Ref, GemmAccFRef};
   return t;
 }
 

@@ -16,6 +16,7 @@ int32_t BlockDotQ4(const BlockQ4& w, const ActBlock& x);
 int32_t BlockDotQ8(const BlockQ8& w, const ActBlock& x);
 // One row of a q4x8 group (row i < 8 of the group, block column given by w).
 int32_t BlockDotQ4x8(const BlockQ4x8& w, int i, const ActBlock& x);
+int32_t BlockDotQ8x8(const BlockQ8x8& w, int i, const ActBlock& x);
 
 void GemvQ4Ref(const BlockQ4* w, int64_t row_stride_blocks, int64_t r0, int64_t r1,
                const ActBlock* x, int64_t K, float* y);
@@ -30,6 +31,11 @@ void GemmQ8Ref(const BlockQ8* w, int64_t row_stride_blocks, int64_t r0, int64_t 
 void GemvQ4x8Ref(const BlockQ4x8* w, int64_t group_stride_blocks, int64_t r0, int64_t r1,
                  const ActBlock* x, int64_t K, float* y);
 void GemmQ4x8Ref(const BlockQ4x8* w, int64_t group_stride_blocks, int64_t r0, int64_t r1,
+                 const ActBlock* x, int64_t x_stride_blocks, int64_t T, int64_t K, float* y,
+                 int64_t ldy);
+void GemvQ8x8Ref(const BlockQ8x8* w, int64_t group_stride_blocks, int64_t r0, int64_t r1,
+                 const ActBlock* x, int64_t K, float* y);
+void GemmQ8x8Ref(const BlockQ8x8* w, int64_t group_stride_blocks, int64_t r0, int64_t r1,
                  const ActBlock* x, int64_t x_stride_blocks, int64_t T, int64_t K, float* y,
                  int64_t ldy);
 

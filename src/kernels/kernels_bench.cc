@@ -3,6 +3,8 @@
 //     ≥ 512 MB, so they stream from memory as in decode, not from cache.
 //   GEMM (prefill): GOP/s (2 ops per multiply-add).
 //   ReadBandwidth: the plain memory read rate, the GEMV ceiling.
+//   AttnScores / AttnValues / OnlineSoftmax: dense attention's steps on one tile (GFLOP/s,
+//     Gscores/s), one thread, CPU time.
 // Each at 1 and 2 threads (rows split evenly; a spinning helper thread, so no start-up cost).
 //   gemlet_kernels_bench --benchmark_filter='Gemv.*avx2' --benchmark_repetitions=3
 #include <benchmark/benchmark.h>
@@ -226,6 +228,51 @@ void BM_QuantizeAct(benchmark::State& state, Tier tier, int64_t K) {
       static_cast<double>(K) * state.iterations() / 1e9, benchmark::Counter::kIsRate);
 }
 
+// Dense attention's inner steps on one 64-query × 128-key tile (ops/dense_attention.cc), in L1/L2,
+// one thread: the scores Q·Kᵀ (gemm_acc_f over head dim 64 against packed Kᵀ panels), the online
+// softmax of the tile, and the weighted values P·V (gemm_acc_f over the 128 keys). GFLOP/s for
+// the products, Gscores/s for the softmax.
+constexpr int64_t kAttnRows = 64, kAttnKeys = 128, kAttnDim = 64;
+
+void BM_AttnScores(benchmark::State& state, Tier tier) {
+  const KernelTable& k = *KernelsForTier(tier);
+  std::vector<float> q(kAttnRows * kAttnDim, 0.01f), kt(kAttnDim * kAttnKeys, 0.02f), s(kAttnRows * kAttnKeys);
+  for (auto _ : state) {
+    std::fill(s.begin(), s.end(), 0.0f);
+    k.gemm_acc_f(TensorType::kF32, q.data(), kAttnDim, kAttnRows, kt.data(), kAttnKeys, kAttnDim, kAttnKeys,
+                 s.data(), kAttnKeys, 0);
+    benchmark::DoNotOptimize(s.data());
+  }
+  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * kAttnRows * kAttnKeys * kAttnDim * state.iterations() / 1e9,
+                                                 benchmark::Counter::kIsRate);
+}
+
+void BM_AttnValues(benchmark::State& state, Tier tier) {
+  const KernelTable& k = *KernelsForTier(tier);
+  std::vector<float> p(kAttnRows * kAttnKeys, 0.01f), v(kAttnKeys * kAttnDim, 0.02f), o(kAttnRows * kAttnDim);
+  for (auto _ : state) {
+    k.gemm_acc_f(TensorType::kF32, p.data(), kAttnKeys, kAttnRows, v.data(), kAttnDim, kAttnKeys, kAttnDim,
+                 o.data(), kAttnDim, 0);
+    benchmark::DoNotOptimize(o.data());
+  }
+  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * kAttnRows * kAttnKeys * kAttnDim * state.iterations() / 1e9,
+                                                 benchmark::Counter::kIsRate);
+}
+
+void BM_OnlineSoftmax(benchmark::State& state, Tier tier) {
+  const KernelTable& k = *KernelsForTier(tier);
+  std::vector<float> s(kAttnRows * kAttnKeys), m(kAttnRows, -1e30f), l(kAttnRows, 0.0f), corr(kAttnRows);
+  for (size_t i = 0; i < s.size(); ++i) s[i] = static_cast<float>((i * 7919) % 2001 - 1000) * 0.02f;
+  // (Each call turns the scores into weights in (0, 1], which the next takes as scores: the
+  // same work every time, and l grows by at most 128 a call.)
+  for (auto _ : state) {
+    k.online_softmax(s.data(), kAttnKeys, kAttnRows, kAttnKeys, m.data(), l.data(), corr.data());
+    benchmark::DoNotOptimize(s.data());
+  }
+  state.counters["Gscores/s"] = benchmark::Counter(static_cast<double>(kAttnRows * kAttnKeys) * state.iterations() / 1e9,
+                                                   benchmark::Counter::kIsRate);
+}
+
 // Sum of a 1 GiB buffer: the read bandwidth the GEMV kernels compete with.
 void BM_ReadBandwidth(benchmark::State& state, int threads) {
   const size_t bytes = size_t{1} << 30;
@@ -272,6 +319,13 @@ int RegisterAll() {
     const std::string tn = TierName(tier);
     benchmark::RegisterBenchmark(("QuantizeAct/" + tn + "/K:6144").c_str(), BM_QuantizeAct, tier,
                                  6144);
+    const std::string tile = std::to_string(kAttnRows) + "x" + std::to_string(kAttnKeys) + "x" + std::to_string(kAttnDim);
+    benchmark::RegisterBenchmark(("AttnScores/" + tn + "/" + tile).c_str(), BM_AttnScores, tier)
+        ->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark(("AttnValues/" + tn + "/" + tile).c_str(), BM_AttnValues, tier)
+        ->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark(("OnlineSoftmax/" + tn + "/" + tile).c_str(), BM_OnlineSoftmax, tier)
+        ->Unit(benchmark::kMicrosecond);
     // Weights in L2, one thread, CPU time: compute ceiling, robust to a busy machine.
     for (WKind kind : {WKind::kQ4, WKind::kQ4x8, WKind::kQ8}) {
       benchmark::RegisterBenchmark(("GemvL2/" + tn + "/" + WKindName(kind) + "/256x1536").c_str(),

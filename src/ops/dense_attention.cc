@@ -1,13 +1,11 @@
 #include "ops/dense_attention.h"
 
 #include <algorithm>
-#include <cmath>
 #include <functional>
 #include <limits>
 #include <vector>
 
 #include "kernels/kernels.h"
-#include "ops/activation.h"
 
 namespace gemlet::ops {
 
@@ -16,53 +14,10 @@ namespace {
 constexpr int64_t kKeyTile = kDenseKeyTile;
 // Query rows per work unit: they share every packed K and V tile while it is in cache.
 constexpr int64_t kQueryBlock = 64;
-// Lanes of the running sum of the weights (kernels.h's fixed 16-lane tree).
-constexpr int64_t kLanes = 16;
-
-// The element-wise loops get an AVX2 clone on x86-64. The file is compiled with
-// -ffp-contract=off (CMakeLists.txt) and every loop spells out its order, so all clones give
-// the same bits.
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define GEMLET_SIMD_CLONES __attribute__((target_clones("avx2", "default")))
-#else
-#define GEMLET_SIMD_CLONES
-#endif
 
 // x[i] *= c
-GEMLET_SIMD_CLONES void ScaleRow(float* __restrict x, float c, int64_t n) {
+void ScaleRow(float* x, float c, int64_t n) {
   for (int64_t i = 0; i < n; ++i) x[i] *= c;
-}
-
-// max(m, max_i s[i]), in 16 lanes (exact in any order).
-GEMLET_SIMD_CLONES float RowMax(const float* __restrict s, int64_t n, float m) {
-  float lane[kLanes];
-  for (int64_t l = 0; l < kLanes; ++l) lane[l] = m;
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) {
-    for (int64_t l = 0; l < kLanes; ++l) lane[l] = s[i + l] > lane[l] ? s[i + l] : lane[l];
-  }
-  for (; i < n; ++i) m = s[i] > m ? s[i] : m;
-  for (int64_t l = 0; l < kLanes; ++l) m = lane[l] > m ? lane[l] : m;
-  return m;
-}
-
-// s[i] −= m
-GEMLET_SIMD_CLONES void SubScalar(float* __restrict s, int64_t n, float m) {
-  for (int64_t i = 0; i < n; ++i) s[i] -= m;
-}
-
-// Σ s[i]: lane l sums the elements i ≡ l (mod 16) in order, then the tree of kernels.h.
-GEMLET_SIMD_CLONES float Sum16(const float* __restrict s, int64_t n) {
-  float a[kLanes] = {};
-  int64_t i = 0;
-  for (; i + kLanes <= n; i += kLanes) {
-    for (int64_t l = 0; l < kLanes; ++l) a[l] += s[i + l];
-  }
-  for (int64_t l = 0; i < n; ++i, ++l) a[l] += s[i];
-  for (int64_t l = 0; l < 8; ++l) a[l] += a[l + 8];
-  for (int64_t l = 0; l < 4; ++l) a[l] += a[l + 4];
-  for (int64_t l = 0; l < 2; ++l) a[l] += a[l + 2];
-  return a[0] + a[1];
 }
 
 // The keys and values rearranged for the kernels: per KV head g, Kᵀ in tiles kt [tiles, hd,
@@ -96,15 +51,17 @@ void PackTile(const float* k, const float* v, int64_t kv_stride, int64_t N, int6
 void AttendBlock(const kernels::KernelTable& kt, const DenseAttentionShape& s, const Packed& p, int64_t N,
                  const float* q, int64_t q_stride, int64_t R, int64_t h, float* out, int64_t out_stride) {
   const int64_t hd = s.head_dim, g = h / (s.n_heads / s.n_kv_heads);
-  // Per-thread buffers: queries qb [R, hd], scores sc [R, kKeyTile], output o [R, hd], m [R], l [R].
+  // Per-thread buffers: queries qb [R, hd], scores sc [R, kKeyTile], output o [R, hd], and per
+  // row the running maximum m, running sum l and the tile's correction corr [R].
   thread_local std::vector<float> buf;
-  const int64_t need = 2 * kQueryBlock * hd + kQueryBlock * kKeyTile + 2 * kQueryBlock;
+  const int64_t need = 2 * kQueryBlock * hd + kQueryBlock * kKeyTile + 3 * kQueryBlock;
   if (static_cast<int64_t>(buf.size()) < need) buf.resize(need);
   float* const qb = buf.data();
   float* const sc = qb + kQueryBlock * hd;
   float* const o = sc + kQueryBlock * kKeyTile;
   float* const m = o + kQueryBlock * hd;
   float* const l = m + kQueryBlock;
+  float* const corr = l + kQueryBlock;
   for (int64_t r = 0; r < R; ++r) {
     const float* qr = q + r * q_stride + h * hd;
     std::copy(qr, qr + hd, qb + r * hd);
@@ -118,18 +75,11 @@ void AttendBlock(const kernels::KernelTable& kt, const DenseAttentionShape& s, c
     // sc[r, c] = Σ_d qb[r, d]·Kᵀ[d, c], one accumulator per score, sequential over d.
     std::fill(sc, sc + R * kKeyTile, 0.0f);
     kt.gemm_acc_f(TensorType::kF32, qb, hd, R, p.KtTile(g, j, hd), kKeyTile, hd, n, sc, kKeyTile, 0);
+    // sc[r, c] = e^(score − m[r]) under the new maxima; what was accumulated under the old
+    // maximum is rescaled (by exactly 1 when it did not grow, which changes nothing).
+    kt.online_softmax(sc, kKeyTile, R, n, m, l, corr);
     for (int64_t r = 0; r < R; ++r) {
-      float* sr = sc + r * kKeyTile;
-      const float mt = RowMax(sr, n, m[r]);
-      if (mt > m[r]) {  // rescale what was accumulated under the old maximum
-        const float corr = std::exp(m[r] - mt);
-        l[r] *= corr;
-        ScaleRow(o + r * hd, corr, hd);
-        m[r] = mt;
-      }
-      SubScalar(sr, n, m[r]);
-      ExpInPlace(sr, n);  // p_c = e^(score_c − m)
-      l[r] += Sum16(sr, n);
+      if (corr[r] != 1.0f) ScaleRow(o + r * hd, corr[r], hd);
     }
     // o[r, :] += Σ_c p[r, c]·V[c, :]
     kt.gemm_acc_f(TensorType::kF32, sc, kKeyTile, R, p.VRow(g, j * kKeyTile, N, hd), hd, n, hd, o, hd, 0);

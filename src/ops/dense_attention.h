@@ -34,17 +34,17 @@ struct DenseAttentionShape {
 //
 // Numerics (f32, one fixed order per query row, so the bits depend neither on the thread count
 // nor on T, nor on the CPU's kernel tier): the query is first multiplied by `scale` (skipped
-// when it is 1); keys come in tiles of kDenseKeyTile in order; in each tile, score_u =
-// fmaf-chain over d = 0, 1, … of q[d]·k_u[d] from +0; the running maximum m, the running sum
-// l and the output row are rescaled by e^(m_old − m_new) (std::exp) when m grows; the weights
-// p_u = e^(score_u − m) (ops::ExpInPlace, ≤ 2 ulp); l += the tile's Σ p_u summed in 16 lanes
-// by u mod 16 and then the fixed tree of kernels.h; o[c] = fmaf-chain over the tile's keys of
-// p_u·v_u[c] continued from the rescaled o[c]; at the end out = o · (1 / l).
+// when it is 1); the keys come in tiles of kDenseKeyTile, in order; in each tile,
+// score_u = the fmaf chain over d = 0, 1, … of q[d]·k_u[d] from +0, then the kernel table's
+// online softmax (kernels.h: the running maximum m, the weights p_u = e^(score_u − m), the
+// running sum l and the correction e^(m_old − m)), the output row times the correction (when
+// it is not 1), and o[c] = the fmaf chain over the tile's keys of p_u·v_u[c] continued from
+// o[c]; at the end out = o · (1 / l).
 void DenseAttention(const DenseAttentionShape& shape, const float* q, int64_t q_stride, int64_t T,
                     const float* k, const float* v, int64_t kv_stride, int64_t N, float* out,
                     int64_t out_stride, ThreadPool* pool);
 
 // Keys per tile of DenseAttention's online softmax (part of its numerics).
-inline constexpr int64_t kDenseKeyTile = 64;
+inline constexpr int64_t kDenseKeyTile = 128;
 
 }  // namespace gemlet::ops

@@ -91,7 +91,7 @@ const KernelTable& I8mmKernels() {
   static constexpr KernelTable t = {
       Tier::kI8mm, neon::QuantizeAct, GemvQ4,       GemmQ4,      GemvQ8,
       GemmQ8,      GemvQ4x8,          GemmQ4x8Mmla, neon::GemvF, neon::GemmF,
-      neon::F16ToF32, neon::F32ToF16, neon::GemmAccF};
+      neon::F16ToF32, neon::F32ToF16, neon::GemmAccF, neon::OnlineSoftmax};
   return t;
 }
 

@@ -14,7 +14,7 @@ const KernelTable& NeonKernels() {
   static constexpr KernelTable t = {
       Tier::kNeon, neon::QuantizeAct, GemvQ4,   GemmQ4,      GemvQ8,
       GemmQ8,      GemvQ4x8,          GemmQ4x8, neon::GemvF, neon::GemmF,
-      neon::F16ToF32, neon::F32ToF16, neon::GemmAccF};
+      neon::F16ToF32, neon::F32ToF16, neon::GemmAccF, neon::OnlineSoftmax};
   return t;
 }
 

@@ -200,7 +200,7 @@ const KernelTable& Avx512Kernels() {
   static constexpr KernelTable t = {
       Tier::kAvx512, avx2::QuantizeAct, GemvQ4,    GemmQ4,      GemvQ8,
       GemmQ8,        GemvQ4x8Z,         GemmQ4x8Z, avx512::GemvF, avx512::GemmF,
-      avx2::F16ToF32, avx2::F32ToF16, avx512::GemmAccF};
+      avx2::F16ToF32, avx2::F32ToF16, avx512::GemmAccF, avx512::OnlineSoftmax};
   return t;
 }
 

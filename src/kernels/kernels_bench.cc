@@ -234,28 +234,17 @@ void BM_QuantizeAct(benchmark::State& state, Tier tier, int64_t K) {
 // the products, Gscores/s for the softmax.
 constexpr int64_t kAttnRows = 64, kAttnKeys = 128, kAttnDim = 64;
 
-void BM_AttnScores(benchmark::State& state, Tier tier) {
+// y [64, cols] += a [64, inner] · b [inner, cols] by gemm_acc_f: the scores (inner = head dim,
+// cols = keys; the caller zeroes y first) or the weighted values (inner = keys, cols = head dim).
+void BM_AttnProduct(benchmark::State& state, Tier tier, int64_t inner, int64_t cols, bool zero_first) {
   const KernelTable& k = *KernelsForTier(tier);
-  std::vector<float> q(kAttnRows * kAttnDim, 0.01f), kt(kAttnDim * kAttnKeys, 0.02f), s(kAttnRows * kAttnKeys);
+  std::vector<float> a(kAttnRows * inner, 0.01f), b(inner * cols, 0.02f), y(kAttnRows * cols);
   for (auto _ : state) {
-    std::fill(s.begin(), s.end(), 0.0f);
-    k.gemm_acc_f(TensorType::kF32, q.data(), kAttnDim, kAttnRows, kt.data(), kAttnKeys, kAttnDim, kAttnKeys,
-                 s.data(), kAttnKeys, 0);
-    benchmark::DoNotOptimize(s.data());
+    if (zero_first) std::fill(y.begin(), y.end(), 0.0f);
+    k.gemm_acc_f(TensorType::kF32, a.data(), inner, kAttnRows, b.data(), cols, inner, cols, y.data(), cols, 0);
+    benchmark::DoNotOptimize(y.data());
   }
-  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * kAttnRows * kAttnKeys * kAttnDim * state.iterations() / 1e9,
-                                                 benchmark::Counter::kIsRate);
-}
-
-void BM_AttnValues(benchmark::State& state, Tier tier) {
-  const KernelTable& k = *KernelsForTier(tier);
-  std::vector<float> p(kAttnRows * kAttnKeys, 0.01f), v(kAttnKeys * kAttnDim, 0.02f), o(kAttnRows * kAttnDim);
-  for (auto _ : state) {
-    k.gemm_acc_f(TensorType::kF32, p.data(), kAttnKeys, kAttnRows, v.data(), kAttnDim, kAttnKeys, kAttnDim,
-                 o.data(), kAttnDim, 0);
-    benchmark::DoNotOptimize(o.data());
-  }
-  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * kAttnRows * kAttnKeys * kAttnDim * state.iterations() / 1e9,
+  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * kAttnRows * inner * cols * state.iterations() / 1e9,
                                                  benchmark::Counter::kIsRate);
 }
 
@@ -320,9 +309,11 @@ int RegisterAll() {
     benchmark::RegisterBenchmark(("QuantizeAct/" + tn + "/K:6144").c_str(), BM_QuantizeAct, tier,
                                  6144);
     const std::string tile = std::to_string(kAttnRows) + "x" + std::to_string(kAttnKeys) + "x" + std::to_string(kAttnDim);
-    benchmark::RegisterBenchmark(("AttnScores/" + tn + "/" + tile).c_str(), BM_AttnScores, tier)
+    benchmark::RegisterBenchmark(("AttnScores/" + tn + "/" + tile).c_str(), BM_AttnProduct, tier, kAttnDim,
+                                 kAttnKeys, true)
         ->Unit(benchmark::kMicrosecond);
-    benchmark::RegisterBenchmark(("AttnValues/" + tn + "/" + tile).c_str(), BM_AttnValues, tier)
+    benchmark::RegisterBenchmark(("AttnValues/" + tn + "/" + tile).c_str(), BM_AttnProduct, tier, kAttnKeys,
+                                 kAttnDim, false)
         ->Unit(benchmark::kMicrosecond);
     benchmark::RegisterBenchmark(("OnlineSoftmax/" + tn + "/" + tile).c_str(), BM_OnlineSoftmax, tier)
         ->Unit(benchmark::kMicrosecond);

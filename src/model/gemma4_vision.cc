@@ -171,10 +171,11 @@ Status Gemma4Vision::Encode(const VisionInput& in, ops::MatMulMode mode, ThreadP
   ops::RopeAngles(rope_inv_freq_, pos_x.data(), N, cos_x.data(), sin_x.data());
   ops::RopeAngles(rope_inv_freq_, pos_y.data(), N, cos_y.data(), sin_y.data());
 
-  std::vector<float> h(N * Dv), xc(N * std::max({Dv, Iv, QD})), q(N * QD), kk(N * QD), v(N * QD), a(N * QD),
-      d(N * Dv), gate(N * Iv), up(N * Iv);
   // Gemma4VisionAttention: scaling 1.0 (q/k norms instead of 1/√hd), every patch sees every patch.
   const ops::DenseAttentionShape shape{H, H, hd, 1.0f};
+  // xc: the clamped inputs of the linears, and the attention's packed keys and values.
+  std::vector<float> h(N * Dv), xc(std::max(N * std::max({Dv, Iv, QD}), ops::DenseAttentionScratch(shape, N))),
+      q(N * QD), kk(N * QD), v(N * QD), a(N * QD), d(N * Dv), gate(N * Iv), up(N * Iv);
   for (const Gemma4VisionLayer& L : layers_) {
     // ---- Gemma4VisionAttention, bidirectional over the image's patches ----
     ops::RmsNormQuantize(x.data(), L.ln1.data(), N, Dv, eps, h.data(), nullptr, pool);
@@ -192,7 +193,7 @@ Status Gemma4Vision::Encode(const VisionInput& in, ops::MatMulMode mode, ThreadP
       ops::ApplyRopeSections(q.data() + off, n, H, hd, 2, cos_s, sin_s);
       ops::ApplyRopeSections(kk.data() + off, n, H, hd, 2, cos_s, sin_s);
     });
-    ops::DenseAttention(shape, q.data(), QD, N, kk.data(), v.data(), QD, N, a.data(), QD, pool);
+    ops::DenseAttention(shape, q.data(), QD, N, kk.data(), v.data(), QD, N, a.data(), QD, xc.data(), pool);
     ClippedMatMul(L.o, a.data(), N, xc.data(), d.data(), mode, pool);
     ops::AddRmsNorm(x.data(), d.data(), L.attn_post_norm.data(), N, Dv, eps, 1.0f, pool);
     // ---- Gemma4VisionMLP: down(gelu_tanh(gate(h')) · up(h')) ----

@@ -20,19 +20,18 @@ void ScaleRow(float* x, float c, int64_t n) {
   for (int64_t i = 0; i < n; ++i) x[i] *= c;
 }
 
-// The keys and values rearranged for the kernels: per KV head g, Kᵀ in tiles kt [tiles, hd,
-// kKeyTile] (the last tile's missing keys zero) and the values vp [N, hd].
+// The keys and values rearranged for the kernels (in the caller's scratch): per KV head g, Kᵀ
+// in tiles kt [tiles, hd, kKeyTile] (the last tile's missing keys zero), then the values
+// vp [N, hd].
 struct Packed {
-  const float* kt;
-  const float* vp;
+  float* kt;
+  float* vp;
   int64_t tiles;
-  float* KtTile(int64_t g, int64_t j, int64_t hd) const {
-    return const_cast<float*>(kt) + ((g * tiles + j) * hd) * kKeyTile;
-  }
-  float* VRow(int64_t g, int64_t u, int64_t N, int64_t hd) const {
-    return const_cast<float*>(vp) + (g * N + u) * hd;
-  }
+  float* KtTile(int64_t g, int64_t j, int64_t hd) const { return kt + ((g * tiles + j) * hd) * kKeyTile; }
+  float* VRow(int64_t g, int64_t u, int64_t N, int64_t hd) const { return vp + (g * N + u) * hd; }
 };
+
+int64_t Tiles(int64_t N) { return (N + kKeyTile - 1) / kKeyTile; }
 
 void PackTile(const float* k, const float* v, int64_t kv_stride, int64_t N, int64_t hd, int64_t g, int64_t j,
               const Packed& p) {
@@ -101,17 +100,23 @@ void Parallel(ThreadPool* pool, int64_t units, const std::function<void(int64_t,
 
 }  // namespace
 
+int64_t DenseAttentionScratch(const DenseAttentionShape& s, int64_t N) {
+  return s.n_kv_heads * s.head_dim * (Tiles(N) * kKeyTile + N);
+}
+
 void DenseAttention(const DenseAttentionShape& s, const float* q, int64_t q_stride, int64_t T, const float* k,
-                    const float* v, int64_t kv_stride, int64_t N, float* out, int64_t out_stride, ThreadPool* pool) {
+                    const float* v, int64_t kv_stride, int64_t N, float* out, int64_t out_stride, float* scratch,
+                    ThreadPool* pool) {
   GEMLET_CHECK(s.n_heads > 0 && s.n_kv_heads > 0 && s.n_heads % s.n_kv_heads == 0 && s.head_dim > 0 && N > 0);
   if (T <= 0) return;
-  const int64_t hd = s.head_dim, Hkv = s.n_kv_heads;
+  const int64_t hd = s.head_dim, Hkv = s.n_kv_heads, tiles = Tiles(N);
   const kernels::KernelTable& kt = kernels::ActiveKernels();
-  const int64_t tiles = (N + kKeyTile - 1) / kKeyTile;
-  thread_local std::vector<float> packed;  // the calling thread's: [Hkv, tiles, hd, tile] then [Hkv, N, hd]
-  const int64_t kt_size = Hkv * tiles * hd * kKeyTile;
-  if (static_cast<int64_t>(packed.size()) < kt_size + Hkv * N * hd) packed.resize(kt_size + Hkv * N * hd);
-  const Packed p{packed.data(), packed.data() + kt_size, tiles};
+  std::vector<float> own;
+  if (scratch == nullptr) {
+    own.resize(DenseAttentionScratch(s, N));
+    scratch = own.data();
+  }
+  const Packed p{scratch, scratch + Hkv * tiles * hd * kKeyTile, tiles};
   Parallel(pool, Hkv * tiles, [&](int64_t i0, int64_t i1) {
     for (int64_t i = i0; i < i1; ++i) PackTile(k, v, kv_stride, N, hd, i / tiles, i % tiles, p);
   });

@@ -29,8 +29,9 @@ struct DenseAttentionShape {
 // for t < T over every key u < N (N > 0).
 //   q, out: [T, H, head_dim], row t at q + t·q_stride (out + t·out_stride);
 //   k, v:   [N, Hkv, head_dim], row u at k + u·kv_stride (v + u·kv_stride).
-// out must not overlap the inputs. `pool` may be null (serial); the work is split over heads ×
-// blocks of query rows.
+// out must not overlap the inputs. `scratch` holds DenseAttentionScratch(shape, N) floats for
+// the packed keys and values (nullptr: the call allocates them). `pool` may be null (serial);
+// the work is split over heads × blocks of query rows.
 //
 // Numerics (f32, one fixed order per query row, so the bits depend neither on the thread count
 // nor on T, nor on the CPU's kernel tier): the query is first multiplied by `scale` (skipped
@@ -42,7 +43,10 @@ struct DenseAttentionShape {
 // o[c]; at the end out = o · (1 / l).
 void DenseAttention(const DenseAttentionShape& shape, const float* q, int64_t q_stride, int64_t T,
                     const float* k, const float* v, int64_t kv_stride, int64_t N, float* out,
-                    int64_t out_stride, ThreadPool* pool);
+                    int64_t out_stride, float* scratch, ThreadPool* pool);
+
+// Floats of scratch DenseAttention takes for N keys: about 2·N·n_kv_heads·head_dim.
+int64_t DenseAttentionScratch(const DenseAttentionShape& shape, int64_t N);
 
 // Keys per tile of DenseAttention's online softmax (part of its numerics).
 inline constexpr int64_t kDenseKeyTile = 128;

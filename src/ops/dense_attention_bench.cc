@@ -32,9 +32,10 @@ void Run(benchmark::State& state, bool dense) {
   const KvSegment seg{k.data(), v.data(), kRow, 0, N, TensorType::kF32};
   const AttentionShape causal{kHeads, kHeads, kHeadDim, 0, 1.0f};
   const DenseAttentionShape shape{kHeads, kHeads, kHeadDim, 1.0f};
+  std::vector<float> scratch(DenseAttentionScratch(shape, N));
   for (auto _ : state) {
     if (dense) {
-      DenseAttention(shape, q.data(), kRow, N, k.data(), v.data(), kRow, N, out.data(), kRow, &pool);
+      DenseAttention(shape, q.data(), kRow, N, k.data(), v.data(), kRow, N, out.data(), kRow, scratch.data(), &pool);
     } else {
       Attention(causal, q.data(), pos.data(), N, &seg, 1, out.data(), &pool);
     }

@@ -97,7 +97,7 @@ TEST_P(DenseAttentionTest, MatchesFloat64AndItsScalarTwin) {
   ThreadPool pool2(2), pool3(3);
   for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool2, &pool3}) {
     std::vector<float> out(c.T * c.H * c.hd, -1.0f);
-    DenseAttention(s, q.data(), c.H * c.hd, c.T, k.data(), v.data(), c.Hkv * c.hd, c.N, out.data(), c.H * c.hd, p);
+    DenseAttention(s, q.data(), c.H * c.hd, c.T, k.data(), v.data(), c.Hkv * c.hd, c.N, out.data(), c.H * c.hd, nullptr, p);
     double worst = 0;
     for (size_t i = 0; i < out.size(); ++i) worst = std::max(worst, std::abs(out[i] - ref[i]));
     EXPECT_LE(worst, 2e-5) << "threads " << (p ? p->num_threads() : 1);
@@ -116,7 +116,7 @@ TEST_P(DenseAttentionTest, StridesAndQuerySubsetsKeepTheBits) {
   auto k = testing::RandomVector(c.N * kw, 5, 0.5f);
   auto v = testing::RandomVector(c.N * kw, 6);
   std::vector<float> want(c.T * qw);
-  DenseAttention(s, q.data(), qw, c.T, k.data(), v.data(), kw, c.N, want.data(), qw, nullptr);
+  DenseAttention(s, q.data(), qw, c.T, k.data(), v.data(), kw, c.N, want.data(), qw, nullptr, nullptr);
   // One row per position: [q | pad 3], and [k | v | pad 5] for the keys.
   const int64_t qs = qw + 3, kvs = 2 * kw + 5, os = qw + 7;
   std::vector<float> qi(c.T * qs, 9.0f), kvi(c.N * kvs, 9.0f), out(c.T * os, -1.0f);
@@ -126,7 +126,9 @@ TEST_P(DenseAttentionTest, StridesAndQuerySubsetsKeepTheBits) {
     std::copy(v.begin() + u * kw, v.begin() + (u + 1) * kw, kvi.begin() + u * kvs + kw);
   }
   ThreadPool pool(2);
-  DenseAttention(s, qi.data(), qs, c.T, kvi.data(), kvi.data() + kw, kvs, c.N, out.data(), os, &pool);
+  // (The caller's scratch, left holding NaNs from earlier use: the op writes what it reads.)
+  std::vector<float> scratch(DenseAttentionScratch(s, c.N), std::numeric_limits<float>::quiet_NaN());
+  DenseAttention(s, qi.data(), qs, c.T, kvi.data(), kvi.data() + kw, kvs, c.N, out.data(), os, scratch.data(), &pool);
   for (int64_t t = 0; t < c.T; ++t) {
     ASSERT_EQ(0, std::memcmp(out.data() + t * os, want.data() + t * qw, qw * sizeof(float))) << "row " << t;
     ASSERT_EQ(out[t * os + qw], -1.0f) << "wrote past row " << t;
@@ -134,7 +136,7 @@ TEST_P(DenseAttentionTest, StridesAndQuerySubsetsKeepTheBits) {
   for (int64_t t0 : {int64_t{0}, c.T / 2, c.T - 1}) {
     const int64_t n = std::min<int64_t>(3, c.T - t0);
     std::vector<float> part(n * qw);
-    DenseAttention(s, q.data() + t0 * qw, qw, n, k.data(), v.data(), kw, c.N, part.data(), qw, &pool);
+    DenseAttention(s, q.data() + t0 * qw, qw, n, k.data(), v.data(), kw, c.N, part.data(), qw, nullptr, &pool);
     ASSERT_EQ(0, std::memcmp(part.data(), want.data() + t0 * qw, part.size() * sizeof(float))) << "rows from " << t0;
   }
 }
@@ -159,7 +161,7 @@ TEST(DenseAttentionStability, LargeScores) {
   auto v = testing::RandomVector(N * 128, 9);
   const auto ref = NaiveDense(s, q, k, v, T, N);
   std::vector<float> out(T * 128);
-  DenseAttention(s, q.data(), 128, T, k.data(), v.data(), 128, N, out.data(), 128, nullptr);
+  DenseAttention(s, q.data(), 128, T, k.data(), v.data(), 128, N, out.data(), 128, nullptr, nullptr);
   for (size_t i = 0; i < out.size(); ++i) {
     ASSERT_TRUE(std::isfinite(out[i])) << i;
     ASSERT_NEAR(out[i], ref[i], 1e-3) << i;  // scores up to ~500: f32 rounds them by ~3e-5

@@ -121,6 +121,20 @@ using GemmAccFFn = void (*)(TensorType btype, const float* a, int64_t lda, int64
                             const void* b, int64_t b_stride, int64_t N, int64_t D, float* y,
                             int64_t ldy, int64_t prefetch);
 
+// One tile of attention's online softmax (flash attention's running rescale): R rows of n ≥ 1
+// finite scores, row r at s + r·lds, with each row's running maximum m[r] (−inf before the
+// first tile) and running sum l[r]:
+//   mt = max(m[r], max_c s[r, c]);  corr[r] = SoftmaxExp(m[r] − mt);  m[r] = mt;
+//   s[r, c] = SoftmaxExp(s[r, c] − mt);  l[r] = l[r]·corr[r] + Σ_c s[r, c]
+// (the product rounded, then the sum added; Σ in 16 running sums, lane j taking c ≡ j mod 16 in
+// order, then the fixed tree of the float products above). The caller rescales its output rows
+// by corr[r] (exactly 1 when the maximum did not grow). SoftmaxExp (kernels/ref/ref_kernels.h)
+// is e^x for x ≤ 0 by fused multiply-adds: x clamped below at −87, n = round(x·log2 e), r = x −
+// n·ln 2 in two fmaf steps, e^r by a degree-6 polynomial (Cephes' expf), times 2^n — ≤ 2 ulp,
+// the same bits on every tier.
+using OnlineSoftmaxFn = void (*)(float* s, int64_t lds, int64_t R, int64_t n, float* m, float* l,
+                                 float* corr);
+
 // y[i] = F16ToF32(x[i]) / y[i] = F32ToF16(x[i]) for i in [0, n); any n >= 0.
 using F16ToF32Fn = void (*)(const uint16_t* x, float* y, int64_t n);
 using F32ToF16Fn = void (*)(const float* x, uint16_t* y, int64_t n);
@@ -141,6 +155,7 @@ struct KernelTable {
   F16ToF32Fn f16_to_f32;
   F32ToF16Fn f32_to_f16;
   GemmAccFFn gemm_acc_f;
+  OnlineSoftmaxFn online_softmax;
 };
 
 // The best tier this CPU has, capped by the environment variable GEMLET_CPU (a level name of

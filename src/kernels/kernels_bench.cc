@@ -3,6 +3,8 @@
 //     ≥ 512 MB, so they stream from memory as in decode, not from cache.
 //   GEMM (prefill): GOP/s (2 ops per multiply-add).
 //   ReadBandwidth: the plain memory read rate, the GEMV ceiling.
+//   AttnScores / AttnValues / OnlineSoftmax: dense attention's steps on one tile (GFLOP/s,
+//     Gscores/s), one thread, CPU time.
 // Each at 1 and 2 threads (rows split evenly; a spinning helper thread, so no start-up cost).
 //   gemlet_kernels_bench --benchmark_filter='Gemv.*avx2' --benchmark_repetitions=3
 #include <benchmark/benchmark.h>
@@ -261,6 +263,40 @@ void BM_QuantizeAct(benchmark::State& state, Tier tier, int64_t K) {
       static_cast<double>(K) * state.iterations() / 1e9, benchmark::Counter::kIsRate);
 }
 
+// Dense attention's inner steps on one 64-query × 128-key tile (ops/dense_attention.cc), in L1/L2,
+// one thread: the scores Q·Kᵀ (gemm_acc_f over head dim 64 against packed Kᵀ panels), the online
+// softmax of the tile, and the weighted values P·V (gemm_acc_f over the 128 keys). GFLOP/s for
+// the products, Gscores/s for the softmax.
+constexpr int64_t kAttnRows = 64, kAttnKeys = 128, kAttnDim = 64;
+
+// y [64, cols] += a [64, inner] · b [inner, cols] by gemm_acc_f: the scores (inner = head dim,
+// cols = keys; the caller zeroes y first) or the weighted values (inner = keys, cols = head dim).
+void BM_AttnProduct(benchmark::State& state, Tier tier, int64_t inner, int64_t cols, bool zero_first) {
+  const KernelTable& k = *KernelsForTier(tier);
+  std::vector<float> a(kAttnRows * inner, 0.01f), b(inner * cols, 0.02f), y(kAttnRows * cols);
+  for (auto _ : state) {
+    if (zero_first) std::fill(y.begin(), y.end(), 0.0f);
+    k.gemm_acc_f(TensorType::kF32, a.data(), inner, kAttnRows, b.data(), cols, inner, cols, y.data(), cols, 0);
+    benchmark::DoNotOptimize(y.data());
+  }
+  state.counters["GFLOP/s"] = benchmark::Counter(2.0 * kAttnRows * inner * cols * state.iterations() / 1e9,
+                                                 benchmark::Counter::kIsRate);
+}
+
+void BM_OnlineSoftmax(benchmark::State& state, Tier tier) {
+  const KernelTable& k = *KernelsForTier(tier);
+  std::vector<float> s(kAttnRows * kAttnKeys), m(kAttnRows, -1e30f), l(kAttnRows, 0.0f), corr(kAttnRows);
+  for (size_t i = 0; i < s.size(); ++i) s[i] = static_cast<float>((i * 7919) % 2001 - 1000) * 0.02f;
+  // (Each call turns the scores into weights in (0, 1], which the next takes as scores: the
+  // same work every time, and l grows by at most 128 a call.)
+  for (auto _ : state) {
+    k.online_softmax(s.data(), kAttnKeys, kAttnRows, kAttnKeys, m.data(), l.data(), corr.data());
+    benchmark::DoNotOptimize(s.data());
+  }
+  state.counters["Gscores/s"] = benchmark::Counter(static_cast<double>(kAttnRows * kAttnKeys) * state.iterations() / 1e9,
+                                                   benchmark::Counter::kIsRate);
+}
+
 // Sum of a 1 GiB buffer: the read bandwidth the GEMV kernels compete with.
 void BM_ReadBandwidth(benchmark::State& state, int threads) {
   const size_t bytes = size_t{1} << 30;
@@ -315,6 +351,15 @@ int RegisterAll() {
     const std::string tn = TierName(tier);
     benchmark::RegisterBenchmark(("QuantizeAct/" + tn + "/K:6144").c_str(), BM_QuantizeAct, tier,
                                  6144);
+    const std::string tile = std::to_string(kAttnRows) + "x" + std::to_string(kAttnKeys) + "x" + std::to_string(kAttnDim);
+    benchmark::RegisterBenchmark(("AttnScores/" + tn + "/" + tile).c_str(), BM_AttnProduct, tier, kAttnDim,
+                                 kAttnKeys, true)
+        ->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark(("AttnValues/" + tn + "/" + tile).c_str(), BM_AttnProduct, tier, kAttnKeys,
+                                 kAttnDim, false)
+        ->Unit(benchmark::kMicrosecond);
+    benchmark::RegisterBenchmark(("OnlineSoftmax/" + tn + "/" + tile).c_str(), BM_OnlineSoftmax, tier)
+        ->Unit(benchmark::kMicrosecond);
     // Weights in L2, one thread, CPU time: compute ceiling, robust to a busy machine.
     for (WKind kind : kAllKinds) {
       benchmark::RegisterBenchmark(("GemvL2/" + tn + "/" + WKindName(kind) + "/256x1536").c_str(),

@@ -31,11 +31,32 @@ void ClampValues(const float* x, int64_t n, float lo, float hi, float* y) {
   for (int64_t i = 0; i < n; ++i) y[i] = std::min(std::max(x[i], lo), hi);
 }
 
+namespace {
+
+// True if clamping to [lo, hi] changes no value (no bound: ±infinity; NaN stays NaN either way).
+bool Unbounded(float lo, float hi) { return std::isinf(lo) && lo < 0 && std::isinf(hi) && hi > 0; }
+
+// ClampValues over the pool's threads when there are many values (each value alone: the same bits).
+void ClampOnPool(const float* x, int64_t n, float lo, float hi, float* y, ThreadPool* pool) {
+  constexpr int64_t kGrain = int64_t{1} << 14;
+  if (pool == nullptr || pool->num_threads() == 1 || n < 2 * kGrain) return ClampValues(x, n, lo, hi, y);
+  pool->ParallelFor((n + kGrain - 1) / kGrain, [&](int64_t b0, int64_t b1) {
+    const int64_t i0 = b0 * kGrain, i1 = std::min(n, b1 * kGrain);
+    ClampValues(x + i0, i1 - i0, lo, hi, y + i0);
+  });
+}
+
+}  // namespace
+
 void ClippedMatMul(const ClippedLinear& L, const float* x, int64_t T, float* xc, float* y, ops::MatMulMode mode,
                    ThreadPool* pool) {
-  ClampValues(x, T * L.w.cols, L.in_min, L.in_max, xc);
-  ops::MatMul(L.w, xc, T, y, mode, pool);
-  ClampValues(y, T * L.w.rows, L.out_min, L.out_max, y);
+  const float* in = x;
+  if (!Unbounded(L.in_min, L.in_max)) {
+    ClampOnPool(x, T * L.w.cols, L.in_min, L.in_max, xc, pool);
+    in = xc;
+  }
+  ops::MatMul(L.w, in, T, y, mode, pool);
+  if (!Unbounded(L.out_min, L.out_max)) ClampOnPool(y, T * L.w.rows, L.out_min, L.out_max, y, pool);
 }
 
 }  // namespace gemlet::model

@@ -27,7 +27,8 @@ Result<bool> SetClipBound(const TensorView& t, const std::string& bound, const s
 // Errors (naming `what`) when a min lies above its max.
 Status CheckClipBounds(const ClippedLinear& cl, const std::string& what);
 
-// y [T, L.w.rows] = L(x [T, L.w.cols]); `xc` [T, L.w.cols] is scratch for the clamped input.
+// y [T, L.w.rows] = L(x [T, L.w.cols]); `xc` [T, L.w.cols] is scratch for the clamped input. The
+// clamps run on `pool` (may be null) too, and are skipped where both bounds are infinite.
 void ClippedMatMul(const ClippedLinear& L, const float* x, int64_t T, float* xc, float* y, ops::MatMulMode mode,
                    ThreadPool* pool);
 

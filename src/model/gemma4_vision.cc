@@ -2,9 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "ops/activation.h"
-#include "ops/attention.h"
+#include "ops/dense_attention.h"
 #include "ops/norm.h"
 #include "ops/rope.h"
 #include "model/tensor_binding.h"
@@ -17,6 +18,17 @@ std::string ShapeString(const std::vector<int64_t>& s) {
   std::string out = "[";
   for (size_t i = 0; i < s.size(); ++i) out += (i ? ", " : "") + std::to_string(s[i]);
   return out + "]";
+}
+
+// fn(i0, i1) over ranges covering [0, n), on the pool's threads when there is enough work: the
+// element-wise steps between the products (their outputs are independent per index, so the
+// bits do not depend on the split).
+void ForRanges(ThreadPool* pool, int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
+  if (pool != nullptr && pool->num_threads() > 1 && n >= 2 * grain) {
+    pool->ParallelFor(n, fn, grain);
+  } else {
+    fn(0, n);
+  }
 }
 
 }  // namespace
@@ -126,25 +138,28 @@ Status Gemma4Vision::Encode(const VisionInput& in, ops::MatMulMode mode, ThreadP
   }
 
   // ---- Gemma4VisionPatchEmbedder: input_proj(2·(pixel − 0.5)) + table[0][x] + table[1][y] ----
+  const int64_t P = c.patch_dim();
   std::vector<float> px(in.patches.size());  // [N, p·p·3]
-  for (size_t i = 0; i < px.size(); ++i) px[i] = 2.0f * (in.patches[i] - 0.5f);
+  ForRanges(pool, N, 64, [&](int64_t t0, int64_t t1) {
+    for (int64_t i = t0 * P; i < t1 * P; ++i) px[i] = 2.0f * (in.patches[i] - 0.5f);
+  });
   std::vector<float> x(static_cast<size_t>(N * Dv));  // [N, Dv] residual stream
   ops::MatMul(patch_embd_, px.data(), N, x.data(), mode, pool);
-  {
+  ForRanges(pool, N, 64, [&](int64_t t0, int64_t t1) {
     std::vector<float> row(static_cast<size_t>(Dv));
-    for (int64_t t = 0; t < N; ++t) {
+    for (int64_t t = t0; t < t1; ++t) {
       const int64_t col = t % in.grid_w, rw = t / in.grid_w;
       ops::DequantizeWeightRow(pos_table_, col, row.data());
       ops::AddInPlace(x.data() + t * Dv, row.data(), Dv);
       ops::DequantizeWeightRow(pos_table_, c.position_embedding_size + rw, row.data());
       ops::AddInPlace(x.data() + t * Dv, row.data(), Dv);
     }
-  }
+  });
   if (trace) trace->patch_embed = x;
 
   // 2-D RoPE tables: [N, hd/4] by column x (first half of each head), by row y (second half).
   const int64_t quarter = hd / 4;
-  std::vector<int64_t> pos_x(N), pos_y(N), q_pos(N, N - 1);
+  std::vector<int64_t> pos_x(N), pos_y(N);
   for (int64_t t = 0; t < N; ++t) {
     pos_x[t] = t % in.grid_w;
     pos_y[t] = t / in.grid_w;
@@ -152,51 +167,58 @@ Status Gemma4Vision::Encode(const VisionInput& in, ops::MatMulMode mode, ThreadP
   std::vector<float> cos_x(N * quarter), sin_x(N * quarter), cos_y(N * quarter), sin_y(N * quarter);
   ops::RopeAngles(rope_inv_freq_, pos_x.data(), N, cos_x.data(), sin_x.data());
   ops::RopeAngles(rope_inv_freq_, pos_y.data(), N, cos_y.data(), sin_y.data());
-  const float* cos_s[2] = {cos_x.data(), cos_y.data()};
-  const float* sin_s[2] = {sin_x.data(), sin_y.data()};
 
-  std::vector<float> h(N * Dv), xc(N * std::max({Dv, Iv, QD})), q(N * QD), kk(N * QD), v(N * QD), a(N * QD),
-      d(N * Dv), gate(N * Iv), up(N * Iv);
-  ops::AttentionShape shape;
-  shape.n_heads = H;
-  shape.n_kv_heads = H;
-  shape.head_dim = hd;
-  shape.window = 0;
-  shape.scale = 1.0f;  // Gemma4VisionAttention: scaling 1.0 (q/k norms instead of 1/√hd)
+  // Gemma4VisionAttention: scaling 1.0 (q/k norms instead of 1/√hd), every patch sees every patch.
+  const ops::DenseAttentionShape shape{H, H, hd, 1.0f};
+  // xc: the clamped inputs of the linears, and the attention's packed keys and values.
+  std::vector<float> h(N * Dv), xc(std::max(N * std::max({Dv, Iv, QD}), ops::DenseAttentionScratch(shape, N))),
+      q(N * QD), kk(N * QD), v(N * QD), a(N * QD), d(N * Dv), gate(N * Iv), up(N * Iv);
   for (const Gemma4VisionLayer& L : layers_) {
     // ---- Gemma4VisionAttention, bidirectional over the image's patches ----
-    ops::RmsNorm(x.data(), L.ln1.data(), N, Dv, eps, h.data());
+    ops::RmsNormQuantize(x.data(), L.ln1.data(), N, Dv, eps, h.data(), nullptr, pool);
     ClippedMatMul(L.q, h.data(), N, xc.data(), q.data(), mode, pool);
     ClippedMatMul(L.k, h.data(), N, xc.data(), kk.data(), mode, pool);
     ClippedMatMul(L.v, h.data(), N, xc.data(), v.data(), mode, pool);
-    ops::RmsNorm(q.data(), L.q_norm.data(), N * H, hd, eps, q.data());
-    ops::RmsNorm(kk.data(), L.k_norm.data(), N * H, hd, eps, kk.data());
-    ops::RmsNorm(v.data(), nullptr, N * H, hd, eps, v.data());
-    ops::ApplyRopeSections(q.data(), N, H, hd, 2, cos_s, sin_s);
-    ops::ApplyRopeSections(kk.data(), N, H, hd, 2, cos_s, sin_s);
-    // Every query sits at the last position, so the causal mask lets it see every key.
-    ops::KvSegment seg{kk.data(), v.data(), QD, 0, N, TensorType::kF32};
-    ops::Attention(shape, q.data(), q_pos.data(), N, &seg, 1, a.data(), pool);
+    // Per patch, while its rows are in cache: the q/k norms, the weightless v norm, 2-D RoPE.
+    ForRanges(pool, N, 16, [&](int64_t t0, int64_t t1) {
+      const int64_t n = t1 - t0, off = t0 * QD;
+      ops::RmsNorm(q.data() + off, L.q_norm.data(), n * H, hd, eps, q.data() + off);
+      ops::RmsNorm(kk.data() + off, L.k_norm.data(), n * H, hd, eps, kk.data() + off);
+      ops::RmsNorm(v.data() + off, nullptr, n * H, hd, eps, v.data() + off);
+      const float* cos_s[2] = {cos_x.data() + t0 * quarter, cos_y.data() + t0 * quarter};
+      const float* sin_s[2] = {sin_x.data() + t0 * quarter, sin_y.data() + t0 * quarter};
+      ops::ApplyRopeSections(q.data() + off, n, H, hd, 2, cos_s, sin_s);
+      ops::ApplyRopeSections(kk.data() + off, n, H, hd, 2, cos_s, sin_s);
+    });
+    ops::DenseAttention(shape, q.data(), QD, N, kk.data(), v.data(), QD, N, a.data(), QD, xc.data(), pool);
     ClippedMatMul(L.o, a.data(), N, xc.data(), d.data(), mode, pool);
     ops::AddRmsNorm(x.data(), d.data(), L.attn_post_norm.data(), N, Dv, eps, 1.0f, pool);
     // ---- Gemma4VisionMLP: down(gelu_tanh(gate(h')) · up(h')) ----
-    ops::RmsNorm(x.data(), L.ln2.data(), N, Dv, eps, h.data());
+    ops::RmsNormQuantize(x.data(), L.ln2.data(), N, Dv, eps, h.data(), nullptr, pool);
     ClippedMatMul(L.gate, h.data(), N, xc.data(), gate.data(), mode, pool);
     ClippedMatMul(L.up, h.data(), N, xc.data(), up.data(), mode, pool);
-    ops::GeGlu(gate.data(), up.data(), N * Iv, gate.data());
+    ForRanges(pool, N, 16, [&](int64_t t0, int64_t t1) {
+      ops::GeGlu(gate.data() + t0 * Iv, up.data() + t0 * Iv, (t1 - t0) * Iv, gate.data() + t0 * Iv);
+    });
     ClippedMatMul(L.down, gate.data(), N, xc.data(), d.data(), mode, pool);
     ops::AddRmsNorm(x.data(), d.data(), L.ffn_post_norm.data(), N, Dv, eps, 1.0f, pool);
   }
 
   // ---- Gemma4VisionPooler: mean of each k×k block (row-major over the pooled grid), ×√Dv ----
+  // Each pooled token sums its block's patches in patch order (t = y·grid_w + x increasing).
   const int64_t pw = in.grid_w / k, n_soft = (in.grid_h / k) * pw;
   std::vector<float> pooled(static_cast<size_t>(n_soft * Dv), 0.0f);
-  for (int64_t t = 0; t < N; ++t) {
-    const int64_t b = (pos_x[t] / k) + pw * (pos_y[t] / k);
-    ops::AddInPlace(pooled.data() + b * Dv, x.data() + t * Dv, Dv);
-  }
   const float scale = static_cast<float>(std::sqrt(static_cast<double>(Dv)) / static_cast<double>(k * k));
-  ops::Scale(pooled.data(), n_soft * Dv, scale);
+  ForRanges(pool, n_soft, 4, [&](int64_t b0, int64_t b1) {
+    for (int64_t b = b0; b < b1; ++b) {
+      float* dst = pooled.data() + b * Dv;
+      const int64_t x0 = b % pw * k, y0 = b / pw * k;
+      for (int64_t y = y0; y < y0 + k; ++y) {
+        for (int64_t xp = x0; xp < x0 + k; ++xp) ops::AddInPlace(dst, x.data() + (y * in.grid_w + xp) * Dv, Dv);
+      }
+      ops::Scale(dst, Dv, scale);
+    }
+  });
   if (trace) trace->pooled = pooled;
 
   // ---- Gemma4MultimodalEmbedder: RMSNorm without weight, then the projection to D ----

@@ -44,6 +44,32 @@ TEST(RmsNormTest, EpsIsInsideTheRootAndInPlaceWorks) {
   EXPECT_NEAR(t[0], 1e-3 / std::sqrt(1e-6 + 1e-6), 1e-6);
 }
 
+// Many rows at once (their sums of squares accumulated side by side), in place or not, give
+// exactly the bits of one row at a time.
+TEST(RmsNormTest, RowsTogetherEqualRowsAlone) {
+  for (int64_t dim : {1, 7, 64, 768}) {
+    for (int64_t rows : {1, 2, 3, 4, 5, 8, 9}) {
+      auto x = testing::RandomVector(rows * dim, 3, 2.0f);
+      auto w = testing::RandomVector(dim, 4);
+      std::vector<float> alone(rows * dim), together(rows * dim), in_place = x;
+      for (int64_t r = 0; r < rows; ++r) RmsNorm(x.data() + r * dim, w.data(), 1, dim, 1e-6f, alone.data() + r * dim);
+      RmsNorm(x.data(), w.data(), rows, dim, 1e-6f, together.data());
+      RmsNorm(in_place.data(), w.data(), rows, dim, 1e-6f, in_place.data());
+      // The one-row calls above take the plain path: their bits are those of the sequential sum.
+      for (int64_t r = 0; r < rows; ++r) {
+        double ss = 0;
+        for (int64_t i = 0; i < dim; ++i) ss += static_cast<double>(x[r * dim + i]) * x[r * dim + i];
+        const double scale = 1.0 / std::sqrt(ss / static_cast<double>(dim) + static_cast<double>(1e-6f));
+        for (int64_t i = 0; i < dim; ++i) {
+          ASSERT_EQ(alone[r * dim + i], static_cast<float>(x[r * dim + i] * scale) * w[i]) << dim << "x" << rows;
+        }
+      }
+      EXPECT_EQ(0, std::memcmp(alone.data(), together.data(), alone.size() * 4)) << dim << "x" << rows;
+      EXPECT_EQ(0, std::memcmp(alone.data(), in_place.data(), alone.size() * 4)) << dim << "x" << rows;
+    }
+  }
+}
+
 // The fused pre-norm writes RmsNorm's rows and, when asked, the kernel table's int8 blocks of
 // each, the same bits serial and threaded; without a block buffer it only normalizes.
 TEST(RmsNormQuantizeTest, EqualsRmsNormThenQuantize) {

@@ -21,6 +21,8 @@ void F16ToF32(const uint16_t* x, float* y, int64_t n);
 void F32ToF16(const float* x, uint16_t* y, int64_t n);
 void GemmAccF(TensorType btype, const float* a, int64_t lda, int64_t M, const void* b,
               int64_t b_stride, int64_t N, int64_t D, float* y, int64_t ldy, int64_t prefetch);
+// The online softmax of kernels.h, 4 lanes × 4 (neon_softmax.cc).
+void OnlineSoftmax(float* s, int64_t lds, int64_t R, int64_t n, float* m, float* l, float* corr);
 }  // namespace neon
 
 const KernelTable& NeonKernels();     // Armv8.0 Advanced SIMD (Cortex-A72)

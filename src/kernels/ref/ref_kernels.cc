@@ -203,10 +203,27 @@ void GemmAccFRef(TensorType bt, const float* a, int64_t lda, int64_t M, const vo
   }
 }
 
+void OnlineSoftmaxRef(float* s, int64_t lds, int64_t R, int64_t n, float* m, float* l, float* corr) {
+  for (int64_t r = 0; r < R; ++r) {
+    float* sr = s + r * lds;
+    float mt = m[r];
+    for (int64_t c = 0; c < n; ++c) mt = sr[c] > mt ? sr[c] : mt;
+    corr[r] = SoftmaxExp(m[r] - mt);
+    m[r] = mt;
+    float a[16] = {};
+    for (int64_t c = 0; c < n; ++c) {
+      sr[c] = SoftmaxExp(sr[c] - mt);
+      a[c % 16] += sr[c];
+    }
+    l[r] = l[r] * corr[r] + SumLanes16(a);
+  }
+}
+
 const KernelTable& ScalarKernels() {
   static const KernelTable t = {Tier::kScalar, QuantizeActRef, GemvQ4Ref,   GemmQ4Ref,   GemvQ8Ref,
                                 GemmQ8Ref,     GemvQ4x8Ref,    GemmQ4x8Ref, GemvQ8x8Ref, GemmQ8x8Ref,
-                                GemvFRef,      GemmFRef,       F16ToF32Ref, F32ToF16Ref, GemmAccFRef};
+                                GemvFRef,      GemmFRef,       F16ToF32Ref, F32ToF16Ref, GemmAccFRef,
+                                OnlineSoftmaxRef};
   return t;
 }
 

@@ -3,6 +3,8 @@
 // its twin here bit for bit (integer block sums and the float results alike).
 #pragma once
 
+#include <bit>
+#include <cmath>
 #include <cstdint>
 
 #include "kernels/kernels.h"
@@ -52,10 +54,37 @@ void GemmFRef(TensorType wtype, const void* w, int64_t row_stride, int64_t r0, i
               const float* x, int64_t x_stride, int64_t T, int64_t K, float* y, int64_t ldy,
               int64_t prefetch = 0);
 
-// The Tier::kScalar table (all of the above).
 void GemmAccFRef(TensorType btype, const float* a, int64_t lda, int64_t M, const void* b,
                  int64_t b_stride, int64_t N, int64_t D, float* y, int64_t ldy, int64_t prefetch = 0);
 
+// kernels.h's online softmax: SoftmaxExp, the 16-lane sum's tree, and the kernel.
+// SoftmaxExp and SumLanes16 are inline so that the SIMD tiers use them for their scalar parts
+// (a row's correction, tails): compiled with or without FMA instructions, fmaf rounds once.
+inline float SoftmaxExp(float x) {
+  x = x > -87.0f ? x : -87.0f;  // (NaN → −87, as x86 max_ps and Arm fmaxnm)
+  constexpr float kRound = 12582912.0f;  // 1.5·2^23: adding it rounds to an integer
+  const float n = std::fmaf(x, 1.44269504088896341f, kRound) - kRound;  // round(x·log2 e), exactly
+  float r = std::fmaf(n, -0.693359375f, x);  // x − n·ln 2, ln 2 in two parts
+  r = std::fmaf(n, 2.12194440e-4f, r);
+  float p = 1.9875691500e-4f;
+  p = std::fmaf(p, r, 1.3981999507e-3f);
+  p = std::fmaf(p, r, 8.3334519073e-3f);
+  p = std::fmaf(p, r, 4.1665795894e-2f);
+  p = std::fmaf(p, r, 1.6666665459e-1f);
+  p = std::fmaf(p, r, 5.0000001201e-1f);
+  p = std::fmaf(p, r * r, r) + 1.0f;  // e^r = 1 + r + r²·P(r)
+  return p * std::bit_cast<float>((static_cast<int32_t>(n) + 127) << 23);  // · 2^n (n ≥ −126)
+}
+// The fixed tree of kernels.h over 16 lane sums (a is overwritten).
+inline float SumLanes16(float a[16]) {
+  for (int l = 0; l < 8; ++l) a[l] += a[l + 8];
+  for (int l = 0; l < 4; ++l) a[l] += a[l + 4];
+  for (int l = 0; l < 2; ++l) a[l] += a[l + 2];
+  return a[0] + a[1];
+}
+void OnlineSoftmaxRef(float* s, int64_t lds, int64_t R, int64_t n, float* m, float* l, float* corr);
+
+// The Tier::kScalar table (all of the above).
 const KernelTable& ScalarKernels();
 
 }  // namespace gemlet::kernels

@@ -14,7 +14,8 @@ namespace {
 const KernelTable& Avx2Kernels() {
   static constexpr KernelTable t = {Tier::kAvx2,       avx2::QuantizeAct, GemvQ4,      GemmQ4,         GemvQ8,
                                     GemmQ8,           GemvQ4x8,          GemmQ4x8,    GemvQ8x8,       GemmQ8x8,
-                                    avx2::GemvF,      avx2::GemmF,       avx2::F16ToF32, avx2::F32ToF16, avx2::GemmAccF};
+                                    avx2::GemvF,      avx2::GemmF,       avx2::F16ToF32, avx2::F32ToF16, avx2::GemmAccF,
+                                    avx2::OnlineSoftmax};
   return t;
 }
 

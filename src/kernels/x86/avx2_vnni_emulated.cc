@@ -32,7 +32,8 @@ inline __m256i DpbusdExact(__m256i acc, __m256i u, __m256i s) {
 const KernelTable& VnniEmulatedKernels() {
   static constexpr KernelTable t = {Tier::kAvx2,       avx2::QuantizeAct, GemvQ4,      GemmQ4,         GemvQ8,
                                     GemmQ8,           GemvQ4x8,          GemmQ4x8,    GemvQ8x8,       GemmQ8x8,
-                                    avx2::GemvF,      avx2::GemmF,       avx2::F16ToF32, avx2::F32ToF16, avx2::GemmAccF};
+                                    avx2::GemvF,      avx2::GemmF,       avx2::F16ToF32, avx2::F32ToF16, avx2::GemmAccF,
+                                    avx2::OnlineSoftmax};
   return t;
 }
 

@@ -226,7 +226,8 @@ const KernelTable& Avx512Kernels() {
                                     avx512::GemmF,
                                     avx2::F16ToF32,
                                     avx2::F32ToF16,
-                                    avx512::GemmAccF};
+                                    avx512::GemmAccF,
+                                    avx512::OnlineSoftmax};
   return t;
 }
 

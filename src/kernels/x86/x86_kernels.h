@@ -28,6 +28,8 @@ void F16ToF32(const uint16_t* x, float* y, int64_t n);
 void F32ToF16(const float* x, uint16_t* y, int64_t n);
 void GemmAccF(TensorType btype, const float* a, int64_t lda, int64_t M, const void* b,
               int64_t b_stride, int64_t N, int64_t D, float* y, int64_t ldy, int64_t prefetch);
+// The online softmax of kernels.h, 8 lanes (avx2_softmax.cc).
+void OnlineSoftmax(float* s, int64_t lds, int64_t R, int64_t n, float* m, float* l, float* corr);
 }  // namespace avx2
 
 // 512-bit float kernels (avx512_float.cc), bit-identical to the scalar twins.
@@ -39,6 +41,8 @@ void GemmF(TensorType wtype, const void* w, int64_t row_stride, int64_t r0, int6
            int64_t prefetch);
 void GemmAccF(TensorType btype, const float* a, int64_t lda, int64_t M, const void* b,
               int64_t b_stride, int64_t N, int64_t D, float* y, int64_t ldy, int64_t prefetch);
+// The online softmax of kernels.h, 16 lanes (avx512_softmax.cc).
+void OnlineSoftmax(float* s, int64_t lds, int64_t R, int64_t n, float* m, float* l, float* corr);
 }  // namespace avx512
 
 const KernelTable& Avx2Kernels();     // AVX2 + FMA + F16C

@@ -64,7 +64,7 @@ void QuantizedRows(const Weight& w, TensorLayout interleaved, Gemv gemv, Gemm ge
 // (only read for q4/q8 weights).
 void MatMulFastRows(const kernels::KernelTable& k, const Weight& w, const float* x,
                     const kernels::ActBlock* xq, int64_t T, float* y, int64_t r0, int64_t r1) {
-  const int64_t K = w.cols, nb = K / kQBlock, ldy = w.rows;
+  const int64_t K = w.cols, ldy = w.rows;
   switch (w.type) {
     case TensorType::kQ4:
       QuantizedRows<BlockQ4, BlockQ4x8>(w, TensorLayout::kQ4x8, k.gemv_q4, k.gemm_q4, k.gemv_q4x8, k.gemm_q4x8, xq,

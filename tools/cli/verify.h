@@ -55,7 +55,11 @@ Result<VerifyReport> RunVerify(const VerifyOptions& options);
 // environment; the exit code is kExitOk on PASS, kExitVerifyFailed on FAIL.
 int RunVerifyCommand(Flags& flags);
 
-// ---- pieces (verify_kernels.cc) ----
+// ---- pieces (verify_kernels.cc, verify_faults.cc) ----
+
+// `table` with kernel `name` (one of VerifyKernelNames()) replaced by a wrapper that spoils
+// one of its outputs; "" leaves it as it is. Not thread-safe (one original table at a time).
+kernels::KernelTable WithFault(const kernels::KernelTable& table, const std::string& name);
 
 // Checks every kernel of `tier` (which this CPU must run): a SIMD tier against the scalar
 // twins bit for bit, the scalar tier against the float64 reference. `inject_fault` as in

@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <memory>
@@ -320,11 +321,30 @@ TEST(ChatPty, SaveThenLoadGivesTheIdenticalGreedyContinuation) {
 }
 
 // Whether `text` (terminal output) holds control characters other than line breaks and tabs.
+// The chat's own styling (thinking is shown dim: ESC [ 2 m … ESC [ 0 m) is not model text;
+// any other control character is.
 bool HasControlCharacters(const std::string& text) {
-  return std::any_of(text.begin(), text.end(), [](char ch) {
+  const std::string plain = std::regex_replace(text, std::regex("\x1b\\[[0-9;]*m"), "");
+  return std::any_of(plain.begin(), plain.end(), [](char ch) {
     const auto c = static_cast<unsigned char>(ch);
     return (c < 0x20 && c != '\r' && c != '\n' && c != '\t') || c == 0x7f;
   });
+}
+
+// `text` with bytes below 0x20 (but \n) and 0x7f written as \xNN, for failure messages.
+std::string Escaped(const std::string& text) {
+  std::string out;
+  for (const char ch : text) {
+    const auto c = static_cast<unsigned char>(ch);
+    if ((c < 0x20 && c != '\n') || c == 0x7f) {
+      char buf[8];
+      std::snprintf(buf, sizeof(buf), "\\x%02x", c);
+      out += buf;
+    } else {
+      out += ch;
+    }
+  }
+  return out;
 }
 
 // The answers are sampled (seeded), not greedy: a greedy answer of the random tiny model can
@@ -377,7 +397,8 @@ TEST(ChatPty, CtrlCStopsTheAnswerAndClearsThePromptCtrlDExits) {
   pty->Send("\x03");
   ASSERT_TRUE(pty->WaitFor("[interrupted]", &at));
   // The model's byte tokens produce any byte; none reaches the terminal as a control character.
-  EXPECT_FALSE(HasControlCharacters(pty->output().substr(answer_at, at - answer_at)));
+  const std::string answer = pty->output().substr(answer_at, at - answer_at);
+  EXPECT_FALSE(HasControlCharacters(answer)) << Escaped(answer);
   pty->UntilPrompt(&at);
   pty->Line("/stats");
   const Stats s2 = ParseStats(pty->UntilPrompt(&at));

@@ -102,7 +102,7 @@ serve --draft off
 for p in 0 1 2; do plain_server[$p]=$(complete "${prompts[$p]}"); done
 kill "$server"; wait "$server" 2>/dev/null || true; server=""
 for p in 0 1 2; do
-  got=$(echo "${plain_server[$p]}" | node -e 'let s="";process.stdin.on("data",d=>s+=d).on("end",()=>process.stdout.write(JSON.stringify(JSON.parse(s).text)))')
+  got=$(echo "${plain_server[$p]}" | text_of)
   if [ "$got" == "${plain_text[$p]}" ]; then echo "same   serve --draft off (prompt $p, $n tokens) = run's text"
   else echo "DIFFER serve --draft off (prompt $p, $n tokens) vs run's text"; fail=1; fi
 done

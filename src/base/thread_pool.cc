@@ -137,4 +137,13 @@ void ThreadPool::ParallelFor(int64_t n, const std::function<void(int64_t, int64_
   fn_ = nullptr;
 }
 
+void ParallelForOrInline(ThreadPool* pool, int64_t n, const std::function<void(int64_t, int64_t)>& fn,
+                         int64_t grain) {
+  if (pool != nullptr && pool->num_threads() > 1 && n >= 2 * grain) {
+    pool->ParallelFor(n, fn, grain);
+  } else if (n > 0) {
+    fn(0, n);
+  }
+}
+
 }  // namespace gemlet

@@ -67,4 +67,11 @@ class ThreadPool {
   std::condition_variable done_cv_;
 };
 
+// fn(begin, end) over disjoint ranges covering [0, n): pool->ParallelFor(n, fn, grain) when
+// there is a pool with workers and at least two grains of work, else fn(0, n) on the caller
+// (no wake-up for a loop too small to share). For loops whose outputs are independent per
+// index, so the bits do not depend on which runs.
+void ParallelForOrInline(ThreadPool* pool, int64_t n, const std::function<void(int64_t, int64_t)>& fn,
+                         int64_t grain = 1);
+
 }  // namespace gemlet

@@ -2,7 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
+#include <mutex>
 #include <set>
 #include <thread>
 #include <utility>
@@ -121,6 +123,36 @@ TEST(ThreadPoolTest, ManyShortJobsAndSleepWake) {
   std::this_thread::sleep_for(std::chrono::milliseconds(50));  // workers fall asleep
   pool.ParallelFor(9, [&](int64_t b, int64_t e) { got.fetch_add(e - b); });
   EXPECT_EQ(got.load(), expect + 9);
+}
+
+// Without a pool, with one thread, or with under two grains of work, one inline call covers
+// [0, n); otherwise the pool's ranges do, none below the grain but the last.
+TEST(ThreadPoolTest, ParallelForOrInlineRunsSmallLoopsOnTheCaller) {
+  ThreadPool one(1), three(3);
+  for (ThreadPool* pool : {static_cast<ThreadPool*>(nullptr), &one, &three}) {
+    std::vector<std::pair<int64_t, int64_t>> calls;
+    ParallelForOrInline(pool, 15, [&](int64_t b, int64_t e) { calls.emplace_back(b, e); }, 8);
+    ASSERT_EQ(calls.size(), 1u);
+    EXPECT_EQ(calls[0], (std::pair<int64_t, int64_t>{0, 15}));
+  }
+  std::mutex mu;
+  std::vector<std::pair<int64_t, int64_t>> calls;
+  ParallelForOrInline(&three, 64, [&](int64_t b, int64_t e) {
+    std::lock_guard<std::mutex> lock(mu);
+    calls.emplace_back(b, e);
+  }, 8);
+  std::sort(calls.begin(), calls.end());
+  EXPECT_GT(calls.size(), 1u);
+  int64_t next = 0;
+  for (const auto& [b, e] : calls) {
+    EXPECT_EQ(b, next);
+    EXPECT_GE(e - b, 8);
+    next = e;
+  }
+  EXPECT_EQ(next, 64);
+  int runs = 0;
+  ParallelForOrInline(&three, 0, [&](int64_t, int64_t) { ++runs; });
+  EXPECT_EQ(runs, 0);
 }
 
 }  // namespace thread_pool_test

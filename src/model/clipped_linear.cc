@@ -38,12 +38,8 @@ bool Unbounded(float lo, float hi) { return std::isinf(lo) && lo < 0 && std::isi
 
 // ClampValues over the pool's threads when there are many values (each value alone: the same bits).
 void ClampOnPool(const float* x, int64_t n, float lo, float hi, float* y, ThreadPool* pool) {
-  constexpr int64_t kGrain = int64_t{1} << 14;
-  if (pool == nullptr || pool->num_threads() == 1 || n < 2 * kGrain) return ClampValues(x, n, lo, hi, y);
-  pool->ParallelFor((n + kGrain - 1) / kGrain, [&](int64_t b0, int64_t b1) {
-    const int64_t i0 = b0 * kGrain, i1 = std::min(n, b1 * kGrain);
-    ClampValues(x + i0, i1 - i0, lo, hi, y + i0);
-  });
+  ParallelForOrInline(
+      pool, n, [&](int64_t i0, int64_t i1) { ClampValues(x + i0, i1 - i0, lo, hi, y + i0); }, int64_t{1} << 14);
 }
 
 }  // namespace

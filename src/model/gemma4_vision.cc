@@ -20,17 +20,6 @@ std::string ShapeString(const std::vector<int64_t>& s) {
   return out + "]";
 }
 
-// fn(i0, i1) over ranges covering [0, n), on the pool's threads when there is enough work: the
-// element-wise steps between the products (their outputs are independent per index, so the
-// bits do not depend on the split).
-void ForRanges(ThreadPool* pool, int64_t n, int64_t grain, const std::function<void(int64_t, int64_t)>& fn) {
-  if (pool != nullptr && pool->num_threads() > 1 && n >= 2 * grain) {
-    pool->ParallelFor(n, fn, grain);
-  } else {
-    fn(0, n);
-  }
-}
-
 }  // namespace
 
 bool Gemma4Vision::Present(const GemletFile& file) {
@@ -140,12 +129,12 @@ Status Gemma4Vision::Encode(const VisionInput& in, ops::MatMulMode mode, ThreadP
   // ---- Gemma4VisionPatchEmbedder: input_proj(2·(pixel − 0.5)) + table[0][x] + table[1][y] ----
   const int64_t P = c.patch_dim();
   std::vector<float> px(in.patches.size());  // [N, p·p·3]
-  ForRanges(pool, N, 64, [&](int64_t t0, int64_t t1) {
+  ParallelForOrInline(pool, N, [&](int64_t t0, int64_t t1) {
     for (int64_t i = t0 * P; i < t1 * P; ++i) px[i] = 2.0f * (in.patches[i] - 0.5f);
-  });
+  }, 64);
   std::vector<float> x(static_cast<size_t>(N * Dv));  // [N, Dv] residual stream
   ops::MatMul(patch_embd_, px.data(), N, x.data(), mode, pool);
-  ForRanges(pool, N, 64, [&](int64_t t0, int64_t t1) {
+  ParallelForOrInline(pool, N, [&](int64_t t0, int64_t t1) {
     std::vector<float> row(static_cast<size_t>(Dv));
     for (int64_t t = t0; t < t1; ++t) {
       const int64_t col = t % in.grid_w, rw = t / in.grid_w;
@@ -154,7 +143,7 @@ Status Gemma4Vision::Encode(const VisionInput& in, ops::MatMulMode mode, ThreadP
       ops::DequantizeWeightRow(pos_table_, c.position_embedding_size + rw, row.data());
       ops::AddInPlace(x.data() + t * Dv, row.data(), Dv);
     }
-  });
+  }, 64);
   if (trace) trace->patch_embed = x;
 
   // 2-D RoPE tables: [N, hd/4] by column x (first half of each head), by row y (second half).
@@ -180,7 +169,7 @@ Status Gemma4Vision::Encode(const VisionInput& in, ops::MatMulMode mode, ThreadP
     ClippedMatMul(L.k, h.data(), N, xc.data(), kk.data(), mode, pool);
     ClippedMatMul(L.v, h.data(), N, xc.data(), v.data(), mode, pool);
     // Per patch, while its rows are in cache: the q/k norms, the weightless v norm, 2-D RoPE.
-    ForRanges(pool, N, 16, [&](int64_t t0, int64_t t1) {
+    ParallelForOrInline(pool, N, [&](int64_t t0, int64_t t1) {
       const int64_t n = t1 - t0, off = t0 * QD;
       ops::RmsNorm(q.data() + off, L.q_norm.data(), n * H, hd, eps, q.data() + off);
       ops::RmsNorm(kk.data() + off, L.k_norm.data(), n * H, hd, eps, kk.data() + off);
@@ -189,7 +178,7 @@ Status Gemma4Vision::Encode(const VisionInput& in, ops::MatMulMode mode, ThreadP
       const float* sin_s[2] = {sin_x.data() + t0 * quarter, sin_y.data() + t0 * quarter};
       ops::ApplyRopeSections(q.data() + off, n, H, hd, 2, cos_s, sin_s);
       ops::ApplyRopeSections(kk.data() + off, n, H, hd, 2, cos_s, sin_s);
-    });
+    }, 16);
     ops::DenseAttention(shape, q.data(), QD, N, kk.data(), v.data(), QD, N, a.data(), QD, xc.data(), pool);
     ClippedMatMul(L.o, a.data(), N, xc.data(), d.data(), mode, pool);
     ops::AddRmsNorm(x.data(), d.data(), L.attn_post_norm.data(), N, Dv, eps, 1.0f, pool);
@@ -197,9 +186,9 @@ Status Gemma4Vision::Encode(const VisionInput& in, ops::MatMulMode mode, ThreadP
     ops::RmsNormQuantize(x.data(), L.ln2.data(), N, Dv, eps, h.data(), nullptr, pool);
     ClippedMatMul(L.gate, h.data(), N, xc.data(), gate.data(), mode, pool);
     ClippedMatMul(L.up, h.data(), N, xc.data(), up.data(), mode, pool);
-    ForRanges(pool, N, 16, [&](int64_t t0, int64_t t1) {
+    ParallelForOrInline(pool, N, [&](int64_t t0, int64_t t1) {
       ops::GeGlu(gate.data() + t0 * Iv, up.data() + t0 * Iv, (t1 - t0) * Iv, gate.data() + t0 * Iv);
-    });
+    }, 16);
     ClippedMatMul(L.down, gate.data(), N, xc.data(), d.data(), mode, pool);
     ops::AddRmsNorm(x.data(), d.data(), L.ffn_post_norm.data(), N, Dv, eps, 1.0f, pool);
   }
@@ -209,7 +198,7 @@ Status Gemma4Vision::Encode(const VisionInput& in, ops::MatMulMode mode, ThreadP
   const int64_t pw = in.grid_w / k, n_soft = (in.grid_h / k) * pw;
   std::vector<float> pooled(static_cast<size_t>(n_soft * Dv), 0.0f);
   const float scale = static_cast<float>(std::sqrt(static_cast<double>(Dv)) / static_cast<double>(k * k));
-  ForRanges(pool, n_soft, 4, [&](int64_t b0, int64_t b1) {
+  ParallelForOrInline(pool, n_soft, [&](int64_t b0, int64_t b1) {
     for (int64_t b = b0; b < b1; ++b) {
       float* dst = pooled.data() + b * Dv;
       const int64_t x0 = b % pw * k, y0 = b / pw * k;
@@ -218,7 +207,7 @@ Status Gemma4Vision::Encode(const VisionInput& in, ops::MatMulMode mode, ThreadP
       }
       ops::Scale(dst, Dv, scale);
     }
-  });
+  }, 4);
   if (trace) trace->pooled = pooled;
 
   // ---- Gemma4MultimodalEmbedder: RMSNorm without weight, then the projection to D ----

@@ -90,14 +90,6 @@ void AttendBlock(const kernels::KernelTable& kt, const DenseAttentionShape& s, c
   }
 }
 
-void Parallel(ThreadPool* pool, int64_t units, const std::function<void(int64_t, int64_t)>& fn) {
-  if (pool != nullptr && pool->num_threads() > 1 && units > 1) {
-    pool->ParallelFor(units, fn);
-  } else {
-    fn(0, units);
-  }
-}
-
 }  // namespace
 
 int64_t DenseAttentionScratch(const DenseAttentionShape& s, int64_t N) {
@@ -117,11 +109,11 @@ void DenseAttention(const DenseAttentionShape& s, const float* q, int64_t q_stri
     scratch = own.data();
   }
   const Packed p{scratch, scratch + Hkv * tiles * hd * kKeyTile, tiles};
-  Parallel(pool, Hkv * tiles, [&](int64_t i0, int64_t i1) {
+  ParallelForOrInline(pool, Hkv * tiles, [&](int64_t i0, int64_t i1) {
     for (int64_t i = i0; i < i1; ++i) PackTile(k, v, kv_stride, N, hd, i / tiles, i % tiles, p);
   });
   const int64_t blocks = (T + kQueryBlock - 1) / kQueryBlock;
-  Parallel(pool, s.n_heads * blocks, [&](int64_t i0, int64_t i1) {
+  ParallelForOrInline(pool, s.n_heads * blocks, [&](int64_t i0, int64_t i1) {
     for (int64_t i = i0; i < i1; ++i) {
       const int64_t h = i / blocks, t0 = i % blocks * kQueryBlock, R = std::min(kQueryBlock, T - t0);
       AttendBlock(kt, s, p, N, q + t0 * q_stride, q_stride, R, h, out + t0 * out_stride, out_stride);

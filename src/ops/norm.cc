@@ -11,11 +11,7 @@ namespace {
 constexpr int64_t kRowGrain = 8;
 
 void ForRows(int64_t rows, ThreadPool* pool, const std::function<void(int64_t, int64_t)>& fn) {
-  if (pool != nullptr && pool->num_threads() > 1 && rows >= 2 * kRowGrain) {
-    pool->ParallelFor(rows, fn, kRowGrain);
-  } else {
-    fn(0, rows);
-  }
+  ParallelForOrInline(pool, rows, fn, kRowGrain);
 }
 
 // Rows whose sums of squares are accumulated side by side.

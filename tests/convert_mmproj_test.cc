@@ -62,9 +62,30 @@ std::vector<float> Values(const TensorView& t) {
   return out;
 }
 
-// The tower tensors of `got` and `want`: the same names and shapes, values equal bit for bit;
-// with `same_bytes` also the same stored types and bytes. Returns how many were compared.
-int ExpectSameTowers(const GemletFile& got, const GemletFile& want, bool same_bytes) {
+// How ExpectSameTowers compares values.
+enum class Same {
+  kValues,  // equal bit for bit
+  kBytes,   // and the same stored types and bytes
+  // equal bit for bit, except that `got` went through f16 (an f16 mmproj) where `want` kept the
+  // checkpoint's bf16: values below f16's normal range (2^-14) may differ by half its
+  // subnormal spacing (2^-25), rounded to bf16
+  kValuesThroughF16,
+};
+
+// Element-wise: a == b bit for bit, or within f16's subnormal rounding where |b| < 2^-14.
+bool SameThroughF16(const std::vector<float>& a, const std::vector<float>& b, int64_t* n_rounded) {
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::memcmp(&a[i], &b[i], 4) == 0) continue;
+    if (std::abs(b[i]) >= std::ldexp(1.0f, -14) || std::abs(a[i] - b[i]) > std::ldexp(1.0f, -25) * 1.01f) return false;
+    ++*n_rounded;
+  }
+  return true;
+}
+
+// The tower tensors of `got` and `want`: the same names and shapes, values compared as `same`.
+// Returns how many were compared.
+int ExpectSameTowers(const GemletFile& got, const GemletFile& want, Same same) {
+  int64_t n_rounded = 0;
   int n = 0;
   for (const TensorView& w : want.tensors()) {
     if (!IsTower(w.name)) continue;
@@ -78,8 +99,12 @@ int ExpectSameTowers(const GemletFile& got, const GemletFile& want, bool same_by
     EXPECT_EQ(g->shape, w.shape);
     if (g->shape != w.shape) continue;
     const std::vector<float> a = Values(*g), b = Values(w);
+    if (same == Same::kValuesThroughF16) {
+      EXPECT_TRUE(SameThroughF16(a, b, &n_rounded));
+      continue;
+    }
     EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * 4), 0);
-    if (same_bytes) {
+    if (same == Same::kBytes) {
       EXPECT_EQ(TensorTypeName(g->type), TensorTypeName(w.type));
       EXPECT_TRUE(g->nbytes == w.nbytes && std::memcmp(g->data, w.data, g->nbytes) == 0);
     }
@@ -90,6 +115,7 @@ int ExpectSameTowers(const GemletFile& got, const GemletFile& want, bool same_by
   for (const char* key : {"vision", "audio"}) {
     EXPECT_EQ(got.metadata().value(key, nlohmann::json()), want.metadata().value(key, nlohmann::json())) << key;
   }
+  if (same == Same::kValuesThroughF16) std::printf("[mmproj] %lld values differ by f16's subnormal rounding\n", static_cast<long long>(n_rounded));
   return n;
 }
 
@@ -110,7 +136,7 @@ TEST_P(ConvertMmprojF32, TowersEqualTheHfPath) {
     auto hf = Open(Converted(p.variant, "model.safetensors", plan));
     ASSERT_TRUE(mm && hf);
     // keep: bf16 (HF) against f32 (llama.cpp's F32 file), the same values; default: the same bytes.
-    EXPECT_EQ(ExpectSameTowers(*mm, *hf, plan == std::string("default")), p.towers);
+    EXPECT_EQ(ExpectSameTowers(*mm, *hf, plan == std::string("default") ? Same::kBytes : Same::kValues), p.towers);
     EXPECT_EQ(mm->metadata()["provenance"]["mmproj"], fs::absolute(kData + p.mmproj).lexically_normal().string());
   }
 }
@@ -237,13 +263,14 @@ TEST(ConvertMmproj, F16MmprojWithinTheF16Tier) {
               max_d / Rms(want_a->data), mean_d);
   EXPECT_LE(max_d, 1e-3 * Rms(want_a->data));
 
-  // llama.cpp rounds bf16 to f16 as the default plan does: the towers are the HF path's, byte
-  // for byte, here.
+  // The default plan stores the audio tower in f16, rounding bf16 as llama.cpp does: byte for
+  // byte the HF path's. The vision tower is bf16, the checkpoint's values; the f16 mmproj's are
+  // those values except where f16's subnormals rounded them.
   auto v16 = Open(mv), hv16 = Open(Converted("tiny-e2b-vision", "model.safetensors", "default"));
   auto a16 = Open(ma), ha16 = Open(Converted("tiny-e2b-audio", "model.safetensors", "default"));
   ASSERT_TRUE(v16 && hv16 && a16 && ha16);
-  EXPECT_EQ(ExpectSameTowers(*v16, *hv16, true), 85);
-  EXPECT_EQ(ExpectSameTowers(*a16, *ha16, true), 164);
+  EXPECT_EQ(ExpectSameTowers(*v16, *hv16, Same::kValuesThroughF16), 85);
+  EXPECT_EQ(ExpectSameTowers(*a16, *ha16, Same::kBytes), 164);
 }
 
 // A copy of tests/data/mmproj/<name> with the first occurrence of `from` replaced by `to`

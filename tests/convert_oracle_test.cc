@@ -313,13 +313,16 @@ TEST(ConvertOracle, DefaultPlanQ4MatchesReference) {
           ASSERT_EQ(d->type, TensorType::kF32);
           EXPECT_EQ(ToF32(d->type, d->data, d->numel()), x);
           break;
-        case model::TensorClass::kDrafterProj:  // drafter and vision classes: not in ExpectedTensors
+        case model::TensorClass::kDrafterProj:  // drafter and tower classes: not in ExpectedTensors
         case model::TensorClass::kCentroids:
         case model::TensorClass::kTokenOrder:
         case model::TensorClass::kVisionMatrix:
         case model::TensorClass::kVisionPosTable:
         case model::TensorClass::kVisionProj:
-          ADD_FAILURE() << "a drafter or vision class in the text tensor table";
+        case model::TensorClass::kAudioMatrix:
+        case model::TensorClass::kAudioConv:
+        case model::TensorClass::kAudioProj:
+          ADD_FAILURE() << "a drafter or tower class in the text tensor table";
           break;
       }
     }

@@ -253,7 +253,9 @@ TEST(OracleAudioRun, TranscribeFiveMinutesInWindows) {
     const double s = segs[i]["start"], e = segs[i]["end"];
     EXPECT_DOUBLE_EQ(s, prev) << i;
     EXPECT_LE(e - s, 30.0 + 1e-9) << i;
-    if (i + 1 < segs.size()) EXPECT_GT(e - s, 24.9) << i;  // a cut in the last 5 s
+    if (i + 1 < segs.size()) {
+      EXPECT_GT(e - s, 24.9) << i;  // a cut in the last 5 s
+    }
     // Every cut but the end falls in digital silence: the samples around it are 0.
     if (i + 1 < segs.size()) {
       const int64_t cut = std::llround(e * 16000);

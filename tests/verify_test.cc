@@ -62,5 +62,33 @@ TEST(VerifyInProcess, ABrokenKernelFailsNamingIt) {
   }
 }
 
+// The bf16 dot products exist on one tier (AVX512_BF16): a fault there fails that tier's
+// check, naming the kernel, and no other.
+TEST(VerifyInProcess, ABrokenBf16KernelFailsItsTier) {
+  const kernels::KernelTable* bf = kernels::KernelsForTier(kernels::Tier::kAvx512Bf16);
+  if (bf == nullptr) GTEST_SKIP() << "this CPU has no bf16 dot products";
+  for (const char* kernel : {"gemm_bf16", "f32_to_bf16"}) {
+    std::FILE* out = std::tmpfile();
+    ASSERT_NE(out, nullptr);
+    VerifyOptions o;
+    o.out = out;
+    o.inject_fault = kernel;
+    o.check_model = false;
+    auto report = RunVerify(o);
+    const std::string text = Read(out);
+    std::fclose(out);
+    ASSERT_TRUE(report.ok()) << report.status().ToString();
+    EXPECT_FALSE(report->pass()) << text;
+    for (const auto& c : report->checks) {
+      if (c.name.rfind("kernels ", 0) != 0) continue;
+      const bool bf16_tier = c.name.find("avx512bf16") != std::string::npos;
+      EXPECT_EQ(c.pass, !bf16_tier) << c.name << ": " << c.detail;
+      if (bf16_tier) {
+        EXPECT_NE(c.detail.find(kernel), std::string::npos) << c.detail;
+      }
+    }
+  }
+}
+
 }  // namespace verify_test
 }  // namespace gemlet::cli

@@ -36,10 +36,11 @@ CpuFeatures DetectCpuFeatures() {
              avx512vl = Bit(b, 31), avx512vnni = Bit(c, 11);
   uint32_t a1 = 0, b1, c1, d1;
   __cpuid_count(7, 1, a1, b1, c1, d1);
-  const bool avxvnni = Bit(a1, 4);
+  const bool avxvnni = Bit(a1, 4), avx512bf16 = Bit(a1, 5);
   f.avx2 = avx2 && fma && f16c && ymm_os;
   f.avx_vnni = f.avx2 && avxvnni;
   f.avx512 = f.avx2 && zmm_os && avx512f && avx512dq && avx512bw && avx512vl && avx512vnni;
+  f.avx512_bf16 = f.avx512 && avx512bf16;
   return f;
 }
 #elif defined(GEMLET_ARM64)
@@ -73,14 +74,16 @@ Result<CpuFeatures> CapCpuFeatures(const CpuFeatures& have, const std::string& l
   if (level.empty() || level == "native") return have;
   CpuFeatures f = have;
 #if defined(GEMLET_X86)
-  static const char* kLevels = "scalar, avx2, avxvnni, avx512 or native";
+  static const char* kLevels = "scalar, avx2, avxvnni, avx512, avx512bf16 or native";
   if (level == "scalar") {
-    f.avx2 = f.avx_vnni = f.avx512 = false;
+    f.avx2 = f.avx_vnni = f.avx512 = f.avx512_bf16 = false;
   } else if (level == "avx2") {
-    f.avx_vnni = f.avx512 = false;
+    f.avx_vnni = f.avx512 = f.avx512_bf16 = false;
   } else if (level == "avxvnni") {
-    f.avx512 = false;
-  } else if (level != "avx512") {
+    f.avx512 = f.avx512_bf16 = false;
+  } else if (level == "avx512") {
+    f.avx512_bf16 = false;
+  } else if (level != "avx512bf16") {
     return InvalidArgument("GEMLET_CPU='" + level + "' is not a CPU level of this x86-64 build (" +
                            kLevels + ")");
   }
@@ -115,6 +118,7 @@ std::string CpuFeaturesString(const CpuFeatures& f) {
   add(f.avx2, "avx2");
   add(f.avx_vnni, "avxvnni");
   add(f.avx512, "avx512");
+  add(f.avx512_bf16, "avx512bf16");
   add(f.neon, "neon");
   add(f.dotprod, "dotprod");
   add(f.i8mm, "i8mm");

@@ -16,6 +16,7 @@ struct CpuFeatures {
   bool avx2 = false;      // AVX2 + FMA + F16C, OS saves YMM state
   bool avx_vnni = false;  // AVX-VNNI (VEX vpdpbusd), plus avx2
   bool avx512 = false;    // AVX512F/BW/DQ/VL + AVX512_VNNI, OS saves ZMM/opmask state, plus avx2
+  bool avx512_bf16 = false;  // AVX512_BF16 (vdpbf16ps), plus avx512
   // Arm64.
   bool neon = false;     // Advanced SIMD (HWCAP_ASIMD; always present on Arm64 Linux)
   bool dotprod = false;  // SDOT/UDOT (HWCAP_ASIMDDP), plus neon
@@ -30,13 +31,13 @@ CpuFeatures DetectCpuFeatures();
 const CpuFeatures& HostCpuFeatures();
 
 // Caps `have` at a named level, for forcing a lower kernel tier (env GEMLET_CPU):
-//   x86-64: scalar < avx2 < avxvnni < avx512     Arm64: scalar < neon < dotprod < i8mm
+//   x86-64: scalar < avx2 < avxvnni < avx512 < avx512bf16     Arm64: scalar < neon < dotprod < i8mm
 // The result keeps only features at or below the level (a level above what the CPU has
 // leaves `have` unchanged). "native" (or "") returns `have`. A name that is not a level of
 // this architecture is an InvalidArgument error naming GEMLET_CPU and the accepted values.
 Result<CpuFeatures> CapCpuFeatures(const CpuFeatures& have, const std::string& level);
 
-// "avx2 avxvnni", "neon dotprod", or "none".
+// "avx2 avxvnni", "avx2 avx512 avx512bf16", "neon dotprod", or "none".
 std::string CpuFeaturesString(const CpuFeatures& f);
 
 }  // namespace gemlet

@@ -59,6 +59,7 @@ CpuFeatures CpuidFeatures() {
   f.avx_vnni = f.avx2 && (a71 & (1u << 4));
   const unsigned avx512_fdqbwvl = (1u << 16) | (1u << 17) | (1u << 30) | (1u << 31);
   f.avx512 = f.avx2 && zmm && (b7 & avx512_fdqbwvl) == avx512_fdqbwvl && (c7 & (1u << 11));
+  f.avx512_bf16 = f.avx512 && (a71 & (1u << 5));
   return f;
 }
 #endif
@@ -84,6 +85,9 @@ TEST(CpuFeatures, LevelsImplyTheirPrerequisites) {
   EXPECT_EQ(f, HostCpuFeatures());
   if (f.avx_vnni || f.avx512) {
     EXPECT_TRUE(f.avx2);
+  }
+  if (f.avx512_bf16) {
+    EXPECT_TRUE(f.avx512);
   }
   if (f.dotprod || f.i8mm) {
     EXPECT_TRUE(f.neon);
@@ -125,6 +129,7 @@ TEST(CpuFeatures, DetectsWhatTheCpuHas) {
   EXPECT_EQ(f.avx_vnni, f.avx2 && has("avx_vnni"));
   EXPECT_EQ(f.avx512, f.avx2 && has("avx512f") && has("avx512bw") && has("avx512vl") &&
                           has("avx512dq") && has("avx512_vnni"));
+  EXPECT_EQ(f.avx512_bf16, f.avx512 && has("avx512_bf16"));
 #elif defined(__aarch64__)
   ASSERT_FALSE(flags.empty()) << "no Features line in /proc/cpuinfo (qemu-user?): set GEMLET_EXPECT_CPU_TIER "
                                  "to the tier the emulated CPU has (neon, dotprod or i8mm)";
@@ -140,7 +145,7 @@ TEST(CpuFeatures, DetectsWhatTheCpuHas) {
 TEST(CpuFeatures, CapLowersButNeverRaises) {
   CpuFeatures all;
 #if defined(__x86_64__)
-  all.avx2 = all.avx_vnni = all.avx512 = true;
+  all.avx2 = all.avx_vnni = all.avx512 = all.avx512_bf16 = true;
   auto s = CapCpuFeatures(all, "scalar");
   ASSERT_TRUE(s.ok());
   EXPECT_EQ(*s, CpuFeatures());
@@ -151,7 +156,14 @@ TEST(CpuFeatures, CapLowersButNeverRaises) {
   auto vn = CapCpuFeatures(all, "avxvnni");
   ASSERT_TRUE(vn.ok());
   EXPECT_TRUE(vn->avx2 && vn->avx_vnni);
-  EXPECT_FALSE(vn->avx512);
+  EXPECT_FALSE(vn->avx512 || vn->avx512_bf16);
+  auto a5 = CapCpuFeatures(all, "avx512");
+  ASSERT_TRUE(a5.ok());
+  EXPECT_TRUE(a5->avx512);
+  EXPECT_FALSE(a5->avx512_bf16);
+  auto bf = CapCpuFeatures(all, "avx512bf16");
+  ASSERT_TRUE(bf.ok());
+  EXPECT_EQ(*bf, all);
   CpuFeatures only_avx2;
   only_avx2.avx2 = true;
   auto capped = CapCpuFeatures(only_avx2, "avx512");  // asks above what the CPU has
@@ -196,6 +208,8 @@ TEST(CpuFeatures, String) {
   CpuFeatures f;
   f.avx2 = f.avx512 = true;
   EXPECT_EQ(CpuFeaturesString(f), "avx2 avx512");
+  f.avx512_bf16 = true;
+  EXPECT_EQ(CpuFeaturesString(f), "avx2 avx512 avx512bf16");
   CpuFeatures a;
   a.neon = a.dotprod = true;
   EXPECT_EQ(CpuFeaturesString(a), "neon dotprod");

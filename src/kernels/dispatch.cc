@@ -24,6 +24,8 @@ const char* TierName(Tier t) {
       return "avxvnni";
     case Tier::kAvx512:
       return "avx512";
+    case Tier::kAvx512Bf16:
+      return "avx512bf16";
     case Tier::kNeon:
       return "neon";
     case Tier::kDotprod:
@@ -48,6 +50,8 @@ const KernelTable* TableFor(Tier t, const CpuFeatures& f) {
       return f.avx_vnni ? &AvxVnniKernels() : nullptr;
     case Tier::kAvx512:
       return f.avx512 ? &Avx512Kernels() : nullptr;
+    case Tier::kAvx512Bf16:
+      return f.avx512 && f.avx512_bf16 ? &Avx512Bf16Kernels() : nullptr;
 #elif defined(__aarch64__)
     case Tier::kNeon:
       return f.neon ? &NeonKernels() : nullptr;
@@ -62,7 +66,7 @@ const KernelTable* TableFor(Tier t, const CpuFeatures& f) {
 }
 
 // Best first: AVX-512 (512-bit int8 and float kernels) before AVX-VNNI (256-bit).
-constexpr Tier kPreference[] = {Tier::kAvx512, Tier::kAvxVnni, Tier::kAvx2,  Tier::kI8mm,
+constexpr Tier kPreference[] = {Tier::kAvx512Bf16, Tier::kAvx512, Tier::kAvxVnni, Tier::kAvx2,  Tier::kI8mm,
                                 Tier::kDotprod, Tier::kNeon,   Tier::kScalar};
 
 }  // namespace
@@ -92,7 +96,7 @@ const KernelTable* KernelsForTier(Tier t) { return TableFor(t, HostCpuFeatures()
 
 std::vector<Tier> AvailableTiers() {
   std::vector<Tier> out;
-  for (Tier t : {Tier::kScalar, Tier::kAvx2, Tier::kAvxVnni, Tier::kAvx512, Tier::kNeon,
+  for (Tier t : {Tier::kScalar, Tier::kAvx2, Tier::kAvxVnni, Tier::kAvx512, Tier::kAvx512Bf16, Tier::kNeon,
                  Tier::kDotprod, Tier::kI8mm}) {
     if (TableFor(t, HostCpuFeatures()) != nullptr) out.push_back(t);
   }

@@ -37,6 +37,16 @@
 //   elements i ≡ l (mod 16) of each whole group of 16 with fmaf; then the fixed tree
 //   s_l = a_l + a_{l+8} (l<8), s_l += s_{l+4} (l<4), s_l += s_{l+2} (l<2), s_0 + s_1;
 //   then the K mod 16 tail elements sequentially with fmaf. Bit-identical across tiers too.
+// - bf16 dot products (bf16 weights × activations rounded to bf16, where the CPU has them:
+//   AVX512_BF16's vdpbf16ps): x is first rounded to bf16 by f32_to_bf16 (round to nearest
+//   even; an f32 subnormal gives ±0, a NaN a quiet NaN). For row r, token t, 16 running sums,
+//   lane l taking the pairs (32g + 2l, 32g + 2l + 1) of each group g of 32 elements (the last
+//   group padded with +0 elements):
+//     a_l = F(F(a_l + x[32g+2l+1]·w[32g+2l+1]) + x[32g+2l]·w[32g+2l])
+//   where each product is exact (8-bit × 8-bit significands), a bf16 subnormal input counts as
+//   ±0 and F rounds to nearest even and flushes a subnormal sum to ±0 (its sign kept); then
+//   the fixed tree above. Bit-identical to the scalar twin (kernels/ref) on every tier that
+//   has them, for sums that stay finite (where a sum overflows, the infinities may differ); a table without bf16 dot products has null gemm_bf16 and f32_to_bf16.
 // - f16 <-> f32 rows (the KV cache): per element exactly base/half.h's F16ToF32 (exact, NaN
 //   payload kept, no quieting) and F32ToF16 (round to nearest even, ±inf above 65504, NaN ->
 //   sign | 0x7e00), on every tier.
@@ -70,11 +80,12 @@ enum class Tier : int {
   kAvx2,     // x86-64 AVX2 + FMA + F16C (maddubs)
   kAvxVnni,  // + AVX-VNNI (vpdpbusd, VEX)
   kAvx512,   // AVX-512 F/BW/DQ/VL + VNNI (vpdpbusd, EVEX)
+  kAvx512Bf16,  // + AVX512_BF16 (vdpbf16ps: the bf16 dot products)
   kNeon,     // Arm64 Advanced SIMD (Cortex-A72, Pi 4)
   kDotprod,  // + SDOT (Cortex-A76, Pi 5)
   kI8mm,     // + SMMLA / USMMLA (Neoverse V1/N2, Cortex-A710+)
 };
-const char* TierName(Tier t);  // "scalar", "avx2", "avxvnni", "avx512", "neon", ...
+const char* TierName(Tier t);  // "scalar", "avx2", "avxvnni", "avx512", "avx512bf16", "neon", ...
 
 // Quantizes K floats (K a multiple of 32) into K/32 blocks.
 using QuantizeActFn = void (*)(const float* x, ActBlock* out, int64_t K);
@@ -142,6 +153,14 @@ using OnlineSoftmaxFn = void (*)(float* s, int64_t lds, int64_t R, int64_t n, fl
 using F16ToF32Fn = void (*)(const uint16_t* x, float* y, int64_t n);
 using F32ToF16Fn = void (*)(const float* x, uint16_t* y, int64_t n);
 
+// bf16 dot products (see Numerics): w bf16 rows row_stride elements apart, x bf16 activations
+// (token t at x + t·x_stride); Y[t·ldy + r] for t in [0, T), r in [r0, r1); any K ≥ 0.
+using GemmBf16Fn = void (*)(const uint16_t* w, int64_t row_stride, int64_t r0, int64_t r1,
+                            const uint16_t* x, int64_t x_stride, int64_t T, int64_t K, float* y,
+                            int64_t ldy);
+// y[i] = x[i] rounded to bf16 (see Numerics), i in [0, n); any n >= 0.
+using F32ToBf16Fn = void (*)(const float* x, uint16_t* y, int64_t n);
+
 struct KernelTable {
   Tier tier;
   QuantizeActFn quantize_act;
@@ -159,6 +178,9 @@ struct KernelTable {
   F32ToF16Fn f32_to_f16;
   GemmAccFFn gemm_acc_f;
   OnlineSoftmaxFn online_softmax;
+  // Null where the CPU has no bf16 dot product (every tier but kAvx512Bf16).
+  GemmBf16Fn gemm_bf16 = nullptr;
+  F32ToBf16Fn f32_to_bf16 = nullptr;
 };
 
 // The best tier this CPU has, capped by the environment variable GEMLET_CPU (a level name of

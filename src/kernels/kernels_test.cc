@@ -447,7 +447,7 @@ TEST(KernelsDispatch, ActiveIsTheBestAvailableTier) {
       EXPECT_STREQ(TierName(ActiveKernels().tier), want);
     }
   }
-  for (Tier t : {Tier::kScalar, Tier::kAvx2, Tier::kAvxVnni, Tier::kAvx512, Tier::kNeon,
+  for (Tier t : {Tier::kScalar, Tier::kAvx2, Tier::kAvxVnni, Tier::kAvx512, Tier::kAvx512Bf16, Tier::kNeon,
                  Tier::kDotprod, Tier::kI8mm}) {
     bool listed = false;
     for (Tier a : tiers) listed |= a == t;
@@ -472,6 +472,10 @@ TEST(KernelsDispatch, SelectHonoursFeaturesAndCap) {
   EXPECT_EQ(SelectKernels(f, "").tier, Tier::kAvx512);
   EXPECT_EQ(SelectKernels(f, "neon").tier, Tier::kAvx512);  // not an x86 level: ignored
   EXPECT_EQ(SelectKernels(f, "avxvnni").tier, Tier::kAvxVnni);
+  f.avx512_bf16 = true;  // Zen 4/5, Sapphire Rapids: the bf16 dot products too
+  EXPECT_EQ(SelectKernels(f, nullptr).tier, Tier::kAvx512Bf16);
+  EXPECT_EQ(SelectKernels(f, "avx512").tier, Tier::kAvx512);
+  f.avx512_bf16 = false;
   f.avx512 = false;
   EXPECT_EQ(SelectKernels(f, nullptr).tier, Tier::kAvxVnni);
 #elif defined(__aarch64__)

@@ -112,6 +112,10 @@ Result<std::unique_ptr<Gemma4Vision>> Gemma4Vision::Bind(const GemletFile& file)
 
 Status Gemma4Vision::Encode(const VisionInput& in, ops::MatMulMode mode, ThreadPool* pool, std::vector<float>* soft,
                             VisionTrace* trace) const {
+  // The fast path multiplies the (bf16) tower's weights with activations rounded to bf16 where
+  // the CPU has the bf16 dot products: within a tenth of the reduced tier on the vision oracle
+  // (tools/convert/quant_plan.cc, tests/oracle_vision_test.cc).
+  if (mode == ops::MatMulMode::kFast) mode = ops::MatMulMode::kFastBf16;
   const Gemma4VisionConfig& c = cfg_;
   const int64_t N = in.n_patches(), Dv = c.hidden_size, Iv = c.intermediate_size, H = c.num_heads;
   const int64_t hd = c.head_dim, QD = H * hd, k = c.pooling_kernel_size, D = c.text_hidden_size;

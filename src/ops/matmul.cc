@@ -61,9 +61,10 @@ void QuantizedRows(const Weight& w, TensorLayout interleaved, Gemv gemv, Gemm ge
 }
 
 // Rows [r0, r1) of y = x · w^T with the kernel table; xq: the int8 blocks of x [T, K/32]
-// (only read for q4/q8 weights).
+// (only read for q4/q8 weights); xb: x rounded to bf16 [T, K] (only read for bf16 weights, and
+// then used when not null: the bf16 dot products).
 void MatMulFastRows(const kernels::KernelTable& k, const Weight& w, const float* x,
-                    const kernels::ActBlock* xq, int64_t T, float* y, int64_t r0, int64_t r1) {
+                    const kernels::ActBlock* xq, const uint16_t* xb, int64_t T, float* y, int64_t r0, int64_t r1) {
   const int64_t K = w.cols, ldy = w.rows;
   switch (w.type) {
     case TensorType::kQ4:
@@ -74,9 +75,22 @@ void MatMulFastRows(const kernels::KernelTable& k, const Weight& w, const float*
       QuantizedRows<BlockQ8, BlockQ8x8>(w, TensorLayout::kQ8x8, k.gemv_q8, k.gemm_q8, k.gemv_q8x8, k.gemm_q8x8, xq,
                                         T, y, r0, r1);
       break;
+    case TensorType::kBF16:
+      if (xb != nullptr) {
+        // As the float GEMM below, with the tokens' tile of ~128 KiB now in bf16.
+        const auto* wb = reinterpret_cast<const uint16_t*>(w.data);
+        const int64_t tile = std::max<int64_t>(4, (int64_t{128} << 10) / (2 * K) / 4 * 4);
+        for (int64_t rb = r0; rb < r1; rb += 32) {
+          const int64_t re = std::min(r1, rb + 32);
+          for (int64_t t0 = 0; t0 < T; t0 += tile) {
+            k.gemm_bf16(wb, K, rb, re, xb + t0 * K, K, std::min(tile, T - t0), K, y + t0 * ldy, ldy);
+          }
+        }
+        break;
+      }
+      [[fallthrough]];
     case TensorType::kF32:
     case TensorType::kF16:
-    case TensorType::kBF16:
       if (T == 1) {
         k.gemv_f(w.type, w.data, K, r0, r1, x, K, y);
       } else {
@@ -97,10 +111,24 @@ void MatMulFastRows(const kernels::KernelTable& k, const Weight& w, const float*
 
 }  // namespace
 
-const char* MatMulModeName(MatMulMode mode) { return mode == MatMulMode::kExact ? "exact" : "fast"; }
+const char* MatMulModeName(MatMulMode mode) {
+  switch (mode) {
+    case MatMulMode::kExact:
+      return "exact";
+    case MatMulMode::kFast:
+      return "fast";
+    case MatMulMode::kFastBf16:
+      return "fast-bf16";
+  }
+  return "unknown";
+}
 
 bool UsesInt8Activations(const Weight& w, MatMulMode mode) {
-  return mode == MatMulMode::kFast && (w.type == TensorType::kQ4 || w.type == TensorType::kQ8);
+  return mode != MatMulMode::kExact && (w.type == TensorType::kQ4 || w.type == TensorType::kQ8);
+}
+
+bool UsesBf16Activations(const Weight& w, MatMulMode mode) {
+  return mode == MatMulMode::kFastBf16 && w.type == TensorType::kBF16 && kernels::ActiveKernels().gemm_bf16 != nullptr;
 }
 
 float DotF32(const float* a, const float* b, int64_t n) {
@@ -138,6 +166,30 @@ const kernels::ActBlock* QuantizeActivations(const kernels::KernelTable& k, MatM
   return q;
 }
 
+// x [T, K] rounded to bf16 when some product in `mode` uses the bf16 dot products (else
+// nullptr), in the calling thread's buffer (as QuantizeActivations').
+const uint16_t* RoundActivations(const kernels::KernelTable& k, const float* x, int64_t T, int64_t K, bool bf16,
+                                 ThreadPool* pool) {
+  if (!bf16) return nullptr;
+  thread_local std::vector<uint16_t> xb_buf;
+  if (static_cast<int64_t>(xb_buf.size()) < T * K) xb_buf.resize(T * K);
+  uint16_t* xb = xb_buf.data();
+  auto round = [&](int64_t t0, int64_t t1) { k.f32_to_bf16(x + t0 * K, xb + t0 * K, (t1 - t0) * K); };
+  if (pool && T >= 2 * kQuantGrain) {
+    pool->ParallelFor(T, round, kQuantGrain);
+  } else {
+    round(0, T);
+  }
+  return xb;
+}
+
+// The activations of one MatMul call in the forms its products read.
+struct Activations {
+  const float* x;
+  const kernels::ActBlock* xq;  // int8 blocks (q4/q8 weights in kFast), or nullptr
+  const uint16_t* xb;           // bf16 (bf16 weights in kFast on a CPU with the bf16 dot products), or nullptr
+};
+
 // run(u0, u1) over the work units [0, units), split across `pool` (may be null) two units or more
 // per range.
 void RunUnits(int64_t units, ThreadPool* pool, const std::function<void(int64_t, int64_t)>& run) {
@@ -148,13 +200,24 @@ void RunUnits(int64_t units, ThreadPool* pool, const std::function<void(int64_t,
   }
 }
 
-void ProductRows(const kernels::KernelTable& k, const Weight& w, const float* x, const kernels::ActBlock* xq,
-                 int64_t T, float* y, int64_t r0, int64_t r1, MatMulMode mode) {
-  if (mode == MatMulMode::kFast) {
-    MatMulFastRows(k, w, x, xq, T, y, r0, r1);
+void ProductRows(const kernels::KernelTable& k, const Weight& w, const Activations& a, int64_t T, float* y,
+                 int64_t r0, int64_t r1, MatMulMode mode) {
+  if (mode != MatMulMode::kExact) {
+    MatMulFastRows(k, w, a.x, a.xq, a.xb, T, y, r0, r1);
   } else {
-    MatMulExactRows(w, x, T, y, r0, r1);
+    MatMulExactRows(w, a.x, T, y, r0, r1);
   }
+}
+
+// The activations of x [T, K] that the products of `ws` read in `mode`.
+Activations Prepare(const kernels::KernelTable& k, MatMulInput in, int64_t T, int64_t K,
+                    std::span<const Weight* const> ws, MatMulMode mode, ThreadPool* pool) {
+  bool int8 = false, bf16 = false;
+  for (const Weight* w : ws) {
+    int8 = int8 || UsesInt8Activations(*w, mode);
+    bf16 = bf16 || UsesBf16Activations(*w, mode);
+  }
+  return {in.x, QuantizeActivations(k, in, T, K, int8, pool), RoundActivations(k, in.x, T, K, bf16, pool)};
 }
 
 }  // namespace
@@ -165,13 +228,12 @@ void MatMulGeGlu(const Weight& gate, const Weight& up, MatMulInput in, int64_t T
   GEMLET_CHECK(gate.cols == up.cols && gate.rows == up.rows);
   const int64_t K = gate.cols, I = gate.rows;
   const kernels::KernelTable& k = kernels::ActiveKernels();
-  const float* x = in.x;
-  const kernels::ActBlock* xq =
-      QuantizeActivations(k, in, T, K, UsesInt8Activations(gate, mode) || UsesInt8Activations(up, mode), pool);
+  const Weight* const ws[] = {&gate, &up};
+  const Activations a = Prepare(k, in, T, K, ws, mode, pool);
   auto run = [&](int64_t u0, int64_t u1) {
     const int64_t r0 = u0 * kUnitRows, r1 = std::min(I, u1 * kUnitRows);
-    ProductRows(k, gate, x, xq, T, gate_y, r0, r1, mode);
-    ProductRows(k, up, x, xq, T, up_y, r0, r1, mode);
+    ProductRows(k, gate, a, T, gate_y, r0, r1, mode);
+    ProductRows(k, up, a, T, up_y, r0, r1, mode);
     for (int64_t t = 0; t < T; ++t) GeGlu(gate_y + t * I + r0, up_y + t * I + r0, r1 - r0, gate_y + t * I + r0);
   };
   const int64_t units = (I + kUnitRows - 1) / kUnitRows;
@@ -183,10 +245,11 @@ void MatMulGeluGated(const Weight& w, MatMulInput in, int64_t T, const float* m,
   if (T <= 0 || w.rows <= 0) return;
   const int64_t N = w.rows;
   const kernels::KernelTable& k = kernels::ActiveKernels();
-  const kernels::ActBlock* xq = QuantizeActivations(k, in, T, w.cols, UsesInt8Activations(w, mode), pool);
+  const Weight* const ws[] = {&w};
+  const Activations a = Prepare(k, in, T, w.cols, ws, mode, pool);
   auto run = [&](int64_t u0, int64_t u1) {
     const int64_t r0 = u0 * kUnitRows, r1 = std::min(N, u1 * kUnitRows);
-    ProductRows(k, w, in.x, xq, T, y, r0, r1, mode);
+    ProductRows(k, w, a, T, y, r0, r1, mode);
     for (int64_t t = 0; t < T; ++t) GeGlu(y + t * N + r0, m + t * ldm + r0, r1 - r0, y + t * N + r0);
   };
   const int64_t units = (N + kUnitRows - 1) / kUnitRows;
@@ -195,20 +258,19 @@ void MatMulGeluGated(const Weight& w, MatMulInput in, int64_t T, const float* m,
 
 void MatMulShared(std::span<const MatMulOut> outs, MatMulInput in, int64_t T, MatMulMode mode,
                   ThreadPool* pool) {
-  const float* x = in.x;
   if (T <= 0 || outs.empty()) return;
   const int64_t K = outs[0].w->cols;
-  bool int8 = false;
-  for (const MatMulOut& o : outs) {
-    GEMLET_CHECK(o.w->cols == K);
-    int8 = int8 || UsesInt8Activations(*o.w, mode);
-  }
-  const kernels::KernelTable& k = kernels::ActiveKernels();
-  const kernels::ActBlock* xq = QuantizeActivations(k, in, T, K, int8, pool);
-
-  // Work units of kUnitRows output rows, numbered across the products in order.
   constexpr int kMaxOuts = 8;
   GEMLET_CHECK(outs.size() <= kMaxOuts);
+  const Weight* ws[kMaxOuts];
+  for (size_t i = 0; i < outs.size(); ++i) {
+    GEMLET_CHECK(outs[i].w->cols == K);
+    ws[i] = outs[i].w;
+  }
+  const kernels::KernelTable& k = kernels::ActiveKernels();
+  const Activations a = Prepare(k, in, T, K, std::span<const Weight* const>(ws, outs.size()), mode, pool);
+
+  // Work units of kUnitRows output rows, numbered across the products in order.
   int64_t first_unit[kMaxOuts + 1];
   first_unit[0] = 0;
   for (size_t i = 0; i < outs.size(); ++i) {
@@ -222,7 +284,7 @@ void MatMulShared(std::span<const MatMulOut> outs, MatMulInput in, int64_t T, Ma
       const Weight& w = *outs[i].w;
       const int64_t r0 = (b - first_unit[i]) * kUnitRows;
       const int64_t r1 = std::min(w.rows, (e - first_unit[i]) * kUnitRows);
-      ProductRows(k, w, x, xq, T, outs[i].y, r0, r1, mode);
+      ProductRows(k, w, a, T, outs[i].y, r0, r1, mode);
     }
   };
   RunUnits(units, pool, run);

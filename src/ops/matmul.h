@@ -8,11 +8,18 @@
 //           weights: the activations are quantized to int8 per block of 32 (once per input,
 //           shared by every matrix that reads it) and multiplied with int32 accumulation —
 //           GEMV for one token, GEMM for several; interleaved q4 / q8 (TensorLayout::kQ4x8,
-//           kQ8x8) use the x8 kernels. f32 / f16 / bf16 weights: the float kernels (f32 activations).
+//           kQ8x8) use the x8 kernels. f32 / f16 weights: the float kernels (f32 activations).
+//   kFastBf16: kFast, except that bf16 weights, on a CPU with bf16 dot products
+//           (KernelTable::gemm_bf16, AVX512_BF16), multiply the activations rounded to bf16
+//           (once per input), two products per lane and instruction; elsewhere as kFast. For
+//           callers whose tier allows bf16 activations (the vision tower): it is not
+//           kFast's default because it moves a bf16 text model or drafter past the text
+//           oracle's approximate tier.
 // In both modes each y[t, r] is computed in one fixed order that depends on neither the
 // thread count nor the other tokens of the batch, so results are bit-identical for every
 // thread count and batch composition (the server's batched decode relies on it). kFast is
-// also bit-identical across the kernel tiers (the kernels equal their scalar twins).
+// also bit-identical across the kernel tiers (the kernels equal their scalar twins); so is
+// kFastBf16 except for bf16 weights between a tier with the bf16 dot products and one without.
 //
 // Threads split the output rows (in groups of 8, the kQ4x8 / kQ8x8 granularity), so each weight byte
 // is read by one thread once per call.
@@ -28,8 +35,8 @@
 
 namespace gemlet::ops {
 
-enum class MatMulMode { kExact, kFast };
-const char* MatMulModeName(MatMulMode mode);  // "exact", "fast"
+enum class MatMulMode { kExact, kFast, kFastBf16 };
+const char* MatMulModeName(MatMulMode mode);  // "exact", "fast", "fast-bf16"
 
 // The input x [T, K] of one or more products, optionally with its int8 blocks already made
 // (xq [T, K/32], kernels::KernelTable::quantize_act of each row, e.g. by NormQuantize in
@@ -70,8 +77,11 @@ void MatMulGeGlu(const Weight& gate, const Weight& up, MatMulInput x, int64_t T,
 void MatMulGeluGated(const Weight& w, MatMulInput x, int64_t T, const float* m, int64_t ldm, float* y,
                      MatMulMode mode, ThreadPool* pool);
 
-// True if MatMul in `mode` quantizes the activations for `w` (kFast and a q4/q8 weight).
+// True if MatMul in `mode` quantizes the activations for `w` (kFast or kFastBf16, and a q4/q8 weight).
 bool UsesInt8Activations(const Weight& w, MatMulMode mode);
+// True if MatMul in `mode` rounds the activations to bf16 for `w` (kFastBf16, a bf16 weight,
+// and the active kernel table has the bf16 dot products).
+bool UsesBf16Activations(const Weight& w, MatMulMode mode);
 
 // Σ a[i]·b[i] in f32 with 8 interleaved partial sums (fixed order).
 float DotF32(const float* a, const float* b, int64_t n);

@@ -11,6 +11,7 @@
 #include "base/mapped_file.h"
 
 #include "kernels/kernels.h"
+#include "kernels/ref/ref_kernels.h"
 #include "kernels/repack.h"
 #include "ops/activation.h"
 #include "ops/embedding.h"
@@ -143,6 +144,43 @@ TEST(MatMulFastTest, ThreadsAndBatchingAreBitIdentical) {
       MatMul(q.w, x.data(), T, x3.data(), MatMulMode::kFast, &pool3);
       EXPECT_EQ(serial, x1) << TensorLayoutName(q.w.layout);
       EXPECT_EQ(serial, x3) << TensorLayoutName(q.w.layout);
+    }
+  }
+}
+
+// kFastBf16 on bf16 weights: on a CPU with the bf16 dot products, exactly the scalar twin's
+// result on the activations rounded to bf16 (GEMV and GEMM, odd row and token counts, K with a
+// partial group), within bf16 rounding of the exact product; elsewhere, and always in kFast,
+// the float kernels' result.
+TEST(MatMulFastTest, Bf16WeightsUseTheBf16DotProducts) {
+  const kernels::KernelTable& k = kernels::ActiveKernels();
+  const bool bf16_dot = k.gemm_bf16 != nullptr;
+  ThreadPool pool(2);
+  for (int64_t cols : {96, 1000}) {
+    for (int64_t rows : {5, 64}) {
+      for (int64_t T : {1, 3, 37}) {
+        auto w = testing::MakeWeight(TensorType::kBF16, rows, cols, 50 + rows, 0.1f);
+        auto x = testing::RandomVector(T * cols, 60 + T);
+        EXPECT_EQ(UsesBf16Activations(w.w, MatMulMode::kFastBf16), bf16_dot);
+        EXPECT_FALSE(UsesBf16Activations(w.w, MatMulMode::kFast));
+        EXPECT_FALSE(UsesBf16Activations(w.w, MatMulMode::kExact));
+        std::vector<float> y(T * rows), want(T * rows), exact(T * rows), fast(T * rows), ref_f(T * rows);
+        MatMul(w.w, x.data(), T, y.data(), MatMulMode::kFastBf16, &pool);
+        MatMul(w.w, x.data(), T, fast.data(), MatMulMode::kFast, &pool);
+        kernels::GemmFRef(TensorType::kBF16, w.w.data, cols, 0, rows, x.data(), cols, T, cols, ref_f.data(), rows);
+        EXPECT_EQ(fast, ref_f) << "kFast: the float kernels";
+        if (bf16_dot) {
+          std::vector<uint16_t> xb(T * cols);
+          kernels::F32ToBf16Ref(x.data(), xb.data(), T * cols);
+          kernels::GemmBf16Ref(reinterpret_cast<const uint16_t*>(w.w.data), cols, 0, rows, xb.data(), cols, T, cols,
+                               want.data(), rows);
+        } else {
+          kernels::GemmFRef(TensorType::kBF16, w.w.data, cols, 0, rows, x.data(), cols, T, cols, want.data(), rows);
+        }
+        EXPECT_EQ(y, want) << "cols=" << cols << " rows=" << rows << " T=" << T;
+        MatMul(w.w, x.data(), T, exact.data(), MatMulMode::kExact, nullptr);
+        for (int64_t i = 0; i < T * rows; ++i) ASSERT_NEAR(y[i], exact[i], 0.01f * std::sqrt(cols / 96.0)) << i;
+      }
     }
   }
 }

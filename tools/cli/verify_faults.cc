@@ -74,6 +74,16 @@ void BadF32ToF16(const float* x, uint16_t* y, int64_t n) {
   if (n > 0) y[n - 1] ^= 1;
 }
 
+void BadGemmBf16(const uint16_t* w, int64_t s, int64_t r0, int64_t r1, const uint16_t* x, int64_t xs, int64_t T,
+                 int64_t K, float* y, int64_t ldy) {
+  g_orig.gemm_bf16(w, s, r0, r1, x, xs, T, K, y, ldy);
+  if (r1 > r0 && T > 0) y[r0] += 1.0f;
+}
+void BadF32ToBf16(const float* x, uint16_t* y, int64_t n) {
+  g_orig.f32_to_bf16(x, y, n);
+  if (n > 0) y[n - 1] ^= 1;
+}
+
 }  // namespace
 
 KernelTable WithFault(const KernelTable& table, const std::string& name) {
@@ -93,6 +103,9 @@ KernelTable WithFault(const KernelTable& table, const std::string& name) {
   if (name == "gemm_acc_f") k.gemm_acc_f = BadGemmAccF;
   if (name == "f16_to_f32") k.f16_to_f32 = BadF16ToF32;
   if (name == "f32_to_f16") k.f32_to_f16 = BadF32ToF16;
+  // Only tables that have them (kernels.h: null elsewhere).
+  if (name == "gemm_bf16" && k.gemm_bf16) k.gemm_bf16 = BadGemmBf16;
+  if (name == "f32_to_bf16" && k.f32_to_bf16) k.f32_to_bf16 = BadF32ToBf16;
   return k;
 }
 
@@ -100,7 +113,7 @@ const std::vector<std::string>& VerifyKernelNames() {
   static const std::vector<std::string> names = {"quantize_act", "gemv_q4",    "gemm_q4",    "gemv_q8",
                                                  "gemm_q8",      "gemv_q4x8",  "gemm_q4x8",  "gemv_q8x8",
                                                  "gemm_q8x8",    "gemv_f",     "gemm_f",     "gemm_acc_f",
-                                                 "f16_to_f32",   "f32_to_f16"};
+                                                 "f16_to_f32",   "f32_to_f16", "gemm_bf16",  "f32_to_bf16"};
   return names;
 }
 

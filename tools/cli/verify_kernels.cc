@@ -1,5 +1,6 @@
 // The kernel part of `gemlet run --verify` (verify.h): one tier's table against the scalar
 // twins (bit for bit) or, for the scalar tier, against a float64 reference.
+#include <bit>
 #include <cmath>
 #include <cstring>
 #include <limits>
@@ -390,6 +391,46 @@ void CheckConvert(const KernelTable& k, const KernelTable* twin, std::mt19937& r
   c.Count();
 }
 
+// The bf16 dot products, on the tiers that have them: the rounding of random and boundary f32
+// values and products with tails in K and in the row and token tiles, against the scalar
+// twins (kernels/ref) bit for bit.
+void CheckBf16(const KernelTable& k, std::mt19937& rng, Checker& c) {
+  if (k.gemm_bf16 == nullptr || k.f32_to_bf16 == nullptr) return;
+  std::vector<float> f = RandomFloats(rng, 4099);
+  std::uniform_int_distribution<uint32_t> bits_dist;
+  for (int i = 0; i < 1024; ++i) f.push_back(std::bit_cast<float>(bits_dist(rng)));
+  for (float x : {1.0f + 0x1p-8f, 1.0f + 0x3p-8f, 3.4e38f, -3.4e38f, 1e-40f, -1e-45f, 0.0f, -0.0f,
+                  std::numeric_limits<float>::infinity(), std::numeric_limits<float>::quiet_NaN()}) {
+    f.push_back(x);
+  }
+  std::vector<uint16_t> hg(f.size()), hw(f.size());
+  k.f32_to_bf16(f.data(), hg.data(), static_cast<int64_t>(f.size()));
+  kernels::F32ToBf16Ref(f.data(), hw.data(), static_cast<int64_t>(f.size()));
+  for (size_t i = 0; i < f.size(); ++i) {
+    if (hg[i] != hw[i]) {
+      std::ostringstream s;
+      s << "f32_to_bf16: " << f[i] << " rounded to 0x" << std::hex << hg[i] << ", scalar twin 0x" << hw[i];
+      c.Fail(s.str());
+      return;
+    }
+  }
+  c.Count();
+  for (int64_t K : {1, 31, 64, 100, 1024}) {
+    for (int64_t T : {1, 3, 4, 9}) {
+      const int64_t R = 7;
+      std::vector<uint16_t> w(R * K), x(T * K);
+      const std::vector<float> wf = RandomFloats(rng, R * K), xf = RandomFloats(rng, T * K);
+      kernels::F32ToBf16Ref(wf.data(), w.data(), R * K);
+      kernels::F32ToBf16Ref(xf.data(), x.data(), T * K);
+      std::vector<float> got(T * R, kSentinel), want(T * R, kSentinel);
+      k.gemm_bf16(w.data(), K, 0, R, x.data(), K, T, K, got.data(), R);
+      kernels::GemmBf16Ref(w.data(), K, 0, R, x.data(), K, T, K, want.data(), R);
+      c.Compare("gemm_bf16 K=" + std::to_string(K) + " T=" + std::to_string(T), want, got);
+      if (c.failed()) return;
+    }
+  }
+}
+
 }  // namespace
 
 VerifyCheck VerifyKernelTier(kernels::Tier tier, const std::string& inject_fault) {
@@ -413,6 +454,7 @@ VerifyCheck VerifyKernelTier(kernels::Tier tier, const std::string& inject_fault
   if (!c.failed()) CheckFloat(k, twin, rng, c);
   if (!c.failed()) CheckGemmAcc(k, twin, rng, c);
   if (!c.failed()) CheckConvert(k, twin, rng, c);
+  if (!c.failed()) CheckBf16(k, rng, c);
   check.pass = !c.failed();
   std::ostringstream s;
   if (c.failed()) {

@@ -22,25 +22,26 @@ std::map<TensorClass, TensorType> DefaultTypes() {
           // The drafter's sparse head picks its candidates by the centroid scores: kept exact
           // (2,048 × 256 f32, 2 MB for E2B). token_order holds ids, never quantized.
           {TensorClass::kCentroids, TensorType::kF32},   {TensorClass::kTokenOrder, TensorType::kF32},
-          // The vision tower in f16 (exact for its bf16 weights; float kernels, f32 activations):
-          // on the tiny vision oracle the soft tokens are within 1e-6 of the reference in f16,
-          // but 0.087 max / 0.015 mean off in q8 with int8 activations, already 87 % of the
-          // reduced tier's 0.1 with 2 of E2B's 16 layers (tests/oracle_vision_test.cc). It is read
-          // once per image, so its bytes (E2B: 337 MB instead of 179 MB) cost no decode speed.
-          // Speed: `--type vision=q8 --type vision_proj=q8` (stored q8x8) encodes a 280-token
-          // image on full-size E2B in 6.6 s against 10.1 s in f16 (gemlet encode-image, 2 threads,
-          // Zen AVX-512, medians of 3 quiet interleaved rounds); attention, not the products, is
-          // then ~78 % of it (perf).
-          {TensorClass::kVisionMatrix, TensorType::kF16}, {TensorClass::kVisionPosTable, TensorType::kF16},
-          {TensorClass::kVisionProj, TensorType::kF16},
-          // The audio tower likewise in f16, read once per clip: on the tiny audio oracle its
-          // soft tokens are within 2.2e-6 × RMS of the reference on the fast path
-          // (tests/oracle_audio_test.cc), but in q8 with int8 activations (the q8 plan) they
-          // are 0.087–0.147 × RMS max / 0.018–0.022 × RMS mean off, 9–15× past the README's
-          // approximate tier (1e-2 × RMS max, 1e-3 mean); in q8 (stored q8x8) a 30 s clip encodes
-          // in 1.62 s against 3.09 s in f16 on full-size E2B (same machine and runs as the
-          // vision tower's). The convolution kernels stay f32
-          // (rows of 3 or 5 values fill no block; E2B's are 0.15 M values).
+          // The vision tower in bf16, the checkpoint's own type (exact; an f16 mmproj's values
+          // were bf16 before llama.cpp's converter stored them as f16). On a CPU with the bf16 dot
+          // products (AVX512_BF16) its activations are rounded to bf16: on the tiny vision oracle
+          // the soft tokens are then 0.0099 max / 0.0019 mean off, a tenth of the reduced tier
+          // (max 0.1, mean 0.02; elsewhere, f32 activations: 1e-6), while in q8 with int8
+          // activations they are 0.087 / 0.015, already 87 % of it with 2 of E2B's 16 layers
+          // (tests/oracle_vision_test.cc). Full-size E2B, 280-token image, 2 threads, Zen 5
+          // (gemlet encode-image, interleaved): bf16 4.53 s, f16 6.06 s, q8 (stored q8x8) 3.34 s.
+          // It is read once per image, so its bytes (E2B: 337 MB, q8 179 MB) cost no decode speed.
+          {TensorClass::kVisionMatrix, TensorType::kBF16}, {TensorClass::kVisionPosTable, TensorType::kF16},
+          {TensorClass::kVisionProj, TensorType::kBF16},
+          // The audio tower in f16 with f32 activations, read once per clip: on the tiny audio
+          // oracle its soft tokens are within 2.2e-6 × RMS of the reference on the fast path
+          // (tests/oracle_audio_test.cc). Faster plans leave the README's approximate tier
+          // (1e-2 × RMS max, 1e-3 mean): bf16 with bf16 activations (`--type audio=bf16 --type
+          // audio_proj=bf16`) is 1.4–3.8e-2 × RMS max / 3.1–4.1e-3 mean off, q8 with int8
+          // activations 0.087–0.147 / 0.018–0.022. Full-size E2B, a 30 s clip, 2 threads, Zen 5
+          // (gemlet encode-audio, interleaved): f16 3.02 s, bf16 2.18 s, q8 (stored q8x8) 1.62 s.
+          // The convolution kernels stay f32 (rows of 3 or 5 values fill no block; E2B's are
+          // 0.15 M values).
           {TensorClass::kAudioMatrix, TensorType::kF16}, {TensorClass::kAudioConv, TensorType::kF32},
           {TensorClass::kAudioProj, TensorType::kF16}};
 }

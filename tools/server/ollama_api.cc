@@ -17,12 +17,6 @@ std::string StrField(const Json& obj, const char* key) {
   return it != obj.end() && it->is_string() ? it->get<std::string>() : std::string();
 }
 
-// obj[key] when it is a boolean, else `def`.
-bool BoolField(const Json& obj, const char* key, bool def) {
-  auto it = obj.find(key);
-  return it != obj.end() && it->is_boolean() ? it->get<bool>() : def;
-}
-
 
 HttpReply OllamaError(const ApiError& e) {
   HttpReply r = JsonReply(Json{{"error", e.message}}, e.status);

@@ -54,6 +54,12 @@ void GemmFRef(TensorType wtype, const void* w, int64_t row_stride, int64_t r0, i
               const float* x, int64_t x_stride, int64_t T, int64_t K, float* y, int64_t ldy,
               int64_t prefetch = 0);
 
+// bf16 dot products (kernels.h's Numerics): the spec of AVX512_BF16's vdpbf16ps, emulated.
+void F32ToBf16Ref(const float* x, uint16_t* y, int64_t n);
+float DotBf16Ref(const uint16_t* w_row, const uint16_t* x, int64_t K);
+void GemmBf16Ref(const uint16_t* w, int64_t row_stride, int64_t r0, int64_t r1, const uint16_t* x,
+                 int64_t x_stride, int64_t T, int64_t K, float* y, int64_t ldy);
+
 void GemmAccFRef(TensorType btype, const float* a, int64_t lda, int64_t M, const void* b,
                  int64_t b_stride, int64_t N, int64_t D, float* y, int64_t ldy, int64_t prefetch = 0);
 

@@ -48,6 +48,7 @@ void OnlineSoftmax(float* s, int64_t lds, int64_t R, int64_t n, float* m, float*
 const KernelTable& Avx2Kernels();     // AVX2 + FMA + F16C
 const KernelTable& AvxVnniKernels();  // + AVX-VNNI
 const KernelTable& Avx512Kernels();   // AVX-512 F/BW/DQ/VL + VNNI (512-bit q4x8 kernels)
+const KernelTable& Avx512Bf16Kernels();  // + AVX512_BF16 (the bf16 dot products)
 // For tests: the VNNI code path with vpdpbusd emulated by AVX2 (needs AVX2 only).
 const KernelTable& VnniEmulatedKernels();
 

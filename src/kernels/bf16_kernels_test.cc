@@ -1,0 +1,156 @@
+// The bf16 dot products (kernels.h's Numerics, KernelTable::gemm_bf16 / f32_to_bf16): on every
+// tier this CPU runs that has them, equal to the scalar twin bit for bit — the rounding of the
+// activations (subnormals, NaN, ties, overflow) and the products over K that cover the
+// 32-element groups' tails, row ranges and token counts of every tile shape, weights of every
+// magnitude, and sums that cancel to subnormals (flushed) and signed zeros; the twin itself is
+// within f32 rounding of the exact dot product of its bf16 inputs; and the tiers without them
+// leave both entries null.
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "kernels/kernels.h"
+#include "kernels/kernels_test_util.h"
+#include "kernels/ref/ref_kernels.h"
+
+namespace gemlet::kernels {
+namespace bf16_kernels_test {
+
+using kernels_test::ExpectSame;
+using kernels_test::kSentinel;
+
+float Bf16ToF32(uint16_t h) { return std::bit_cast<float>(static_cast<uint32_t>(h) << 16); }
+
+// n bf16 values: mostly N(0, scale) rounded, with every `special`-th one drawn from the edge
+// cases (subnormals, zeros of both signs, the smallest normals, 2^63 — large, but no sum overflows).
+std::vector<uint16_t> RandomBf16(std::mt19937& rng, int64_t n, float scale, int special = 0) {
+  std::vector<float> f = kernels_test::RandomFloats(rng, n, scale);
+  const uint16_t edges[] = {0x0000, 0x8000, 0x0001, 0x807f, 0x0080, 0x8080, 0x5f00, 0x3f80, 0xbf80};
+  std::vector<uint16_t> h(n);
+  F32ToBf16Ref(f.data(), h.data(), n);
+  if (special > 0) {
+    for (int64_t i = 0; i < n; i += special) h[i] = edges[rng() % std::size(edges)];
+  }
+  return h;
+}
+
+std::vector<const KernelTable*> Bf16Tables() {
+  std::vector<const KernelTable*> out;
+  for (Tier t : AvailableTiers()) {
+    const KernelTable* k = KernelsForTier(t);
+    EXPECT_EQ(k->gemm_bf16 == nullptr, k->f32_to_bf16 == nullptr) << TierName(t);
+    if (k->gemm_bf16 != nullptr) out.push_back(k);
+  }
+  return out;
+}
+
+TEST(Bf16Kernels, OnlyTheBf16TierHasThem) {
+  EXPECT_EQ(ScalarKernels().gemm_bf16, nullptr);
+  EXPECT_EQ(ScalarKernels().f32_to_bf16, nullptr);
+  for (Tier t : AvailableTiers()) {
+    EXPECT_EQ(KernelsForTier(t)->gemm_bf16 != nullptr, t == Tier::kAvx512Bf16) << TierName(t);
+  }
+  if (HostCpuFeatures().avx512_bf16) {
+    EXPECT_EQ(Bf16Tables().size(), 1u);
+  }
+}
+
+TEST(Bf16Kernels, RoundingMatchesTheTwin) {
+  std::mt19937 rng(5);
+  std::vector<float> x = kernels_test::RandomFloats(rng, 1000, 3.0f);
+  const uint32_t specials[] = {0x00000001, 0x807fffff, 0x00400000, 0x7f800001, 0xffc00000, 0x7fffffff,
+                               0x3f808000, 0x3f818000, 0x7f7fffff, 0x00800000, 0x80000000, 0x3f807fff,
+                               0x7fa00000, 0x3f800001, 0x7f800000, 0xff800000, 0xff7fffff, 0x80800000};
+  for (uint32_t u : specials) x.push_back(std::bit_cast<float>(u));
+  for (int i = 0; i < 200; ++i) x.push_back(std::bit_cast<float>(static_cast<uint32_t>(rng())));
+  const int64_t n = static_cast<int64_t>(x.size());
+  std::vector<uint16_t> want(n + 1, 0x5555);
+  F32ToBf16Ref(x.data(), want.data(), n);
+  EXPECT_EQ(want[1000 + 0], 0x0000);  // subnormal → +0
+  EXPECT_EQ(want[1000 + 1], 0x8000);  // → −0
+  EXPECT_EQ(want[1000 + 6], 0x3f80);  // tie to even (down)
+  EXPECT_EQ(want[1000 + 7], 0x3f82);  // tie to even (up)
+  EXPECT_EQ(want[1000 + 8], 0x7f80);  // overflow → inf
+  EXPECT_EQ(want[1000 + 3], 0x7fc0);  // NaN quieted
+  for (const KernelTable* k : Bf16Tables()) {
+    for (int64_t len : {int64_t{0}, int64_t{1}, int64_t{15}, int64_t{16}, int64_t{17}, n}) {
+      std::vector<uint16_t> got(n + 1, 0x5555);
+      k->f32_to_bf16(x.data(), got.data(), len);
+      for (int64_t i = 0; i < len; ++i) ASSERT_EQ(got[i], want[i]) << TierName(k->tier) << " element " << i;
+      EXPECT_EQ(got[len], 0x5555) << TierName(k->tier) << ": wrote past n=" << len;
+    }
+  }
+}
+
+TEST(Bf16Kernels, GemmMatchesTheTwin) {
+  std::mt19937 rng(7);
+  const std::vector<const KernelTable*> tables = Bf16Tables();
+  if (tables.empty()) GTEST_SKIP() << "this CPU has no bf16 dot products (the twin is tested below)";
+  for (int64_t K : {0, 1, 2, 31, 32, 33, 63, 96, 130, 1024}) {
+    for (int64_t rows : {1, 3, 4, 7, 9}) {
+      for (int64_t T : {1, 2, 3, 4, 5, 7, 8, 9}) {
+        for (int special : {0, 7}) {
+          const int64_t rs = K + 3, xs = K + 5, r0 = rows > 3 ? 1 : 0, ldy = rows + 2;
+          const std::vector<uint16_t> w = RandomBf16(rng, rows * rs, 0.05f * (1 + K % 3), special);
+          const std::vector<uint16_t> x = RandomBf16(rng, T * xs, 2.0f, special);
+          std::vector<float> want(T * ldy, kSentinel);
+          GemmBf16Ref(w.data(), rs, r0, rows, x.data(), xs, T, K, want.data(), ldy);
+          for (const KernelTable* k : tables) {
+            std::vector<float> got(T * ldy, kSentinel);
+            k->gemm_bf16(w.data(), rs, r0, rows, x.data(), xs, T, K, got.data(), ldy);
+            ExpectSame(want, got,
+                       std::string(TierName(k->tier)) + " K=" + std::to_string(K) + " rows=" + std::to_string(rows) +
+                           " T=" + std::to_string(T) + " special=" + std::to_string(special));
+          }
+        }
+      }
+    }
+  }
+}
+
+// Sums that cancel: each token's row is the weight row negated but for tiny perturbations, so
+// lanes pass through subnormal and zero sums, which vdpbf16ps flushes to ±0.
+TEST(Bf16Kernels, CancellingSumsMatchTheTwin) {
+  std::mt19937 rng(9);
+  const std::vector<const KernelTable*> tables = Bf16Tables();
+  if (tables.empty()) GTEST_SKIP() << "this CPU has no bf16 dot products";
+  const int64_t K = 96, R = 4, T = 4;
+  std::vector<uint16_t> w(R * K), x(T * K);
+  for (int64_t i = 0; i < R * K; ++i) w[i] = static_cast<uint16_t>(0x0080 + (rng() % 0x0100)) | (rng() % 2 ? 0x8000 : 0);
+  for (int64_t t = 0; t < T; ++t) {
+    for (int64_t i = 0; i < K; ++i) {
+      // x·w with both around 2^-126·2^k: products near the bottom of the normal range.
+      x[t * K + i] = static_cast<uint16_t>((0x3f80 + (rng() % 0x0200)) ^ (w[(t % R) * K + i] & 0x8000) ^ (i % 2 ? 0x8000 : 0));
+    }
+  }
+  std::vector<float> want(T * R), got(T * R);
+  GemmBf16Ref(w.data(), K, 0, R, x.data(), K, T, K, want.data(), R);
+  for (const KernelTable* k : tables) {
+    k->gemm_bf16(w.data(), K, 0, R, x.data(), K, T, K, got.data(), R);
+    ExpectSame(want, got, TierName(k->tier));
+  }
+}
+
+// The twin is a dot product: within f32 rounding of the exact sum of its (bf16) inputs' products.
+TEST(Bf16Kernels, TwinIsTheDotProductOfTheRoundedInputs) {
+  std::mt19937 rng(3);
+  for (int64_t K : {1, 32, 100, 4096}) {
+    const std::vector<uint16_t> w = RandomBf16(rng, K, 0.1f), x = RandomBf16(rng, K, 3.0f);
+    double exact = 0, abs_sum = 0;
+    for (int64_t i = 0; i < K; ++i) {
+      const double p = static_cast<double>(Bf16ToF32(w[i])) * Bf16ToF32(x[i]);
+      exact += p;
+      abs_sum += std::fabs(p);
+    }
+    EXPECT_NEAR(DotBf16Ref(w.data(), x.data(), K), exact, 1e-6 * abs_sum + 1e-30) << "K=" << K;
+  }
+}
+
+}  // namespace bf16_kernels_test
+}  // namespace gemlet::kernels

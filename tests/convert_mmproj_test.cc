@@ -110,7 +110,9 @@ int ExpectSameTowers(const GemletFile& got, const GemletFile& want, Same same) {
     }
   }
   for (const TensorView& g : got.tensors()) {
-    if (IsTower(g.name)) EXPECT_NE(want.Find(g.name), nullptr) << g.name << " is not on the HF path";
+    if (IsTower(g.name)) {
+      EXPECT_NE(want.Find(g.name), nullptr) << g.name << " is not on the HF path";
+    }
   }
   for (const char* key : {"vision", "audio"}) {
     EXPECT_EQ(got.metadata().value(key, nlohmann::json()), want.metadata().value(key, nlohmann::json())) << key;

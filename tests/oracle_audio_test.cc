@@ -127,7 +127,9 @@ TEST(OracleAudio, FeaturesFromWavFiles) {
       for (int64_t m = 0; m < 128; ++m) zero_row = zero_row && g.data[r * 128 + m] == 0.0f;
       for (int64_t m = 0; m < 128; ++m) {
         const size_t i = static_cast<size_t>(r * 128 + m);
-        if (zero_row) ASSERT_EQ(f.mel[i], 0.0f) << name << " row " << r << " is padding";
+        if (zero_row) {
+          ASSERT_EQ(f.mel[i], 0.0f) << name << " row " << r << " is padding";
+        }
         const double d = std::abs(static_cast<double>(f.mel[i]) - g.data[i]);
         max_all = std::max(max_all, d);
         if (g.data[i] > -4) max_loud = std::max(max_loud, d);

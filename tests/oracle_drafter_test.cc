@@ -392,7 +392,9 @@ TEST(OracleDrafterGguf, AssistantGgufIntoATarget) {
       const RoundResults r = RunRounds(*e, TensorType::kF32, 2e-3);
       EXPECT_LE(r.dense.max_abs, 1e-3) << target << " " << assistant << " " << r.dense.ToString();
       EXPECT_LE(r.h_next.max_abs, 1e-3) << target << " " << assistant << " " << r.h_next.ToString();
-      if (assistant == kGgufCentroids) EXPECT_LE(r.sparse.max_abs, 1e-3) << r.sparse.ToString();
+      if (assistant == kGgufCentroids) {
+        EXPECT_LE(r.sparse.max_abs, 1e-3) << r.sparse.ToString();
+      }
       EXPECT_EQ(r.drafts_equal, r.drafts_checked) << target << " " << assistant;
     }
   }

@@ -45,6 +45,7 @@ std::vector<const KernelTable*> Bf16Tables() {
   for (Tier t : AvailableTiers()) {
     const KernelTable* k = KernelsForTier(t);
     EXPECT_EQ(k->gemm_bf16 == nullptr, k->f32_to_bf16 == nullptr) << TierName(t);
+    EXPECT_EQ(k->gemm_bf16 == nullptr, k->gemm_acc_bf16 == nullptr) << TierName(t);
     if (k->gemm_bf16 != nullptr) out.push_back(k);
   }
   return out;
@@ -53,6 +54,7 @@ std::vector<const KernelTable*> Bf16Tables() {
 TEST(Bf16Kernels, OnlyTheBf16TierHasThem) {
   EXPECT_EQ(ScalarKernels().gemm_bf16, nullptr);
   EXPECT_EQ(ScalarKernels().f32_to_bf16, nullptr);
+  EXPECT_EQ(ScalarKernels().gemm_acc_bf16, nullptr);
   for (Tier t : AvailableTiers()) {
     EXPECT_EQ(KernelsForTier(t)->gemm_bf16 != nullptr, t == Tier::kAvx512Bf16) << TierName(t);
   }
@@ -107,6 +109,43 @@ TEST(Bf16Kernels, GemmMatchesTheTwin) {
             ExpectSame(want, got,
                        std::string(TierName(k->tier)) + " K=" + std::to_string(K) + " rows=" + std::to_string(rows) +
                            " T=" + std::to_string(T) + " special=" + std::to_string(special));
+          }
+        }
+      }
+    }
+  }
+}
+
+// The accumulating product (attention's P·V and scores): every tile shape (row blocks of 8 and
+// their tails, 32-column pairs of vectors, masked column tails), strides, inputs with edge
+// cases, and accumulation onto given outputs, against the twin bit for bit; splitting N at an
+// even point across two calls gives the same bits.
+TEST(Bf16Kernels, GemmAccMatchesTheTwin) {
+  std::mt19937 rng(13);
+  const std::vector<const KernelTable*> tables = Bf16Tables();
+  if (tables.empty()) GTEST_SKIP() << "this CPU has no bf16 dot products";
+  for (int64_t M : {1, 3, 8, 9, 17}) {
+    for (int64_t D : {1, 15, 16, 17, 32, 33, 64, 100}) {
+      for (int64_t N : {0, 2, 6, 64, 128}) {
+        for (int special : {0, 5}) {
+          const int64_t lda = N + 4, bs = 2 * D + 6, ldy = D + 3;
+          const std::vector<uint16_t> a = RandomBf16(rng, M * lda, 0.3f, special);
+          const std::vector<uint16_t> b = RandomBf16(rng, (N / 2) * bs + 2, 1.0f, special);
+          const std::vector<float> y0 = kernels_test::RandomFloats(rng, M * ldy, 0.5f);
+          std::vector<float> want = y0;
+          GemmAccBf16Ref(a.data(), lda, M, b.data(), bs, N, D, want.data(), ldy);
+          const std::string what = " M=" + std::to_string(M) + " D=" + std::to_string(D) + " N=" + std::to_string(N) +
+                                   " special=" + std::to_string(special);
+          for (const KernelTable* k : tables) {
+            std::vector<float> got = y0;
+            k->gemm_acc_bf16(a.data(), lda, M, b.data(), bs, N, D, got.data(), ldy);
+            ExpectSame(want, got, TierName(k->tier) + what);
+            if (N >= 64) {  // in two calls, split at an even N
+              std::vector<float> split = y0;
+              k->gemm_acc_bf16(a.data(), lda, M, b.data(), bs, 32, D, split.data(), ldy);
+              k->gemm_acc_bf16(a.data() + 32, lda, M, b.data() + 16 * bs, bs, N - 32, D, split.data(), ldy);
+              ExpectSame(want, split, TierName(k->tier) + what + " split");
+            }
           }
         }
       }

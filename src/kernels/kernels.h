@@ -45,8 +45,10 @@
 //     a_l = F(F(a_l + x[32g+2l+1]·w[32g+2l+1]) + x[32g+2l]·w[32g+2l])
 //   where each product is exact (8-bit × 8-bit significands), a bf16 subnormal input counts as
 //   ±0 and F rounds to nearest even and flushes a subnormal sum to ±0 (its sign kept); then
-//   the fixed tree above. Bit-identical to the scalar twin (kernels/ref) on every tier that
-//   has them, for sums that stay finite (where a sum overflows, the infinities may differ); a table without bf16 dot products has null gemm_bf16 and f32_to_bf16.
+//   the fixed tree above (gemm_acc_bf16: one sum per output, over the pairs in order). Bit-
+//   identical to the scalar twins (kernels/ref) on every tier that has them, for sums that
+//   stay finite (where a sum overflows, the infinities may differ); a table without bf16 dot
+//   products has null gemm_bf16, f32_to_bf16 and gemm_acc_bf16.
 // - f16 <-> f32 rows (the KV cache): per element exactly base/half.h's F16ToF32 (exact, NaN
 //   payload kept, no quieting) and F32ToF16 (round to nearest even, ±inf above 65504, NaN ->
 //   sign | 0x7e00), on every tier.
@@ -160,6 +162,14 @@ using GemmBf16Fn = void (*)(const uint16_t* w, int64_t row_stride, int64_t r0, i
                             int64_t ldy);
 // y[i] = x[i] rounded to bf16 (see Numerics), i in [0, n); any n >= 0.
 using F32ToBf16Fn = void (*)(const float* x, uint16_t* y, int64_t n);
+// Accumulating bf16 product (attention's two products where bf16 is allowed), N even: for
+// m < M, d < D, acc = y[m·ldy + d], then for each pair j = 0, 1, …, N/2 − 1 in order
+//   acc = F(F(acc + a[m, 2j+1]·B[2j+1, d]) + a[m, 2j]·B[2j, d])      (F, inputs: see Numerics)
+// and y[m·ldy + d] = acc. a: bf16 [M, N], row m at a + m·lda. B: bf16 in pairs of rows, each
+// column's two elements adjacent: B[2j + i, d] at b[j·b_stride + 2d + i]. Sequential over the
+// pairs per element, so splitting N (at even points) across calls gives the same bits.
+using GemmAccBf16Fn = void (*)(const uint16_t* a, int64_t lda, int64_t M, const uint16_t* b, int64_t b_stride,
+                               int64_t N, int64_t D, float* y, int64_t ldy);
 
 struct KernelTable {
   Tier tier;
@@ -181,6 +191,7 @@ struct KernelTable {
   // Null where the CPU has no bf16 dot product (every tier but kAvx512Bf16).
   GemmBf16Fn gemm_bf16 = nullptr;
   F32ToBf16Fn f32_to_bf16 = nullptr;
+  GemmAccBf16Fn gemm_acc_bf16 = nullptr;
 };
 
 // The best tier this CPU has, capped by the environment variable GEMLET_CPU (a level name of

@@ -112,9 +112,9 @@ Result<std::unique_ptr<Gemma4Vision>> Gemma4Vision::Bind(const GemletFile& file)
 
 Status Gemma4Vision::Encode(const VisionInput& in, ops::MatMulMode mode, ThreadPool* pool, std::vector<float>* soft,
                             VisionTrace* trace) const {
-  // The fast path multiplies the (bf16) tower's weights with activations rounded to bf16 where
-  // the CPU has the bf16 dot products: within a tenth of the reduced tier on the vision oracle
-  // (tools/convert/quant_plan.cc, tests/oracle_vision_test.cc).
+  // The fast path multiplies the (bf16) tower's weights with activations rounded to bf16, and
+  // runs the attention's products in bf16, where the CPU has the bf16 dot products: well within
+  // the reduced tier on the vision oracle (tools/convert/quant_plan.cc, tests/oracle_vision_test.cc).
   if (mode == ops::MatMulMode::kFast) mode = ops::MatMulMode::kFastBf16;
   const Gemma4VisionConfig& c = cfg_;
   const int64_t N = in.n_patches(), Dv = c.hidden_size, Iv = c.intermediate_size, H = c.num_heads;
@@ -162,7 +162,9 @@ Status Gemma4Vision::Encode(const VisionInput& in, ops::MatMulMode mode, ThreadP
   ops::RopeAngles(rope_inv_freq_, pos_y.data(), N, cos_y.data(), sin_y.data());
 
   // Gemma4VisionAttention: scaling 1.0 (q/k norms instead of 1/√hd), every patch sees every patch.
-  const ops::DenseAttentionShape shape{H, H, hd, 1.0f};
+  const ops::DenseAttentionShape shape{H, H, hd, 1.0f,
+                                      mode == ops::MatMulMode::kFastBf16 ? ops::DenseAttentionMath::kBf16
+                                                                         : ops::DenseAttentionMath::kF32};
   // xc: the clamped inputs of the linears, and the attention's packed keys and values.
   std::vector<float> h(N * Dv), xc(std::max(N * std::max({Dv, Iv, QD}), ops::DenseAttentionScratch(shape, N))),
       q(N * QD), kk(N * QD), v(N * QD), a(N * QD), d(N * Dv), gate(N * Iv), up(N * Iv);

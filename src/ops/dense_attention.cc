@@ -90,6 +90,83 @@ void AttendBlock(const kernels::KernelTable& kt, const DenseAttentionShape& s, c
   }
 }
 
+// ---- bf16 products (DenseAttentionMath::kBf16) ----
+// The keys and values in bf16 pairs for gemm_acc_bf16 (in the caller's scratch), per KV head g
+// and tile j: the keys' pairs of d, kp [hd/2, kKeyTile, 2] (k[c][d] at (d/2)·2·kKeyTile + 2c +
+// d % 2), then the values' pairs of keys, vp [kKeyTile/2, hd, 2] (v[c][d] at (c/2)·2·hd + 2d +
+// c % 2); a tile's missing keys are zero.
+struct PackedBf16 {
+  uint16_t* base;
+  int64_t tiles, hd;
+  uint16_t* K(int64_t g, int64_t j) const { return base + ((g * tiles + j) * 2) * hd * kKeyTile; }
+  uint16_t* V(int64_t g, int64_t j) const { return K(g, j) + hd * kKeyTile; }
+};
+
+void PackTileBf16(const kernels::KernelTable& kt, const float* k, const float* v, int64_t kv_stride, int64_t N,
+                  int64_t g, int64_t j, const PackedBf16& p) {
+  const int64_t hd = p.hd, u0 = j * kKeyTile, n = std::min(kKeyTile, N - u0);
+  uint16_t* kp = p.K(g, j);
+  uint16_t* vp = p.V(g, j);
+  std::fill(kp, kp + 2 * hd * kKeyTile, uint16_t{0});
+  uint16_t row[2][1024];
+  GEMLET_CHECK(hd <= 1024);
+  for (int64_t c = 0; c < n; ++c) {
+    kt.f32_to_bf16(k + (u0 + c) * kv_stride + g * hd, row[0], hd);
+    kt.f32_to_bf16(v + (u0 + c) * kv_stride + g * hd, row[1], hd);
+    for (int64_t d = 0; d < hd; ++d) {
+      kp[(d / 2) * 2 * kKeyTile + 2 * c + d % 2] = row[0][d];
+      vp[(c / 2) * 2 * hd + 2 * d + c % 2] = row[1][d];
+    }
+  }
+}
+
+// AttendBlock with bf16 products.
+void AttendBlockBf16(const kernels::KernelTable& kt, const DenseAttentionShape& s, const PackedBf16& p, int64_t N,
+                     const float* q, int64_t q_stride, int64_t R, int64_t h, float* out, int64_t out_stride) {
+  const int64_t hd = s.head_dim, g = h / (s.n_heads / s.n_kv_heads);
+  // Per-thread buffers: scores sc [R, kKeyTile], output o [R, hd], m, l, corr [R] (f32); the
+  // scaled queries qb [R, hd] and weights pb [R, kKeyTile] in bf16.
+  thread_local std::vector<float> buf;
+  thread_local std::vector<uint16_t> hbuf;
+  const int64_t need = kQueryBlock * kKeyTile + kQueryBlock * hd + 3 * kQueryBlock + hd;
+  if (static_cast<int64_t>(buf.size()) < need) buf.resize(need);
+  if (static_cast<int64_t>(hbuf.size()) < kQueryBlock * (hd + kKeyTile)) hbuf.resize(kQueryBlock * (hd + kKeyTile));
+  float* const sc = buf.data();
+  float* const o = sc + kQueryBlock * kKeyTile;
+  float* const m = o + kQueryBlock * hd;
+  float* const l = m + kQueryBlock;
+  float* const corr = l + kQueryBlock;
+  float* const qs = corr + kQueryBlock;  // [hd]
+  uint16_t* const qb = hbuf.data();
+  uint16_t* const pb = qb + kQueryBlock * hd;
+  for (int64_t r = 0; r < R; ++r) {
+    const float* qr = q + r * q_stride + h * hd;
+    std::copy(qr, qr + hd, qs);
+    if (s.scale != 1.0f) ScaleRow(qs, s.scale, hd);
+    kt.f32_to_bf16(qs, qb + r * hd, hd);
+    m[r] = -std::numeric_limits<float>::infinity();
+    l[r] = 0.0f;
+  }
+  std::fill(o, o + R * hd, 0.0f);
+  for (int64_t j = 0; j < p.tiles; ++j) {
+    const int64_t n = std::min(kKeyTile, N - j * kKeyTile), n2 = (n + 1) / 2 * 2;
+    std::fill(sc, sc + R * kKeyTile, 0.0f);
+    kt.gemm_acc_bf16(qb, hd, R, p.K(g, j), 2 * kKeyTile, hd, n, sc, kKeyTile);
+    kt.online_softmax(sc, kKeyTile, R, n, m, l, corr);
+    for (int64_t r = 0; r < R; ++r) {
+      if (corr[r] != 1.0f) ScaleRow(o + r * hd, corr[r], hd);
+      kt.f32_to_bf16(sc + r * kKeyTile, pb + r * kKeyTile, n);
+      if (n2 > n) pb[r * kKeyTile + n] = 0;  // the odd last key's partner
+    }
+    kt.gemm_acc_bf16(pb, kKeyTile, R, p.V(g, j), 2 * hd, n2, hd, o, hd);
+  }
+  for (int64_t r = 0; r < R; ++r) {
+    float* dst = out + r * out_stride + h * hd;
+    std::copy(o + r * hd, o + (r + 1) * hd, dst);
+    ScaleRow(dst, 1.0f / l[r], hd);
+  }
+}
+
 }  // namespace
 
 int64_t DenseAttentionScratch(const DenseAttentionShape& s, int64_t N) {
@@ -108,11 +185,25 @@ void DenseAttention(const DenseAttentionShape& s, const float* q, int64_t q_stri
     own.resize(DenseAttentionScratch(s, N));
     scratch = own.data();
   }
+  const int64_t blocks = (T + kQueryBlock - 1) / kQueryBlock;
+  if (s.math == DenseAttentionMath::kBf16 && kt.gemm_acc_bf16 != nullptr && hd % 2 == 0) {
+    // 2·tiles·kKeyTile·hd bf16 values: within the f32 path's scratch.
+    const PackedBf16 p{reinterpret_cast<uint16_t*>(scratch), tiles, hd};
+    ParallelForOrInline(pool, Hkv * tiles, [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) PackTileBf16(kt, k, v, kv_stride, N, i / tiles, i % tiles, p);
+    });
+    ParallelForOrInline(pool, s.n_heads * blocks, [&](int64_t i0, int64_t i1) {
+      for (int64_t i = i0; i < i1; ++i) {
+        const int64_t h = i / blocks, t0 = i % blocks * kQueryBlock, R = std::min(kQueryBlock, T - t0);
+        AttendBlockBf16(kt, s, p, N, q + t0 * q_stride, q_stride, R, h, out + t0 * out_stride, out_stride);
+      }
+    });
+    return;
+  }
   const Packed p{scratch, scratch + Hkv * tiles * hd * kKeyTile, tiles};
   ParallelForOrInline(pool, Hkv * tiles, [&](int64_t i0, int64_t i1) {
     for (int64_t i = i0; i < i1; ++i) PackTile(k, v, kv_stride, N, hd, i / tiles, i % tiles, p);
   });
-  const int64_t blocks = (T + kQueryBlock - 1) / kQueryBlock;
   ParallelForOrInline(pool, s.n_heads * blocks, [&](int64_t i0, int64_t i1) {
     for (int64_t i = i0; i < i1; ++i) {
       const int64_t h = i / blocks, t0 = i % blocks * kQueryBlock, R = std::min(kQueryBlock, T - t0);

@@ -18,11 +18,21 @@
 
 namespace gemlet::ops {
 
+// The arithmetic of the two products.
+enum class DenseAttentionMath {
+  kF32,
+  // bf16 products with f32 sums (kernels.h gemm_acc_bf16: q·scale, k, v and the softmax
+  // weights rounded to bf16) where the CPU has them and head_dim is even; else kF32. Twice the
+  // f32 products' rate, for callers whose tier allows bf16 (the vision tower).
+  kBf16,
+};
+
 struct DenseAttentionShape {
   int64_t n_heads = 0;     // H query heads
   int64_t n_kv_heads = 0;  // Hkv; query head h reads KV head h / (H / Hkv)
   int64_t head_dim = 0;    // any hd > 0
   float scale = 1.0f;      // multiplies q·k
+  DenseAttentionMath math = DenseAttentionMath::kF32;
 };
 
 // out[t, h, :] = Σ_u softmax_u(scale · q[t, h, :]·k[u, g, :]) · v[u, g, :], g = h / (H / Hkv),

@@ -8,6 +8,7 @@
 #include <limits>
 #include <vector>
 
+#include "kernels/kernels.h"
 #include "kernels/ref/ref_kernels.h"
 #include "ops/ops_test_util.h"
 
@@ -77,6 +78,51 @@ std::vector<float> ScalarTwin(const DenseAttentionShape& s, const std::vector<fl
   return out;
 }
 
+// DenseAttentionMath::kBf16's numerics, one query row at a time, on the kernels' scalar twins:
+// the scaled query, keys, values and weights rounded to bf16, both products as gemm_acc_bf16.
+std::vector<float> ScalarTwinBf16(const DenseAttentionShape& s, const std::vector<float>& q,
+                                  const std::vector<float>& k, const std::vector<float>& v, int64_t T, int64_t N) {
+  const int64_t H = s.n_heads, Hkv = s.n_kv_heads, hd = s.head_dim, tile = kDenseKeyTile;
+  std::vector<float> out(T * H * hd), qs(hd), o(hd), p(tile);
+  std::vector<uint16_t> qb(hd), pb(tile), kp(hd * tile), vp(tile * hd), e(1);
+  auto bf = [&](float x) {
+    kernels::F32ToBf16Ref(&x, e.data(), 1);
+    return e[0];
+  };
+  for (int64_t t = 0; t < T; ++t) {
+    for (int64_t h = 0; h < H; ++h) {
+      const int64_t g = h / (H / Hkv);
+      for (int64_t d = 0; d < hd; ++d) qs[d] = s.scale != 1.0f ? q[(t * H + h) * hd + d] * s.scale : q[(t * H + h) * hd + d];
+      kernels::F32ToBf16Ref(qs.data(), qb.data(), hd);
+      float m = -std::numeric_limits<float>::infinity(), l = 0.0f;
+      std::fill(o.begin(), o.end(), 0.0f);
+      for (int64_t u0 = 0; u0 < N; u0 += tile) {
+        const int64_t n = std::min(tile, N - u0), n2 = (n + 1) / 2 * 2;
+        std::fill(kp.begin(), kp.end(), uint16_t{0});
+        std::fill(vp.begin(), vp.end(), uint16_t{0});
+        for (int64_t c = 0; c < n; ++c) {
+          for (int64_t d = 0; d < hd; ++d) {
+            kp[(d / 2) * 2 * n + 2 * c + d % 2] = bf(k[((u0 + c) * Hkv + g) * hd + d]);
+            vp[(c / 2) * 2 * hd + 2 * d + c % 2] = bf(v[((u0 + c) * Hkv + g) * hd + d]);
+          }
+        }
+        std::fill(p.begin(), p.end(), 0.0f);
+        kernels::GemmAccBf16Ref(qb.data(), hd, 1, kp.data(), 2 * n, hd, n, p.data(), tile);
+        float corr;
+        kernels::OnlineSoftmaxRef(p.data(), n, 1, n, &m, &l, &corr);
+        if (corr != 1.0f) {
+          for (float& x : o) x *= corr;
+        }
+        std::fill(pb.begin(), pb.end(), uint16_t{0});
+        kernels::F32ToBf16Ref(p.data(), pb.data(), n);
+        kernels::GemmAccBf16Ref(pb.data(), tile, 1, vp.data(), 2 * hd, n2, hd, o.data(), hd);
+      }
+      for (int64_t d = 0; d < hd; ++d) out[(t * H + h) * hd + d] = o[d] * (1.0f / l);
+    }
+  }
+  return out;
+}
+
 struct Case {
   int64_t H, Hkv, hd, T, N;
   float scale;
@@ -103,6 +149,32 @@ TEST_P(DenseAttentionTest, MatchesFloat64AndItsScalarTwin) {
     EXPECT_LE(worst, 2e-5) << "threads " << (p ? p->num_threads() : 1);
     ASSERT_EQ(0, std::memcmp(out.data(), twin.data(), out.size() * sizeof(float)))
         << "threads " << (p ? p->num_threads() : 1);
+  }
+}
+
+// DenseAttentionMath::kBf16: with the bf16 dot products (and an even head size), bit for bit its
+// scalar spelling on every thread count, within bf16 rounding of float64 (the vision oracle
+// measures the effect on a real tower: tests/oracle_vision_test.cc); else exactly kF32.
+TEST_P(DenseAttentionTest, Bf16MathMatchesItsScalarTwin) {
+  const Case c = GetParam();
+  const DenseAttentionShape s{c.H, c.Hkv, c.hd, c.scale, DenseAttentionMath::kBf16};
+  auto q = testing::RandomVector(c.T * c.H * c.hd, 11);
+  auto k = testing::RandomVector(c.N * c.Hkv * c.hd, 12, 0.5f);
+  auto v = testing::RandomVector(c.N * c.Hkv * c.hd, 13);
+  const bool bf16 = kernels::ActiveKernels().gemm_acc_bf16 != nullptr && c.hd % 2 == 0;
+  const auto twin = bf16 ? ScalarTwinBf16(s, q, k, v, c.T, c.N) : ScalarTwin(s, q, k, v, c.T, c.N);
+  const auto ref = NaiveDense(s, q, k, v, c.T, c.N);
+  ThreadPool pool2(2), pool3(3);
+  for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool2, &pool3}) {
+    std::vector<float> out(c.T * c.H * c.hd, -1.0f);
+    DenseAttention(s, q.data(), c.H * c.hd, c.T, k.data(), v.data(), c.Hkv * c.hd, c.N, out.data(), c.H * c.hd, nullptr, p);
+    double worst = 0;
+    for (size_t i = 0; i < out.size(); ++i) worst = std::max(worst, std::abs(out[i] - ref[i]));
+    // bf16 rounds each score by up to ~2^-8 of Σ|q_d·k_d| (about 0.03 here, where the unscaled
+    // scores reach ±15), which moves the peaked weights by a few percent.
+    EXPECT_LE(worst, bf16 ? 0.1 : 2e-5) << "threads " << (p ? p->num_threads() : 1);
+    ASSERT_EQ(0, std::memcmp(out.data(), twin.data(), out.size() * sizeof(float)))
+        << (bf16 ? "bf16" : "f32") << " threads " << (p ? p->num_threads() : 1);
   }
 }
 

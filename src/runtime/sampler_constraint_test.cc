@@ -174,7 +174,9 @@ TEST(SamplerLogprobsTest, LogSoftmaxOfTheAdjustedScores) {
     EXPECT_EQ(lp.top[1].token, 2);
     EXPECT_EQ(lp.top[2].token, 0);
     EXPECT_NEAR(lp.top[0].logprob, 3.0 - std::log(z), 1e-5);
-    if (temp == 0.0) EXPECT_EQ(t, lp.top[0].token);
+    if (temp == 0.0) {
+      EXPECT_EQ(t, lp.top[0].token);
+    }
   }
   // Off by default: nothing recorded.
   Sampler off{SamplerOptions{}};

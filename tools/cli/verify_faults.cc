@@ -79,6 +79,11 @@ void BadGemmBf16(const uint16_t* w, int64_t s, int64_t r0, int64_t r1, const uin
   g_orig.gemm_bf16(w, s, r0, r1, x, xs, T, K, y, ldy);
   if (r1 > r0 && T > 0) y[r0] += 1.0f;
 }
+void BadGemmAccBf16(const uint16_t* a, int64_t lda, int64_t M, const uint16_t* b, int64_t bs, int64_t N, int64_t D,
+                    float* y, int64_t ldy) {
+  g_orig.gemm_acc_bf16(a, lda, M, b, bs, N, D, y, ldy);
+  if (M > 0 && D > 0) y[(M - 1) * ldy + D - 1] += 1.0f;
+}
 void BadF32ToBf16(const float* x, uint16_t* y, int64_t n) {
   g_orig.f32_to_bf16(x, y, n);
   if (n > 0) y[n - 1] ^= 1;
@@ -106,6 +111,7 @@ KernelTable WithFault(const KernelTable& table, const std::string& name) {
   // Only tables that have them (kernels.h: null elsewhere).
   if (name == "gemm_bf16" && k.gemm_bf16) k.gemm_bf16 = BadGemmBf16;
   if (name == "f32_to_bf16" && k.f32_to_bf16) k.f32_to_bf16 = BadF32ToBf16;
+  if (name == "gemm_acc_bf16" && k.gemm_acc_bf16) k.gemm_acc_bf16 = BadGemmAccBf16;
   return k;
 }
 
@@ -113,7 +119,8 @@ const std::vector<std::string>& VerifyKernelNames() {
   static const std::vector<std::string> names = {"quantize_act", "gemv_q4",    "gemm_q4",    "gemv_q8",
                                                  "gemm_q8",      "gemv_q4x8",  "gemm_q4x8",  "gemv_q8x8",
                                                  "gemm_q8x8",    "gemv_f",     "gemm_f",     "gemm_acc_f",
-                                                 "f16_to_f32",   "f32_to_f16", "gemm_bf16",  "f32_to_bf16"};
+                                                 "f16_to_f32",   "f32_to_f16", "gemm_bf16",  "f32_to_bf16",
+                                                 "gemm_acc_bf16"};
   return names;
 }
 

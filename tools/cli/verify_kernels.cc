@@ -392,10 +392,10 @@ void CheckConvert(const KernelTable& k, const KernelTable* twin, std::mt19937& r
 }
 
 // The bf16 dot products, on the tiers that have them: the rounding of random and boundary f32
-// values and products with tails in K and in the row and token tiles, against the scalar
-// twins (kernels/ref) bit for bit.
+// values, products with tails in K and in the row and token tiles, and the accumulating
+// product with column and row tails, against the scalar twins (kernels/ref) bit for bit.
 void CheckBf16(const KernelTable& k, std::mt19937& rng, Checker& c) {
-  if (k.gemm_bf16 == nullptr || k.f32_to_bf16 == nullptr) return;
+  if (k.gemm_bf16 == nullptr || k.f32_to_bf16 == nullptr || k.gemm_acc_bf16 == nullptr) return;
   std::vector<float> f = RandomFloats(rng, 4099);
   std::uniform_int_distribution<uint32_t> bits_dist;
   for (int i = 0; i < 1024; ++i) f.push_back(std::bit_cast<float>(bits_dist(rng)));
@@ -426,6 +426,21 @@ void CheckBf16(const KernelTable& k, std::mt19937& rng, Checker& c) {
       k.gemm_bf16(w.data(), K, 0, R, x.data(), K, T, K, got.data(), R);
       kernels::GemmBf16Ref(w.data(), K, 0, R, x.data(), K, T, K, want.data(), R);
       c.Compare("gemm_bf16 K=" + std::to_string(K) + " T=" + std::to_string(T), want, got);
+      if (c.failed()) return;
+    }
+  }
+  for (int64_t D : {1, 17, 64, 100}) {
+    for (int64_t M : {1, 5, 9}) {
+      const int64_t N = 38;
+      std::vector<uint16_t> a(M * N), b(N * D);
+      const std::vector<float> af = RandomFloats(rng, M * N), bf = RandomFloats(rng, N * D);
+      kernels::F32ToBf16Ref(af.data(), a.data(), M * N);
+      kernels::F32ToBf16Ref(bf.data(), b.data(), N * D);
+      const std::vector<float> y0 = RandomFloats(rng, M * D);
+      std::vector<float> got = y0, want = y0;
+      k.gemm_acc_bf16(a.data(), N, M, b.data(), 2 * D, N, D, got.data(), D);
+      kernels::GemmAccBf16Ref(a.data(), N, M, b.data(), 2 * D, N, D, want.data(), D);
+      c.Compare("gemm_acc_bf16 D=" + std::to_string(D) + " M=" + std::to_string(M), want, got);
       if (c.failed()) return;
     }
   }

@@ -24,22 +24,26 @@ std::map<TensorClass, TensorType> DefaultTypes() {
           {TensorClass::kCentroids, TensorType::kF32},   {TensorClass::kTokenOrder, TensorType::kF32},
           // The vision tower in bf16, the checkpoint's own type (exact; an f16 mmproj's values
           // were bf16 before llama.cpp's converter stored them as f16). On a CPU with the bf16 dot
-          // products (AVX512_BF16) its activations are rounded to bf16: on the tiny vision oracle
-          // the soft tokens are then 0.0099 max / 0.0019 mean off, a tenth of the reduced tier
-          // (max 0.1, mean 0.02; elsewhere, f32 activations: 1e-6), while in q8 with int8
-          // activations they are 0.087 / 0.015, already 87 % of it with 2 of E2B's 16 layers
-          // (tests/oracle_vision_test.cc). Full-size E2B, 280-token image, 2 threads, Zen 5
-          // (gemlet encode-image, interleaved): bf16 4.53 s, f16 6.06 s, q8 (stored q8x8) 3.34 s.
+          // products (AVX512_BF16) the tower then rounds its activations to bf16 and runs its
+          // attention's products in bf16 (MatMulMode::kFastBf16): on the tiny vision oracle the
+          // soft tokens are 0.011 max / 0.0020 mean off, a ninth of the reduced tier (max 0.1,
+          // mean 0.02; elsewhere, f32 activations: 1e-6), while in q8 with int8 activations they
+          // are 0.087 / 0.015, already 87 % of it with 2 of E2B's 16 layers
+          // (tests/oracle_vision_test.cc). Full-size E2B, a 280-token image, 2 threads, Zen 5
+          // (gemlet encode-image, interleaved rounds): bf16 3.86–3.97 s, the same tower without
+          // the bf16 dot products (GEMLET_CPU=avx512) 6.2 s, q8 (stored q8x8) 2.72–3.01 s.
           // It is read once per image, so its bytes (E2B: 337 MB, q8 179 MB) cost no decode speed.
           {TensorClass::kVisionMatrix, TensorType::kBF16}, {TensorClass::kVisionPosTable, TensorType::kF16},
           {TensorClass::kVisionProj, TensorType::kBF16},
           // The audio tower in f16 with f32 activations, read once per clip: on the tiny audio
           // oracle its soft tokens are within 2.2e-6 × RMS of the reference on the fast path
-          // (tests/oracle_audio_test.cc). Faster plans leave the README's approximate tier
-          // (1e-2 × RMS max, 1e-3 mean): bf16 with bf16 activations (`--type audio=bf16 --type
-          // audio_proj=bf16`) is 1.4–3.8e-2 × RMS max / 3.1–4.1e-3 mean off, q8 with int8
-          // activations 0.087–0.147 / 0.018–0.022. Full-size E2B, a 30 s clip, 2 threads, Zen 5
-          // (gemlet encode-audio, interleaved): f16 3.02 s, bf16 2.18 s, q8 (stored q8x8) 1.62 s.
+          // (tests/oracle_audio_test.cc). Faster arithmetic leaves the README's approximate tier
+          // (1e-2 × RMS max, 1e-3 mean): bf16 weights with bf16 activations (the vision tower's
+          // kFastBf16, tried on this tower) are 1.4–3.8e-2 × RMS max / 3.1–4.1e-3 mean off, so
+          // the audio tower keeps f32 activations whatever its weights' type; q8 with int8
+          // activations is 0.087–0.147 / 0.018–0.022 off. Full-size E2B, a 30 s clip, 2
+          // threads, Zen 5 (gemlet encode-audio, interleaved): f16 3.02 s, bf16 with bf16
+          // activations 2.18 s, q8 (stored q8x8) 1.62 s.
           // The convolution kernels stay f32 (rows of 3 or 5 values fill no block; E2B's are
           // 0.15 M values).
           {TensorClass::kAudioMatrix, TensorType::kF16}, {TensorClass::kAudioConv, TensorType::kF32},

@@ -58,4 +58,20 @@ void GemmBf16Ref(const uint16_t* w, int64_t rs, int64_t r0, int64_t r1, const ui
   }
 }
 
+void GemmAccBf16Ref(const uint16_t* a, int64_t lda, int64_t M, const uint16_t* b, int64_t bs, int64_t N, int64_t D,
+                    float* y, int64_t ldy) {
+  GEMLET_CHECK(N % 2 == 0);
+  for (int64_t m = 0; m < M; ++m) {
+    for (int64_t d = 0; d < D; ++d) {
+      float acc = y[m * ldy + d];
+      for (int64_t j = 0; j < N / 2; ++j) {
+        const uint16_t* pair = b + j * bs + 2 * d;
+        acc = FlushSubnormal(acc + Bf16In(a[m * lda + 2 * j + 1]) * Bf16In(pair[1]));
+        acc = FlushSubnormal(acc + Bf16In(a[m * lda + 2 * j]) * Bf16In(pair[0]));
+      }
+      y[m * ldy + d] = acc;
+    }
+  }
+}
+
 }  // namespace gemlet::kernels

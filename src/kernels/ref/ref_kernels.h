@@ -59,6 +59,8 @@ void F32ToBf16Ref(const float* x, uint16_t* y, int64_t n);
 float DotBf16Ref(const uint16_t* w_row, const uint16_t* x, int64_t K);
 void GemmBf16Ref(const uint16_t* w, int64_t row_stride, int64_t r0, int64_t r1, const uint16_t* x,
                  int64_t x_stride, int64_t T, int64_t K, float* y, int64_t ldy);
+void GemmAccBf16Ref(const uint16_t* a, int64_t lda, int64_t M, const uint16_t* b, int64_t b_stride, int64_t N,
+                    int64_t D, float* y, int64_t ldy);
 
 void GemmAccFRef(TensorType btype, const float* a, int64_t lda, int64_t M, const void* b,
                  int64_t b_stride, int64_t N, int64_t D, float* y, int64_t ldy, int64_t prefetch = 0);

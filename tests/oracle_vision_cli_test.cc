@@ -101,6 +101,7 @@ TEST(OracleVisionCli, RunWithImagesFollowsTheOracle) {
   const auto want0 = p0["greedy"]["tokens"].get<std::vector<int32_t>>();
   EXPECT_EQ(JsonIds(out), std::vector<int32_t>(want0.begin(), want0.begin() + 8)) << out;
   EXPECT_NE(out.find("\"prompt_tokens\":103"), std::string::npos) << out;
+  EXPECT_NE(out.find("\"media_encode_ms\":"), std::string::npos) << out;  // part of the time to first token
   // Prompt 2: two images placed by {image} and <|image|> (its first two steps: gaps > 1).
   const auto want2 = cases["prompts"][2]["greedy"]["tokens"].get<std::vector<int32_t>>();
   ASSERT_EQ(RunCommand(run + "-n 2 --image " + VisionDir() + "image-B.png --image " + VisionDir() +

@@ -1,5 +1,6 @@
 // gemlet run: prefill a prompt and generate, streaming the text (or one JSON object).
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <random>
@@ -247,7 +248,9 @@ int Run(Flags& flags) {
   // Images and audio clips: encoded, and each placeholder expanded to its open token, its
   // soft tokens and its close token (<|image> ... <image|>, <|audio> ... <audio|>).
   runtime::MediaPrompt media_prompt;
+  double media_ms = 0;  // encoding the images and clips (part of the time to the first token)
   if (!images.empty() || !audios.empty()) {
+    const auto media_start = std::chrono::steady_clock::now();
     runtime::ImageEncoderOptions io;
     io.tokens = *image_tokens;
     auto encoder = runtime::ImageEncoder::Create(engine, io);
@@ -267,6 +270,7 @@ int Run(Flags& flags) {
     auto expanded = runtime::ExpandMedia(ids, media, runtime::MediaKindTokens(engine));
     if (!expanded.ok()) return ReportError("run", expanded.status());
     media_prompt = std::move(*expanded);
+    media_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - media_start).count();
   } else {
     media_prompt.tokens = std::move(ids);
   }
@@ -379,6 +383,7 @@ int Run(Flags& flags) {
                     {"prefill_ms", t.prefill_ms},         {"decode_ms", t.decode_ms},
                     {"prefill_tok_s", t.prefill_tok_s()}, {"decode_tok_s", t.decode_tok_s()},
                     {"sample_ms", t.sample_ms},           {"threads", engine.threads()}};
+    if (!images.empty() || !audios.empty()) j["timings"]["media_encode_ms"] = media_ms;
     if (go.speculative.mode != runtime::DraftMode::kOff) {
       const auto& sp = t.speculative;
       j["timings"]["speculative"] = {{"draft", runtime::DraftModeName(go.speculative.mode)},
@@ -421,6 +426,15 @@ int Run(Flags& flags) {
                : *n_predict < 0       ? "the context is full"
                                       : "token limit (-n)",
                engine.threads(), engine.threads() == 1 ? "" : "s");
+  if (!images.empty() || !audios.empty()) {
+    auto count = [](size_t n, const char* what) {
+      return n == 0 ? std::string() : std::to_string(n) + " " + what + (n == 1 ? "" : "s");
+    };
+    std::string what = count(images.size(), "image");
+    if (!audios.empty()) what += (what.empty() ? "" : " and ") + count(audios.size(), "audio clip");
+    std::fprintf(stderr, "media: %s encoded in %.1f ms (first token after %.1f ms)\n", what.c_str(), media_ms,
+                 media_ms + t.prefill_ms);
+  }
   if (go.speculative.mode != runtime::DraftMode::kOff) {
     const auto& sp = t.speculative;
     std::fprintf(stderr,

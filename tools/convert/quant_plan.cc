@@ -39,8 +39,10 @@ std::map<TensorClass, TensorType> DefaultTypes() {
           // oracle its soft tokens are within 2.2e-6 × RMS of the reference on the fast path
           // (tests/oracle_audio_test.cc). Faster arithmetic leaves the README's approximate tier
           // (1e-2 × RMS max, 1e-3 mean): bf16 weights with bf16 activations (the vision tower's
-          // kFastBf16, tried on this tower) are 1.4–3.8e-2 × RMS max / 3.1–4.1e-3 mean off, so
-          // the audio tower keeps f32 activations whatever its weights' type; q8 with int8
+          // kFastBf16, tried on this tower) are 1.4–3.8e-2 × RMS max / 3.1–4.1e-3 mean off, and
+          // in the feed-forward blocks' first (or second) products alone already 0.9–1.2e-3 ×
+          // RMS mean, at the tier's edge; so the audio tower keeps f32 activations whatever its
+          // weights' type; q8 with int8
           // activations is 0.087–0.147 / 0.018–0.022 off. Full-size E2B, a 30 s clip, 2
           // threads, Zen 5 (gemlet encode-audio, interleaved): f16 3.02 s, bf16 with bf16
           // activations 2.18 s, q8 (stored q8x8) 1.62 s.

@@ -17,7 +17,6 @@
 #include <algorithm>
 #include <cstring>
 #include <type_traits>
-#include <vector>
 
 #include "kernels/x86/x86_kernels.h"
 
@@ -137,96 +136,6 @@ inline void TileZ(const typename X::Block* w, int64_t gs, const ActBlock* x, int
 template <typename X>
 using Ops256 = std::conditional_t<std::is_same_v<typename X::Block, BlockQ4x8>, Q4x8Ops, Q8x8Ops>;
 
-// ---- GEMV: one row group at a time, in memory order ------------------------------------
-
-// The activations of a GEMV laid out for GroupSeq, once per call: for each pair of blocks
-// (b, b + 1), per weight step j the 4 activation bytes each half's lanes multiply (lanes 0-7
-// block b's, lanes 8-15 block b + 1's), the block sums' start −Offset and the scales dx, as
-// zmm vectors (a last odd block pairs with itself).
-template <typename X>
-struct PairedAct {
-  const int32_t* q;    // [pairs][8][16]
-  const int32_t* off;  // [pairs][16]
-  const float* dx;     // [pairs][16]
-  __m512i Q(int64_t i, int j) const { return _mm512_loadu_si512(q + (i * X::kChunks * X::kPerChunk + j) * 16); }
-  __m512i Off(int64_t i) const { return _mm512_loadu_si512(off + i * 16); }
-  __m512 Dx(int64_t i) const { return _mm512_loadu_ps(dx + i * 16); }
-};
-
-inline __m512i Halves(int32_t lo, int32_t hi) {
-  return _mm512_inserti64x4(_mm512_castsi256_si512(_mm256_set1_epi32(lo)), _mm256_set1_epi32(hi), 1);
-}
-
-template <typename X>
-PairedAct<X> PairActivations(const ActBlock* x, int64_t nb) {
-  constexpr int kSteps = X::kChunks * X::kPerChunk;
-  const int64_t pairs = (nb + 1) / 2;
-  thread_local std::vector<int32_t> qbuf, obuf;
-  thread_local std::vector<float> dbuf;
-  if (static_cast<int64_t>(qbuf.size()) < pairs * kSteps * 16) qbuf.resize(pairs * kSteps * 16);
-  if (static_cast<int64_t>(obuf.size()) < pairs * 16) {
-    obuf.resize(pairs * 16);
-    dbuf.resize(pairs * 16);
-  }
-  for (int64_t i = 0; i < pairs; ++i) {
-    const ActBlock& a = x[2 * i];
-    const ActBlock& b = x[std::min(2 * i + 1, nb - 1)];
-    for (int j = 0; j < kSteps; ++j) {
-      const int at = X::ActAt(j / X::kPerChunk, j % X::kPerChunk);
-      int32_t qa, qb;
-      std::memcpy(&qa, a.q + at, 4);
-      std::memcpy(&qb, b.q + at, 4);
-      _mm512_storeu_si512(qbuf.data() + (i * kSteps + j) * 16, Halves(qa, qb));
-    }
-    _mm512_storeu_si512(obuf.data() + i * 16, Halves(-X::Offset(a), -X::Offset(b)));
-    _mm512_storeu_ps(dbuf.data() + i * 16,
-                     _mm512_insertf32x8(_mm512_castps256_ps512(_mm256_set1_ps(a.d)), _mm256_set1_ps(b.d), 1));
-  }
-  return {qbuf.data(), obuf.data(), dbuf.data()};
-}
-
-// One row group (8 rows, its blocks w[0 .. nb), consecutive in memory): two consecutive blocks
-// per zmm (LoadPair of blocks b and b + 1), so a thread's rows are read as one sequential
-// stream, which the hardware prefetchers follow best: reading 1 GiB on this Zen 5 VM, one
-// stream gives 30 GB/s, tiles of four streams 6.9 KB long (E2B's K = 1536 in the two-pair
-// tiles) 20. No software prefetch: it cost 25 % here (21.6 → 16.3 GB/s, lm_head). The
-// block sums are exact; then
-// acc = fma(dw·dx, isum, acc) over b = 0, 1, ... in order, as every tier (the low half, block
-// b, before the high half, block b + 1).
-template <typename X>
-inline void GroupSeq(const typename X::Block* w, const PairedAct<X>& xa, int64_t nb, float* y) {
-  constexpr int kSteps = X::kChunks * X::kPerChunk;
-  __m256 acc = _mm256_setzero_ps();
-  for (int64_t b = 0; b < nb; b += 2) {
-    const auto& ga = w[b];
-    const bool two = b + 1 < nb;
-    const auto& gb = w[two ? b + 1 : b];
-    __m512i u[kSteps];
-#pragma GCC unroll 8
-    for (int c = 0; c < X::kChunks; ++c) X::Prep(LoadPair(ga, gb, c), &u[c * X::kPerChunk]);
-    const int64_t i = b / 2;
-    __m512i is = xa.Off(i), is_odd = _mm512_setzero_si512();
-#pragma GCC unroll 8
-    for (int j = 0; j < kSteps; j += 2) {
-      is = _mm512_dpbusd_epi32(is, u[j], xa.Q(i, j));
-      is_odd = _mm512_dpbusd_epi32(is_odd, u[j + 1], xa.Q(i, j + 1));
-    }
-    const __m512 f = _mm512_cvtepi32_ps(_mm512_add_epi32(is, is_odd));
-    const __m512 sc = _mm512_mul_ps(ScalePair(ga, gb), xa.Dx(i));
-    acc = _mm256_fmadd_ps(_mm512_castps512_ps256(sc), _mm512_castps512_ps256(f), acc);
-    if (two) acc = _mm256_fmadd_ps(_mm512_extractf32x8_ps(sc, 1), _mm512_extractf32x8_ps(f, 1), acc);
-  }
-  _mm256_storeu_ps(y, acc);
-}
-
-// Rows up to this K are read one group at a time (GroupSeq); longer rows in tiles of four
-// groups (TileZ<X, 2, 1>), whose streams are then long enough for the prefetchers and whose
-// activations stay in registers: GroupSeq's paired activations (640 B per pair of blocks)
-// outgrow L1 there. Measured on Zen 5 (kernels_bench Gemv, 1 thread, interleaved runs):
-// K = 1536, q4x8 15.8 → 21.0-22.8 GB/s (ffn_gate_up, lm_head), q8x8 17.5 → 21.2-22.4;
-// K = 6144 (ffn_down) GroupSeq 10.9 against the tiles' 22.0.
-constexpr int64_t kSeqMaxK = 2048;
-
 template <typename X>
 void GemvZ(const typename X::Block* w, int64_t gs, int64_t r0, int64_t r1, const ActBlock* x, int64_t K,
            float* y) {
@@ -236,9 +145,8 @@ void GemvZ(const typename X::Block* w, int64_t gs, int64_t r0, int64_t r1, const
     std::fill(y + r0, y + r1, 0.0f);
     return;
   }
-  if (K <= kSeqMaxK) {
-    const PairedAct<X> xa = PairActivations<X>(x, nb);
-    for (int64_t g = r0 / 8; g < r1 / 8; ++g) GroupSeq<X>(w + g * gs, xa, nb, y + 8 * g);
+  if (K <= kGemvOneStreamMaxK) {  // one group at a time: one stream (interleaved_kernels_x86.inc)
+    for (int64_t g = r0 / 8; g < r1 / 8; ++g) TileX8<Ops256<X>, 1, 1>(w + g * gs, gs, x, 0, nb, y + 8 * g, 0);
     return;
   }
   int64_t g = r0 / 8;

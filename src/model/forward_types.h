@@ -38,6 +38,7 @@ struct ForwardScratch {
   std::vector<float> cos_s, sin_s, cos_f, sin_f;  // [R, hd/2] RoPE tables per layer type
   std::vector<int64_t> pos;                       // [R] position of each row
   std::vector<std::vector<float>> k, v;           // [L][R, Hkv·hd] fresh K/V of each cached layer
+  std::vector<std::vector<BlockQ8>> k8, v8;       // [L][R, Hkv·hd/32] the same, of q8 stores, in q8
   std::vector<float> head;                        // [outputs, D] rows after the final norm
   std::vector<int64_t> out;                       // [outputs] active row of each output
   std::vector<int64_t> keep;                      // [A] batch row of each active row

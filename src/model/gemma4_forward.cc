@@ -94,6 +94,8 @@ Status Forward(const Gemma4Model& model, const Batch& batch, ForwardScratch* s, 
   if (static_cast<int64_t>(s->k.size()) < L) {
     s->k.resize(L);
     s->v.resize(L);
+    s->k8.resize(L);
+    s->v8.resize(L);
   }
   float* a = Sized(s->a, R * D);
   float* d = Sized(s->d, R * D);
@@ -149,9 +151,17 @@ Status Forward(const Gemma4Model& model, const Batch& batch, ForwardScratch* s, 
       ops::RmsNorm(v, nullptr, R * Hkv, hd, eps, v);  // v_norm: no weight, no RoPE
       for (int64_t j = 0, r0 = 0; j < S; r0 += batch.seqs[j].rows, ++j) {  // what each store will hold
         const TensorType type = batch.seqs[j].kv->row_type(l);               // (kv_store.h)
-        if (type == TensorType::kF32) continue;
-        ops::RoundToKvType(type, k + r0 * row, batch.seqs[j].rows * row);
-        ops::RoundToKvType(type, v + r0 * row, batch.seqs[j].rows * row);
+        const int64_t n = batch.seqs[j].rows * row;
+        if (type == TensorType::kF16) {
+          ops::RoundToF16(k + r0 * row, n);
+          ops::RoundToF16(v + r0 * row, n);
+        } else if (type == TensorType::kQ8) {
+          // The blocks Commit will store (it quantizes these rows alike): attention scores q8
+          // keys with int8 dot products, so a key must be attended over as those blocks,
+          // whether it comes from this chunk or from the cache.
+          ops::QuantizeKvRowQ8(k + r0 * row, Sized(s->k8[l], R * row / kQBlock) + r0 * row / kQBlock, n);
+          ops::QuantizeKvRowQ8(v + r0 * row, Sized(s->v8[l], R * row / kQBlock) + r0 * row / kQBlock, n);
+        }
       }
     } else {
       ops::MatMul(Ly.attn_q, an, A, q, opt.mode, opt.pool);  // [A, H, hd]
@@ -169,8 +179,13 @@ Status Forward(const Gemma4Model& model, const Batch& batch, ForwardScratch* s, 
       KvStore* kv = batch.seqs[j].kv;
       ops::KvSegment segs[3];
       int n_segs = kv->Past(src, segs);
-      segs[n_segs++] = ops::KvSegment{s->k[src].data() + r0 * row, s->v[src].data() + r0 * row, row, kv->size(),
-                                      batch.seqs[j].rows};
+      if (kv->row_type(src) == TensorType::kQ8) {
+        segs[n_segs++] = ops::KvSegment{s->k8[src].data() + r0 * row / kQBlock, s->v8[src].data() + r0 * row / kQBlock,
+                                        row, kv->size(), batch.seqs[j].rows, TensorType::kQ8};
+      } else {
+        segs[n_segs++] = ops::KvSegment{s->k[src].data() + r0 * row, s->v[src].data() + r0 * row, row, kv->size(),
+                                        batch.seqs[j].rows};
+      }
       ops::Attention(shape, q + active0[j] * H * hd, pos + active0[j], active_n[j], segs, n_segs,
                      o + active0[j] * H * hd, opt.pool);
     }

@@ -125,8 +125,9 @@ void RunSchedule(const Gemma4Model& m, const std::vector<std::vector<int32_t>>& 
 
 // A row's outputs are the same, bit for bit, whatever shares its batch: alone; beside other
 // sequences at other positions; beside a prefill chunk (with and without outputs); as one of
-// K rows of its own sequence (a verify); in a sequence whose store keeps f16 rows beside one
-// with f32 rows. Sequence lengths pass the 16-token sliding window.
+// K rows of its own sequence (a verify); in sequences whose stores keep f32, f16 and q8 rows
+// side by side (a q8 store's keys are scored by int8 dot products, from the store and from
+// the batch's own rows alike). Sequence lengths pass the 16-token sliding window.
 TEST(ForwardTest, RowOutputsIndependentOfBatchComposition) {
   const auto c = TinyConfig();
   auto file = RandomModel(c);
@@ -138,7 +139,7 @@ TEST(ForwardTest, RowOutputsIndependentOfBatchComposition) {
   for (int i = 0; i < 3; ++i) {
     for (int64_t t = 0; t < lengths[i]; ++t) streams[i].push_back(static_cast<int32_t>((t * 31 + i * 7 + 2) % V));
   }
-  const std::vector<TensorType> types = {TensorType::kF32, TensorType::kF16, TensorType::kF32};
+  const std::vector<TensorType> types = {TensorType::kF32, TensorType::kF16, TensorType::kQ8};
   ThreadPool pool(2);
   for (const ops::MatMulMode mode : {ops::MatMulMode::kExact, ops::MatMulMode::kFast}) {
     const ForwardOptions opt{mode, &pool};

@@ -70,12 +70,14 @@ class KvStore {
   // Ends the step: size() += T.
   virtual void Advance(int64_t T) = 0;
   // The element type cached layer `layer`'s rows are stored in (ops::KvSegment::type of its
-  // Past segments; a store may keep full-attention and sliding layers in different types). For
-  // kF16 and kQ8 the forward pass rounds the step's fresh rows to the values the cache will
-  // hold (ops::RoundToKvType: nearest f16, or q8 quantize + dequantize) before attending over
-  // them, so a token reads the same K/V whether it came in the same chunk or from the cache:
-  // prefill and decode agree bit for bit (the rounding is idempotent, so Commit stores
-  // exactly the values attended over).
+  // Past segments; a store may keep full-attention and sliding layers in different types). The
+  // forward pass attends over the step's fresh rows as the store will hold them, so a token's
+  // K/V go through the same arithmetic whether they came in the same chunk or from the store,
+  // and prefill and decode agree bit for bit: for kF16 it rounds them to the nearest f16
+  // values (idempotent, so Commit stores exactly the values attended over); for kQ8 it
+  // quantizes them with ops::QuantizeKvRowQ8 and attends over those blocks as a kQ8 segment
+  // (attention scores q8 keys with int8 dot products), so a kQ8 store's Commit must quantize
+  // the f32 rows it is given with ops::QuantizeKvRowQ8 too.
   virtual TensorType row_type(int64_t layer) const {
     (void)layer;
     return TensorType::kF32;

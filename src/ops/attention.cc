@@ -69,6 +69,13 @@ GEMLET_SIMD_CLONES void DequantQ8(const BlockQ8* __restrict src, int64_t blocks,
   }
 }
 
+// Asks for the `bytes` bytes from `p` on to come into cache; p may lie past the rows (the
+// address is computed as an integer, and a prefetch never faults). Changes no result.
+void PrefetchBytes(const void* p, int64_t bytes) {
+  const uintptr_t a = reinterpret_cast<uintptr_t>(p);
+  for (uintptr_t l = a / 64 * 64; l < a + bytes; l += 64) __builtin_prefetch(reinterpret_cast<const void*>(l), 0, 2);
+}
+
 // The address of element `e` of a segment's K or V stream (for kQ8, e is a multiple of 32).
 const uint8_t* ElementAt(const void* base, TensorType type, int64_t e) {
   const uint8_t* p = static_cast<const uint8_t*>(base);
@@ -82,9 +89,8 @@ const uint8_t* ElementAt(const void* base, TensorType type, int64_t e) {
   }
 }
 
-// One run of a tile's keys: n consecutive rows of one segment from key row `k`/`v` on.
+// One run of a tile's keys: n consecutive rows of one segment, their values from row `v` on.
 struct Run {
-  const void* k;
   const void* v;
   int64_t stride;
   int64_t n;
@@ -119,21 +125,28 @@ struct SoftmaxState {
   float* l;
 };
 
+// A block's queries, [M, hd] contiguous: f32, and (when a segment is q8) their int8 blocks
+// [M, hd / 32] by the kernel table's quantize_act.
+struct BlockQueries {
+  const float* f;
+  const kernels::ActBlock* q8;
+};
+
 // The state of a block of queries that share one KV head g — R query rows (positions qp[r]) ×
-// nh heads, qb [R·nh, hd] contiguous — over the keys of chunk [k0, k0 + kChunk), as a tiled
-// online softmax (eager_attention_forward for each (row, head)). For one tile of keys at a
-// time: the scores of every query (the kernel table's float GEMM, keys as rows and the queries
-// as tokens, on the cache's f16 or f32 rows in place; q8 rows, only the tile's keys and KV
-// head g's slice, are first dequantized into f32 tile buffers), per query a running maximum m
-// and sum l, its output rescaled when m grows, and the weighted values (the kernel table's
-// accumulating GEMM, every query at once). Each K/V tile is read once for all the queries of
-// the block (the heads of a GQA/MQA group, and neighbouring prompt rows) and stays in cache
-// while they use it. Keys a query may not see (after its position, before its window) get
+// nh heads, qb [R·nh, hd] — over the keys of chunk [k0, k0 + kChunk), as a tiled online
+// softmax (eager_attention_forward for each (row, head)). For one tile of keys at a time: the
+// scores of every query (keys as rows and the queries as tokens, on the cache's rows in
+// place: the kernel table's float GEMM on f16 or f32 rows, its int8 GEMM on q8 rows with the
+// int8 queries), per query a running maximum m and sum l, its output rescaled when m grows,
+// and the weighted values (the kernel table's accumulating GEMM, every query at once; q8
+// values, only the tile's keys and KV head g's slice, are first dequantized into an f32
+// tile). Each K/V tile is read once for all the queries of the block (the heads of a GQA/MQA
+// group, and neighbouring prompt rows) and stays in cache while they use it. Keys a query may not see (after its position, before its window) get
 // weight exactly 0, and tiles are aligned to absolute key positions (multiples of kKeyTile) and
 // gathered across segments; since every kernel computes each (query, key) and (query, column)
 // element alone in a fixed order, the bits of a query's state depend neither on how the keys
 // are split into segments nor on which queries share the block.
-void AttendChunk(const kernels::KernelTable& kt, const AttentionShape& s, const float* qb, const int64_t* qp,
+void AttendChunk(const kernels::KernelTable& kt, const AttentionShape& s, BlockQueries qb, const int64_t* qp,
                  int64_t R, int64_t nh, int64_t g, const KvSegment* segs, int n_segs, KeySpan keys, int64_t k0,
                  SoftmaxState st) {
   const int64_t hd = s.head_dim, M = R * nh;
@@ -147,16 +160,9 @@ void AttendChunk(const kernels::KernelTable& kt, const AttentionShape& s, const 
   if (static_cast<int64_t>(scores.size()) < M * kKeyTile) scores.resize(M * kKeyTile);
   float* sc = scores.data();
   thread_local std::vector<Run> runs;
-  // f32 copies of the tile's K and V rows of q8 segments (KV head g's slice): [kKeyTile, hd] each.
-  thread_local std::vector<float> k_tile, v_tile;
-  if (static_cast<int64_t>(k_tile.size()) < kKeyTile * hd) {
-    for (int i = 0; i < n_segs; ++i) {
-      if (segs[i].type != TensorType::kQ8) continue;
-      k_tile.resize(kKeyTile * hd);
-      v_tile.resize(kKeyTile * hd);
-      break;
-    }
-  }
+  // f32 copies of the tile's V rows of q8 segments (KV head g's slice): [kKeyTile, hd].
+  thread_local std::vector<float> v_tile;
+  if (qb.q8 != nullptr && static_cast<int64_t>(v_tile.size()) < kKeyTile * hd) v_tile.resize(kKeyTile * hd);
   for (int64_t t0 = t_lo / kKeyTile * kKeyTile; t0 <= t_hi; t0 += kKeyTile) {
     const int64_t a = std::max(t0, t_lo), z = std::min(t0 + kKeyTile, t_hi + 1);  // tile keys [a, z)
     // Gather the tile's keys in position order from the segments that hold them.
@@ -178,26 +184,31 @@ void AttendChunk(const kernels::KernelTable& kt, const AttentionShape& s, const 
       GEMLET_CHECK(sg->type == TensorType::kF32 || sg->type == TensorType::kF16 || sg->type == TensorType::kQ8);
       const int64_t e = std::min(z, sg->pos0 + sg->count);
       const int64_t elem = (u - sg->pos0) * sg->stride + g * hd;
+      // sc[i * kKeyTile + n + j] = q_i · k_j (the same bits whichever queries and keys share the
+      // call: both GEMMs compute each (key, query) element alone, in a fixed order).
       if (sg->type == TensorType::kQ8) {
-        // Rows and heads start at block boundaries (attention.h). Dequantized exactly, the
-        // rows then go through the f32 GEMMs: the bits of an f32 segment of those values.
-        GEMLET_CHECK(sg->stride % kQBlock == 0 && hd % kQBlock == 0);
+        // Rows and heads start at block boundaries (attention.h). The int8 GEMM reads the K
+        // blocks in place; V is dequantized exactly and goes through the f32 GEMM.
+        GEMLET_CHECK(sg->stride % kQBlock == 0 && hd % kQBlock == 0 && qb.q8 != nullptr);
         const auto* kb = reinterpret_cast<const BlockQ8*>(ElementAt(sg->k, TensorType::kQ8, elem));
         const auto* vb = reinterpret_cast<const BlockQ8*>(ElementAt(sg->v, TensorType::kQ8, elem));
+        // The rows of the tile one on are asked for meanwhile (the cache's rows are out of the
+        // CPU caches, as the f16 kernels' prefetch hint, kernels.h).
+        const int64_t rs = sg->stride / kQBlock, row_bytes = hd / kQBlock * static_cast<int64_t>(sizeof(BlockQ8));
+        for (int64_t r = 0; r < e - u; ++r) PrefetchBytes(kb + (r + kKeyTile) * rs, row_bytes);
+        kt.gemm_q8(kb, rs, 0, e - u, qb.q8, hd / kQBlock, M, hd, sc + n, kKeyTile);
         for (int64_t r = 0; r < e - u; ++r) {
-          DequantQ8(kb + r * (sg->stride / kQBlock), hd / kQBlock, k_tile.data() + (n + r) * hd);
-          DequantQ8(vb + r * (sg->stride / kQBlock), hd / kQBlock, v_tile.data() + (n + r) * hd);
+          PrefetchBytes(vb + (r + kKeyTile) * rs, row_bytes);
+          DequantQ8(vb + r * rs, hd / kQBlock, v_tile.data() + (n + r) * hd);
         }
-        runs.push_back(Run{k_tile.data() + n * hd, v_tile.data() + n * hd, hd, e - u, n, u, TensorType::kF32, 0});
+        runs.push_back(Run{v_tile.data() + n * hd, hd, e - u, n, u, TensorType::kF32, 0});
       } else {
         // Rows in place: the kernels prefetch the rows one tile on (the next tile's, when the
         // segment goes on), so the next tile's K and V come in while this one is computed.
-        runs.push_back(Run{ElementAt(sg->k, sg->type, elem), ElementAt(sg->v, sg->type, elem), sg->stride, e - u, n,
-                           u, sg->type, kKeyTile});
+        kt.gemm_f(sg->type, ElementAt(sg->k, sg->type, elem), sg->stride, 0, e - u, qb.f, hd, M, hd, sc + n,
+                  kKeyTile, kKeyTile);
+        runs.push_back(Run{ElementAt(sg->v, sg->type, elem), sg->stride, e - u, n, u, sg->type, kKeyTile});
       }
-      const Run& run = runs.back();
-      // sc[i * kKeyTile + n + j] = q_i · k_j (the same bits whichever queries share the call)
-      kt.gemm_f(run.type, run.k, run.stride, 0, e - u, qb, hd, M, hd, sc + n, kKeyTile, run.prefetch);
       n += e - u;
       u = e;
     }
@@ -287,26 +298,45 @@ void Finish(SoftmaxState st, int64_t R, int64_t nh, int64_t hd, float* out, int6
   }
 }
 
-// Per-thread buffers of one block: queries [M, hd], then two states (running, chunk).
+// Per-thread buffers of one block: queries [M, hd] (and their int8 blocks [M, hd / 32] when
+// `q8`), then two states (running, chunk).
 struct BlockBuffers {
-  float* qb;
+  float* qf;
+  kernels::ActBlock* q8;
   SoftmaxState run, chunk;
 };
-BlockBuffers Buffers(int64_t M, int64_t hd) {
+BlockBuffers Buffers(int64_t M, int64_t hd, bool q8) {
   thread_local std::vector<float> buf;
+  thread_local std::vector<kernels::ActBlock> qbuf;
   const int64_t need = 3 * M * hd + 4 * M;
   if (static_cast<int64_t>(buf.size()) < need) buf.resize(need);
+  if (q8 && static_cast<int64_t>(qbuf.size()) < M * hd / kQBlock) qbuf.resize(M * hd / kQBlock);
   float* p = buf.data();
   BlockBuffers b;
-  b.qb = p;
+  b.qf = p;
+  b.q8 = q8 ? qbuf.data() : nullptr;
   b.run = {p + M * hd, p + 3 * M * hd, p + 3 * M * hd + M};
   b.chunk = {p + 2 * M * hd, p + 3 * M * hd + 2 * M, p + 3 * M * hd + 3 * M};
   return b;
 }
 
-// Copies R rows of nh·hd queries (row r at q + r·q_row) into qb.
-void GatherQueries(const float* q, int64_t q_row, int64_t R, int64_t nh, int64_t hd, float* qb) {
-  for (int64_t r = 0; r < R; ++r) std::copy(q + r * q_row, q + r * q_row + nh * hd, qb + r * nh * hd);
+// Whether any segment holds q8 rows (then the queries are quantized too).
+bool AnyQ8(const KvSegment* segs, int n_segs) {
+  for (int i = 0; i < n_segs; ++i) {
+    if (segs[i].type == TensorType::kQ8) return true;
+  }
+  return false;
+}
+
+// Copies R rows of nh·hd queries (row r at q + r·q_row) into qf [R·nh, hd] and, if q8 is not
+// null, quantizes them into it (hd a multiple of 32). quantize_act treats each block of 32
+// alone, so a query's int8 blocks are the same whichever block of queries, thread or path
+// (prefill, decode, the decode's key split) it is gathered in.
+BlockQueries GatherQueries(const kernels::KernelTable& kt, const float* q, int64_t q_row, int64_t R, int64_t nh,
+                           int64_t hd, float* qf, kernels::ActBlock* q8) {
+  for (int64_t r = 0; r < R; ++r) std::copy(q + r * q_row, q + r * q_row + nh * hd, qf + r * nh * hd);
+  if (q8 != nullptr) kt.quantize_act(qf, q8, R * nh * hd);
+  return BlockQueries{qf, q8};
 }
 
 // The whole attention of one block: every chunk in order, merged.
@@ -314,15 +344,15 @@ void AttendBlock(const kernels::KernelTable& kt, const AttentionShape& s, const 
                  const int64_t* qp, int64_t R, int64_t nh, int64_t g, const KvSegment* segs, int n_segs,
                  float* out, int64_t out_row) {
   const int64_t hd = s.head_dim, M = R * nh;
-  const BlockBuffers b = Buffers(M, hd);
-  GatherQueries(q, q_row, R, nh, hd, b.qb);
+  const BlockBuffers b = Buffers(M, hd, AnyQ8(segs, n_segs));
+  const BlockQueries qb = GatherQueries(kt, q, q_row, R, nh, hd, b.qf, b.q8);
   const KeySpan keys = VisibleKeys(s, qp, R, segs, n_segs);
   for (int64_t i = 0; i < M; ++i) {
     b.run.m[i] = -std::numeric_limits<float>::infinity();
     b.run.l[i] = 0;
   }
   for (int64_t k0 = keys.lo / kChunk * kChunk; k0 <= keys.hi; k0 += kChunk) {
-    AttendChunk(kt, s, b.qb, qp, R, nh, g, segs, n_segs, keys, k0, b.chunk);
+    AttendChunk(kt, s, qb, qp, R, nh, g, segs, n_segs, keys, k0, b.chunk);
     Merge(b.run, b.chunk, M, hd);
   }
   Finish(b.run, R, nh, hd, out, out_row);
@@ -335,6 +365,7 @@ void Attention(const AttentionShape& s, const float* q, const int64_t* q_pos, in
   const int64_t H = s.n_heads, hd = s.head_dim, Hkv = s.n_kv_heads;
   const int64_t group = H / Hkv;
   const kernels::KernelTable& kt = kernels::ActiveKernels();
+  GEMLET_CHECK_MSG(hd % kQBlock == 0 || !AnyQ8(segments, n_segments), "q8 KV segments need head_dim % 32 == 0");
   const int64_t threads = pool ? pool->num_threads() : 1;
   const int64_t blocks = (T + kRowBlock - 1) / kRowBlock;
   auto parallel = [&](int64_t units, const std::function<void(int64_t, int64_t)>& fn) {
@@ -360,15 +391,27 @@ void Attention(const AttentionShape& s, const float* q, const int64_t* q_pos, in
         float* p = base + i * per_state;
         return SoftmaxState{p, p + M * hd, p + M * hd + M};
       };
-      // Each KV head's queries [M, hd], gathered once for all its chunks.
+      // Each KV head's queries [M, hd] (and int8 blocks), gathered once for all its chunks.
       thread_local std::vector<float> queries;
+      thread_local std::vector<kernels::ActBlock> queries_q8;
+      const bool q8 = AnyQ8(segments, n_segments);
       if (static_cast<int64_t>(queries.size()) < Hkv * M * hd) queries.resize(Hkv * M * hd);
-      const float* const qs = queries.data();
-      for (int64_t g = 0; g < Hkv; ++g) GatherQueries(q + g * group * hd, H * hd, T, group, hd, queries.data() + g * M * hd);
+      if (q8 && static_cast<int64_t>(queries_q8.size()) < Hkv * M * hd / kQBlock) {
+        queries_q8.resize(Hkv * M * hd / kQBlock);
+      }
+      float* const qf = queries.data();  // (workers see their own thread_local buffers)
+      kernels::ActBlock* const qa = q8 ? queries_q8.data() : nullptr;
+      auto queries_of = [qf, qa, M, hd](int64_t g) {
+        return BlockQueries{qf + g * M * hd, qa != nullptr ? qa + g * M * hd / kQBlock : nullptr};
+      };
+      for (int64_t g = 0; g < Hkv; ++g) {
+        GatherQueries(kt, q + g * group * hd, H * hd, T, group, hd, qf + g * M * hd,
+                      qa != nullptr ? qa + g * M * hd / kQBlock : nullptr);
+      }
       parallel(Hkv * nc, [&](int64_t i0, int64_t i1) {
         for (int64_t i = i0; i < i1; ++i) {
           const int64_t g = i / nc, c = i % nc;
-          AttendChunk(kt, s, qs + g * M * hd, q_pos, T, group, g, segments, n_segments, keys, (c0 + c) * kChunk,
+          AttendChunk(kt, s, queries_of(g), q_pos, T, group, g, segments, n_segments, keys, (c0 + c) * kChunk,
                       state(i));
         }
       });

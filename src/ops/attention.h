@@ -45,10 +45,15 @@ struct AttentionShape {
 // position order, so the result's bits do not depend on how the keys are split into segments.
 // f16 segments cost a conversion, not a second algorithm: the kernels widen each K and V
 // element to f32 (exactly) in registers and then do the f32 arithmetic, so the result is
-// bit-identical to f32 segments holding the same (f16-representable) values. q8 segments
-// are dequantized (exactly: int8 × f16 scale needs at most 18 significant bits) into f32
-// tiles of the keys a block reads, so they too give the bits of f32 segments holding the
-// dequantized values.
+// bit-identical to f32 segments holding the same (f16-representable) values. Over q8
+// segments the scores are int8 dot products (the kernel table's gemm_q8, as llama.cpp scores
+// a q8_0 cache): each query's blocks of 32 are quantized like the matmuls' activations
+// (quantize_act; head_dim a multiple of 32). A key's score thus depends on its segment's
+// type, so the forward pass gives the fresh rows of a q8 store as q8 blocks too
+// (model/kv_store.h). q8 values are dequantized exactly (int8 × f16 scale needs at most 18
+// significant bits) into f32 tiles. The bits still do not depend on the segments, the query
+// blocks, the threads or the path (prefill or decode): quantize_act treats each block of 32
+// alone and gemm_q8 computes each (key, query) element alone, in a fixed order.
 void Attention(const AttentionShape& shape, const float* q, const int64_t* q_pos, int64_t T,
                const KvSegment* segments, int n_segments, float* out, ThreadPool* pool);
 
@@ -57,11 +62,10 @@ void Attention(const AttentionShape& shape, const float* q, const int64_t* q_pos
 void RoundToF16(float* x, int64_t n);
 
 // The values a KV cache of element type `type` will hold for the f32 values x[0, n), in
-// place, for rows attended over before they are stored: kF32 leaves x alone, kF16 is
-// RoundToF16, kQ8 quantizes each block of 32 with QuantizeKvRowQ8 and dequantizes it (n a
-// multiple of 32). Idempotent, bit for bit: rounding already-rounded values changes nothing,
-// so a cache that stores them holds exactly the values attended over (q8: for |x| up to
-// 65504·127, where the block scale is a finite f16).
+// place: kF32 leaves x alone, kF16 is RoundToF16, kQ8 quantizes each block of 32 with
+// QuantizeKvRowQ8 and dequantizes it (n a multiple of 32). Idempotent, bit for bit: rounding
+// already-rounded values changes nothing (q8: for |x| up to 65504·127, where the block scale
+// is a finite f16), so a session file's f32 rows reload into the same blocks.
 void RoundToKvType(TensorType type, float* x, int64_t n);
 
 // A KV cache's q8 quantizer (n a multiple of 32): each block as kernels::QuantizeRowQ8Ref

@@ -2,7 +2,7 @@
 //   Decode/<hd>/<keys>: one query row (a decode step) over `keys` cached positions;
 //   DecodeCold512: the same with the KV cache out of the CPU caches (as in a model's step);
 //   Prefill/<hd>/<T>/<depth>: T query rows after `depth` cached positions (causal);
-//   DecodeQ8/<hd>/<keys>, PrefillQ8: the same over a q8 KV cache (--kv-type q8).
+//   DecodeQ8/<hd>/<keys>, DecodeColdQ8, PrefillQ8: the same over a q8 KV cache (--kv-type q8).
 // Window 512 for hd 256 (the sliding layers), none for hd 512 (the full layers). Reports
 // keys/s (query rows × visible keys per second, so heads are counted once).
 //   gemlet_ops_bench --benchmark_filter=Attention --benchmark_repetitions=3
@@ -70,12 +70,12 @@ void Run(benchmark::State& state, int64_t hd, int64_t depth, int64_t T, TensorTy
 // Decode with the KV cache out of the CPU caches, as in a model's decode step, where the
 // weights of the other layers pass through them between two attention calls: the calls
 // rotate over enough copies of the cache to overflow the last-level cache.
-void RunCold(benchmark::State& state, int64_t hd, int64_t depth) {
+void RunCold(benchmark::State& state, int64_t hd, int64_t depth, TensorType type = TensorType::kF16) {
   const int threads = static_cast<int>(state.range(0));
   ThreadPool pool(threads);
   constexpr int kCopies = 16;
   std::vector<std::unique_ptr<Case>> cs;
-  for (int i = 0; i < kCopies; ++i) cs.push_back(MakeCase(hd, depth + 1, 1, TensorType::kF16));
+  for (int i = 0; i < kCopies; ++i) cs.push_back(MakeCase(hd, depth + 1, 1, type));
   int64_t i = 0;
   for (auto _ : state) {
     Case& c = *cs[i++ % kCopies];
@@ -92,10 +92,12 @@ void BM_AttentionDecode256(benchmark::State& s) { Run(s, 256, 4096, 1); }
 void BM_AttentionPrefill512(benchmark::State& s) { Run(s, 512, 4096, 512); }
 void BM_AttentionPrefill256(benchmark::State& s) { Run(s, 256, 0, 512); }
 void BM_AttentionDecodeQ8512(benchmark::State& s) { Run(s, 512, 4096, 1, TensorType::kQ8); }
+void BM_AttentionDecodeColdQ8512(benchmark::State& s) { RunCold(s, 512, 4096, TensorType::kQ8); }
 void BM_AttentionPrefillQ8512(benchmark::State& s) { Run(s, 512, 4096, 512, TensorType::kQ8); }
 BENCHMARK(BM_AttentionDecode512)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_AttentionDecodeCold512)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_AttentionDecodeQ8512)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMicrosecond);
+BENCHMARK(BM_AttentionDecodeColdQ8512)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_AttentionDecode256)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMicrosecond);
 BENCHMARK(BM_AttentionPrefill512)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_AttentionPrefillQ8512)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);

@@ -8,43 +8,11 @@
 #include <vector>
 
 #include "base/half.h"
+#include "ops/attention_test_util.h"
 #include "ops/ops_test_util.h"
 
 namespace gemlet::ops {
 namespace attention_test {
-
-// Naive attention in double with an explicit [T, N] score matrix: queries at positions
-// N−T … N−1 over keys at positions 0 … N−1.
-std::vector<double> NaiveAttention(const AttentionShape& s, const std::vector<float>& q,
-                                   const std::vector<float>& k, const std::vector<float>& v, int64_t T,
-                                   int64_t N) {
-  const int64_t H = s.n_heads, Hkv = s.n_kv_heads, hd = s.head_dim;
-  std::vector<double> out(T * H * hd, 0.0);
-  for (int64_t t = 0; t < T; ++t) {
-    const int64_t qp = N - T + t;
-    for (int64_t h = 0; h < H; ++h) {
-      const int64_t g = h / (H / Hkv);
-      std::vector<double> sc(N, -std::numeric_limits<double>::infinity());
-      double mx = -std::numeric_limits<double>::infinity();
-      for (int64_t u = 0; u < N; ++u) {
-        const bool allowed = u <= qp && (s.window == 0 || u > qp - s.window);
-        if (!allowed) continue;
-        double d = 0;
-        for (int64_t i = 0; i < hd; ++i) d += double(q[(t * H + h) * hd + i]) * k[(u * Hkv + g) * hd + i];
-        sc[u] = d * s.scale;
-        mx = std::max(mx, sc[u]);
-      }
-      double sum = 0;
-      for (int64_t u = 0; u < N; ++u) sum += std::isinf(sc[u]) ? 0.0 : std::exp(sc[u] - mx);
-      for (int64_t u = 0; u < N; ++u) {
-        if (std::isinf(sc[u])) continue;
-        const double p = std::exp(sc[u] - mx) / sum;
-        for (int64_t i = 0; i < hd; ++i) out[(t * H + h) * hd + i] += p * v[(u * Hkv + g) * hd + i];
-      }
-    }
-  }
-  return out;
-}
 
 struct Case {
   int64_t H, Hkv, hd, window, T, N;
@@ -61,7 +29,7 @@ TEST_P(AttentionTest, MatchesNaiveWithAnySegmentSplit) {
   auto v = testing::RandomVector(c.N * kv_row, 3);
   std::vector<int64_t> pos(c.T);
   for (int64_t t = 0; t < c.T; ++t) pos[t] = c.N - c.T + t;
-  const auto ref = NaiveAttention(s, q, k, v, c.T, c.N);
+  const auto ref = testing::NaiveAttention(s, q, k, v, c.T, c.N);
 
   auto seg = [&](int64_t p0, int64_t n) {
     return KvSegment{k.data() + p0 * kv_row, v.data() + p0 * kv_row, kv_row, p0, n};

@@ -96,7 +96,7 @@ TEST(GrammarConstraintTest, ControlTokensAreNamedBySymbol) {
 }
 
 TEST(GrammarConstraintTest, FreeBlockFirstThenTheGrammar) {
-  GrammarSchedule s{.block_open = gemma4::kChannelOpenId, .block_close = gemma4::kChannelCloseId};
+  GrammarSchedule s{.block_open = gemma4::kChannelOpenId, .block_close = gemma4::kChannelCloseId, .triggers = {}};
   auto c = Make("root ::= \"yes\" | \"no\"", s);
   EXPECT_TRUE(c->Allows(gemma4::kChannelOpenId));
   EXPECT_TRUE(c->Allows(Id("yes")));

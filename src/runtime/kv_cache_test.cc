@@ -160,15 +160,15 @@ INSTANTIATE_TEST_SUITE_P(Types, KvLayerTest,
                            return std::string(TensorTypeName(i.param));
                          });
 
-// A q8 layer stores each committed row as ops::QuantizeKvRowQ8 blocks, which dequantize to
-// exactly what ops::RoundToKvType gives (the values the forward attends over before storing
-// them), through ring wrap-arounds and across rows of widely varying magnitudes.
+// A q8 layer stores each committed row as ops::QuantizeKvRowQ8 blocks (the blocks the forward
+// attends over before storing them), which dequantize to exactly what ops::RoundToKvType
+// gives, through ring wrap-arounds and across rows of widely varying magnitudes.
 TEST(KvLayerQ8Test, SegmentsDequantizeToTheRoundedValues) {
   const int64_t row = 2 * 64, cap = 6;  // two heads of 64
   for (int64_t ring : {int64_t{0}, cap}) {
     KvLayer layer(row, ring, TensorType::kQ8);
     const int64_t n_total = 15;
-    layer.Grow(n_total, n_total);
+    ASSERT_TRUE(layer.Grow(n_total, n_total).ok());
     std::vector<float> k = ops::testing::RandomVector(n_total * row, 31);
     std::vector<float> v = ops::testing::RandomVector(n_total * row, 32);
     for (int64_t i = 0; i < n_total * row; ++i) {  // a magnitude per block, 2^-30 … 2^17
@@ -209,7 +209,7 @@ TEST(KvLayerQ8Test, SegmentsDequantizeToTheRoundedValues) {
 TEST(KvLayerF16Test, CommitRoundsToNearestEven) {
   const int64_t row = 13;
   KvLayer full(row, 0, TensorType::kF16);
-  full.Grow(3, 3);
+  ASSERT_TRUE(full.Grow(3, 3).ok());
   std::vector<float> k(3 * row), v(3 * row);
   for (size_t i = 0; i < k.size(); ++i) {
     k[i] = 1.0f / static_cast<float>(i + 3) - 0.1f;

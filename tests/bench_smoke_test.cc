@@ -25,6 +25,10 @@ TEST(BenchSmoke, JsonHasEveryFieldPerTest) {
   EXPECT_GT(j["load_s"].get<double>(), 0.0);
   EXPECT_GT(j["peak_rss_bytes"].get<uint64_t>(), 0u);
   EXPECT_GT(j["decode_bytes_per_token"].get<uint64_t>(), 0u);
+  // The model's figures (model/gemma4_model_test.cc checks them against the shapes): a prompt
+  // row skips the KV-shared layers and the LM head.
+  EXPECT_GT(j["prompt_macs_per_token"].get<uint64_t>(), 0u);
+  EXPECT_LT(j["prompt_macs_per_token"].get<uint64_t>(), j["decode_macs_per_token"].get<uint64_t>());
   const auto& res = j["results"];
   // 2 thread counts × 2 depths × (2 prompt sizes + 1 generation length).
   ASSERT_EQ(res.size(), 12u);

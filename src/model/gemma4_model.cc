@@ -103,4 +103,19 @@ uint64_t Gemma4Model::decode_bytes_per_token() const {
   return b;
 }
 
+uint64_t Gemma4Model::MacsPerToken(bool all_layers) const {
+  auto macs = [](const ops::Weight& w) { return w.valid() ? static_cast<uint64_t>(w.rows * w.cols) : 0; };
+  uint64_t n = macs(per_layer_model_proj_) + (all_layers ? macs(token_embd_) : 0);
+  const int64_t end = all_layers ? cfg_.num_layers : cfg_.first_kv_shared();
+  for (int64_t l = 0; l < end; ++l) {
+    const Gemma4Layer& L = layers_[l];
+    for (const ops::Weight* w : {&L.attn_q, &L.attn_output, &L.ffn_gate, &L.ffn_up, &L.ffn_down, &L.inp_gate,
+                                 &L.proj}) {
+      n += macs(*w);
+    }
+    if (cfg_.has_kv(l)) n += macs(L.attn_k) + macs(L.attn_v);
+  }
+  return n;
+}
+
 }  // namespace gemlet::model

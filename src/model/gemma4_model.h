@@ -65,6 +65,13 @@ class Gemma4Model {
   // head, the norms, and one row each of the token and per-layer embedding tables (the KV
   // cache comes on top). Decode on a CPU is bound by this ÷ the memory's read bandwidth.
   uint64_t decode_bytes_per_token() const;
+  // Multiply-adds of the matrix products per token (rows × cols of each matrix it passes
+  // through; the attention's, which grow with the context, come on top). A decode step's:
+  // every layer (K and V only on the layers that compute them) and the LM head. A prompt
+  // row's that gives no logits: the per-layer-embedding projection and the layers before the
+  // first KV-shared one (the forward's skip_shared_rows), the int8 work prefill is bound by.
+  uint64_t decode_macs_per_token() const { return MacsPerToken(/*all_layers=*/true); }
+  uint64_t prompt_macs_per_token() const { return MacsPerToken(/*all_layers=*/false); }
   // True if the weights live in a read-only file mapping (GemletFile::Open, not FromMemory):
   // then the per-layer-embedding rows are gathered with ops::GatherRowsFromFileMapping,
   // which keeps the huge table out of the resident set.
@@ -72,6 +79,7 @@ class Gemma4Model {
 
  private:
   Gemma4Model() = default;
+  uint64_t MacsPerToken(bool all_layers) const;
 
   Gemma4Config cfg_;
   ops::Weight token_embd_, per_layer_token_embd_, per_layer_model_proj_;

@@ -106,6 +106,34 @@ TEST(Gemma4ModelTest, BindsEveryTensor) {
                                                 ple.row_bytes + (*m)->token_embd().row_bytes + 4 * norm_floats);
 }
 
+// The multiply-adds per token, from the config's shapes alone: per layer q and o (H·hd·D
+// each), K and V where the layer computes them (Hkv·hd·D each), gate, up and down (3·I·D, I
+// doubled on the double-wide layers), the PLE gate and projection (2·P·D); beside them the
+// PLE model projection (L·P·D) and, for a decode step, the LM head (V·D). A prompt row runs
+// the layers before the first KV-shared one.
+TEST(Gemma4ModelTest, MacsPerTokenFollowTheShapes) {
+  const auto c = TinyConfig();
+  auto f = OpenModel(c, "macs");
+  ASSERT_TRUE(f.ok()) << f.status().ToString();
+  auto m = Gemma4Model::Bind(**f);
+  ASSERT_TRUE(m.ok()) << m.status().ToString();
+  const uint64_t D = c.hidden_size, P = c.hidden_size_per_layer_input;
+  auto layer = [&](int64_t l) {
+    const uint64_t hd = c.head_dim_of(l);
+    uint64_t n = 2 * c.num_heads * hd * D + 3 * c.ffn_dim(l) * D + 2 * P * D;
+    if (c.has_kv(l)) n += 2 * c.num_kv_heads * hd * D;
+    return n;
+  };
+  uint64_t prompt = c.num_layers * P * D, decode = prompt + c.vocab_size * D;
+  for (int64_t l = 0; l < c.num_layers; ++l) {
+    decode += layer(l);
+    if (l < c.first_kv_shared()) prompt += layer(l);
+  }
+  EXPECT_EQ((*m)->decode_macs_per_token(), decode);
+  EXPECT_EQ((*m)->prompt_macs_per_token(), prompt);
+  EXPECT_LT(prompt, decode);
+}
+
 TEST(Gemma4ModelTest, ErrorsNameTheTensorAndShapes) {
   const auto c = TinyConfig();
   {

@@ -83,6 +83,8 @@ flags:
                      of widths 1-8 relative to a decode step. Uses the first -p (the prompt,
                      random tokens; 0: 64), -n and -t values; --draft defaults to mtp here
 )" GEMLET_DRAFT_FLAGS_HELP R"(  --json             {"model", "load_s", "peak_rss_bytes", "decode_bytes_per_token",
+                     "decode_macs_per_token", "prompt_macs_per_token" (matrix products'
+                     multiply-adds of a decode step and of a prompt row; attention on top),
                      "results": [{"test", "tok_s", "tok_s_all", "ttft_s" (prefill tests),
                      "read_gb_s", "bound_tok_s" (decode tests), "threads", ...}]}
 
@@ -252,7 +254,7 @@ int Run(Flags& flags) {
   std::string kv_name;
   std::vector<Result1> results;
   double load_s = 0;
-  uint64_t decode_bytes = 0;
+  uint64_t decode_bytes = 0, decode_macs = 0, prompt_macs = 0;
   std::string tier;
   for (size_t ti = 0; ti < threads.size(); ++ti) {
     eo.threads = static_cast<int>(threads[ti]);
@@ -265,6 +267,8 @@ int Run(Flags& flags) {
     const int64_t max_pos = engine.config().max_position_embeddings;
     tier = kernels::TierName(kernels::ActiveKernels().tier);
     decode_bytes = engine.model().decode_bytes_per_token();
+    decode_macs = engine.model().decode_macs_per_token();
+    prompt_macs = engine.model().prompt_macs_per_token();
     kv_name = KvTypesName(engine);  // "f32", "f16", "q8" or "full=q8,sliding=f16"
 
     // Sessions prefilled to a deep depth, forked by each repetition at that depth; the limit
@@ -410,6 +414,8 @@ int Run(Flags& flags) {
                           {"kv_type", kv_name},
                           {"repetitions", *reps},
                           {"decode_bytes_per_token", decode_bytes},
+                          {"decode_macs_per_token", decode_macs},
+                          {"prompt_macs_per_token", prompt_macs},
                           {"results", res}};
     std::printf("%s\n", out.dump(2).c_str());
     return kExitOk;

@@ -3,6 +3,8 @@
 // kernel fails naming itself. (tools/cli/verify_test.cc drives the binary and its exit codes.)
 #include "tools/cli/verify.h"
 
+#include "base/status.h"
+
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -38,17 +40,24 @@ TEST(VerifyInProcess, EveryTierOfThisCpuAndTheTinyModelPass) {
   EXPECT_NE(text.find("PASS: all"), std::string::npos) << text;
 }
 
+// The kernel checks alone (no model) with `kernel` broken; its printed report in *text.
+auto RunWithFault(const char* kernel, std::string* text) {
+  std::FILE* out = std::tmpfile();
+  GEMLET_CHECK(out != nullptr);
+  VerifyOptions o;
+  o.out = out;
+  o.inject_fault = kernel;
+  o.check_model = false;
+  auto report = RunVerify(o);
+  *text = Read(out);
+  std::fclose(out);
+  return report;
+}
+
 TEST(VerifyInProcess, ABrokenKernelFailsNamingIt) {
   for (const char* kernel : {"gemv_q4x8", "gemm_f", "f32_to_f16"}) {
-    std::FILE* out = std::tmpfile();
-    ASSERT_NE(out, nullptr);
-    VerifyOptions o;
-    o.out = out;
-    o.inject_fault = kernel;
-    o.check_model = false;
-    auto report = RunVerify(o);
-    const std::string text = Read(out);
-    std::fclose(out);
+    std::string text;
+    const auto report = RunWithFault(kernel, &text);
     ASSERT_TRUE(report.ok()) << report.status().ToString();
     EXPECT_FALSE(report->pass()) << text;
     ASSERT_NE(report->first_failure(), nullptr);
@@ -68,15 +77,8 @@ TEST(VerifyInProcess, ABrokenBf16KernelFailsItsTier) {
   const kernels::KernelTable* bf = kernels::KernelsForTier(kernels::Tier::kAvx512Bf16);
   if (bf == nullptr) GTEST_SKIP() << "this CPU has no bf16 dot products";
   for (const char* kernel : {"gemm_bf16", "f32_to_bf16", "gemm_acc_bf16"}) {
-    std::FILE* out = std::tmpfile();
-    ASSERT_NE(out, nullptr);
-    VerifyOptions o;
-    o.out = out;
-    o.inject_fault = kernel;
-    o.check_model = false;
-    auto report = RunVerify(o);
-    const std::string text = Read(out);
-    std::fclose(out);
+    std::string text;
+    const auto report = RunWithFault(kernel, &text);
     ASSERT_TRUE(report.ok()) << report.status().ToString();
     EXPECT_FALSE(report->pass()) << text;
     for (const auto& c : report->checks) {

@@ -33,7 +33,7 @@ struct ForwardScratch {
   std::vector<float> gate;                        // [A, I] (also the GeGLU product)
   std::vector<float> up;                          // [A, I]
   std::vector<float> ple;                         // [R, L·P] per-layer inputs
-  std::vector<float> ple_tok;                     // [R, L·P] token part of the per-layer inputs
+  std::vector<float> ple_tok;                     // [min(R, 32), L·P] token part of the per-layer inputs
   std::vector<float> g;                           // [A, P] per-layer-input gate
   std::vector<float> cos_s, sin_s, cos_f, sin_f;  // [R, hd/2] RoPE tables per layer type
   std::vector<int64_t> pos;                       // [R] position of each row

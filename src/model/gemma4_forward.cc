@@ -80,11 +80,17 @@ Status Forward(const Gemma4Model& model, const Batch& batch, ForwardScratch* s, 
 
   // ---- Per-layer inputs (Gemma4TextModel.get_per_layer_inputs / project_per_layer_inputs) ----
   // pl[r, l] = (RMSNorm((W_plm · e_r)·D^−½ [l]) + E_ple[id_r][l]·√P) · 2^−½      [R, L, P]
+  // The table's rows are gathered and combined a slice of rows at a time (each row alone), so
+  // they take [kPleSlice, L·P] of scratch, not [R, L·P] (E2B at R = 512: 0.6 MiB, not 17.5).
+  constexpr int64_t kPleSlice = 32;
   float* ple = Sized(s->ple, R * LP);
-  float* ple_tok = Sized(s->ple_tok, R * LP);
+  float* ple_tok = Sized(s->ple_tok, std::min(R, kPleSlice) * LP);
   ops::MatMul(model.per_layer_model_proj(), x, R, ple, opt.mode, opt.pool);
-  GatherPerLayerTokenRows(model, batch.tokens, ple_tok);
-  CombinePerLayerInputs(model, R, ple, ple_tok, opt.pool);
+  for (int64_t r0 = 0; r0 < R; r0 += kPleSlice) {
+    const int64_t n = std::min(kPleSlice, R - r0);
+    GatherPerLayerTokenRows(model, batch.tokens.subspan(r0, n), ple_tok);
+    CombinePerLayerInputs(model, n, ple + r0 * LP, ple_tok, opt.pool);
+  }
 
   // ---- RoPE tables at each row's position, one per layer type (§2.5) ----
   const int64_t half_s = c.head_dim / 2, half_f = c.global_head_dim / 2;

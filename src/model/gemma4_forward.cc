@@ -155,6 +155,8 @@ Status Forward(const Gemma4Model& model, const Batch& batch, ForwardScratch* s, 
       ops::RmsNorm(k, Ly.k_norm.data(), R * Hkv, hd, eps, k);
       ops::ApplyRope(k, R, Hkv, hd, cs, sn);
       ops::RmsNorm(v, nullptr, R * Hkv, hd, eps, v);  // v_norm: no weight, no RoPE
+      BlockQ8* k8 = nullptr;  // [R, row / 32], sized on the first q8 store's rows
+      BlockQ8* v8 = nullptr;
       for (int64_t j = 0, r0 = 0; j < S; r0 += batch.seqs[j].rows, ++j) {  // what each store will hold
         const TensorType type = batch.seqs[j].kv->row_type(l);               // (kv_store.h)
         const int64_t n = batch.seqs[j].rows * row;
@@ -165,8 +167,12 @@ Status Forward(const Gemma4Model& model, const Batch& batch, ForwardScratch* s, 
           // The blocks Commit will store (it quantizes these rows alike): attention scores q8
           // keys with int8 dot products, so a key must be attended over as those blocks,
           // whether it comes from this chunk or from the cache.
-          ops::QuantizeKvRowQ8(k + r0 * row, Sized(s->k8[l], R * row / kQBlock) + r0 * row / kQBlock, n);
-          ops::QuantizeKvRowQ8(v + r0 * row, Sized(s->v8[l], R * row / kQBlock) + r0 * row / kQBlock, n);
+          if (k8 == nullptr) {
+            k8 = Sized(s->k8[l], R * row / kQBlock);
+            v8 = Sized(s->v8[l], R * row / kQBlock);
+          }
+          ops::QuantizeKvRowQ8(k + r0 * row, k8 + r0 * row / kQBlock, n);
+          ops::QuantizeKvRowQ8(v + r0 * row, v8 + r0 * row / kQBlock, n);
         }
       }
     } else {

@@ -109,11 +109,11 @@ uint64_t Gemma4Model::MacsPerToken(bool all_layers) const {
   const int64_t end = all_layers ? cfg_.num_layers : cfg_.first_kv_shared();
   for (int64_t l = 0; l < end; ++l) {
     const Gemma4Layer& L = layers_[l];
-    for (const ops::Weight* w : {&L.attn_q, &L.attn_output, &L.ffn_gate, &L.ffn_up, &L.ffn_down, &L.inp_gate,
-                                 &L.proj}) {
+    // (KV-shared layers bind no K and V projections: not valid, no work.)
+    for (const ops::Weight* w : {&L.attn_q, &L.attn_k, &L.attn_v, &L.attn_output, &L.ffn_gate, &L.ffn_up,
+                                 &L.ffn_down, &L.inp_gate, &L.proj}) {
       n += macs(*w);
     }
-    if (cfg_.has_kv(l)) n += macs(L.attn_k) + macs(L.attn_v);
   }
   return n;
 }

@@ -320,7 +320,7 @@ BlockBuffers Buffers(int64_t M, int64_t hd, bool q8) {
   return b;
 }
 
-// Whether any segment holds q8 rows (then the queries are quantized too).
+// Whether any segment holds q8 rows.
 bool AnyQ8(const KvSegment* segs, int n_segs) {
   for (int i = 0; i < n_segs; ++i) {
     if (segs[i].type == TensorType::kQ8) return true;
@@ -342,9 +342,9 @@ BlockQueries GatherQueries(const kernels::KernelTable& kt, const float* q, int64
 // The whole attention of one block: every chunk in order, merged.
 void AttendBlock(const kernels::KernelTable& kt, const AttentionShape& s, const float* q, int64_t q_row,
                  const int64_t* qp, int64_t R, int64_t nh, int64_t g, const KvSegment* segs, int n_segs,
-                 float* out, int64_t out_row) {
+                 bool q8, float* out, int64_t out_row) {
   const int64_t hd = s.head_dim, M = R * nh;
-  const BlockBuffers b = Buffers(M, hd, AnyQ8(segs, n_segs));
+  const BlockBuffers b = Buffers(M, hd, q8);
   const BlockQueries qb = GatherQueries(kt, q, q_row, R, nh, hd, b.qf, b.q8);
   const KeySpan keys = VisibleKeys(s, qp, R, segs, n_segs);
   for (int64_t i = 0; i < M; ++i) {
@@ -365,7 +365,8 @@ void Attention(const AttentionShape& s, const float* q, const int64_t* q_pos, in
   const int64_t H = s.n_heads, hd = s.head_dim, Hkv = s.n_kv_heads;
   const int64_t group = H / Hkv;
   const kernels::KernelTable& kt = kernels::ActiveKernels();
-  GEMLET_CHECK_MSG(hd % kQBlock == 0 || !AnyQ8(segments, n_segments), "q8 KV segments need head_dim % 32 == 0");
+  const bool q8 = AnyQ8(segments, n_segments);  // then the queries are quantized too
+  GEMLET_CHECK_MSG(hd % kQBlock == 0 || !q8, "q8 KV segments need head_dim % 32 == 0");
   const int64_t threads = pool ? pool->num_threads() : 1;
   const int64_t blocks = (T + kRowBlock - 1) / kRowBlock;
   auto parallel = [&](int64_t units, const std::function<void(int64_t, int64_t)>& fn) {
@@ -394,24 +395,20 @@ void Attention(const AttentionShape& s, const float* q, const int64_t* q_pos, in
       // Each KV head's queries [M, hd] (and int8 blocks), gathered once for all its chunks.
       thread_local std::vector<float> queries;
       thread_local std::vector<kernels::ActBlock> queries_q8;
-      const bool q8 = AnyQ8(segments, n_segments);
       if (static_cast<int64_t>(queries.size()) < Hkv * M * hd) queries.resize(Hkv * M * hd);
       if (q8 && static_cast<int64_t>(queries_q8.size()) < Hkv * M * hd / kQBlock) {
         queries_q8.resize(Hkv * M * hd / kQBlock);
       }
-      float* const qf = queries.data();  // (workers see their own thread_local buffers)
+      // KV head g's part of each buffer (workers see their own thread_local buffers).
+      float* const qf = queries.data();
       kernels::ActBlock* const qa = q8 ? queries_q8.data() : nullptr;
-      auto queries_of = [qf, qa, M, hd](int64_t g) {
-        return BlockQueries{qf + g * M * hd, qa != nullptr ? qa + g * M * hd / kQBlock : nullptr};
-      };
-      for (int64_t g = 0; g < Hkv; ++g) {
-        GatherQueries(kt, q + g * group * hd, H * hd, T, group, hd, qf + g * M * hd,
-                      qa != nullptr ? qa + g * M * hd / kQBlock : nullptr);
-      }
+      auto qf_of = [qf, M, hd](int64_t g) { return qf + g * M * hd; };
+      auto qa_of = [qa, M, hd](int64_t g) { return qa != nullptr ? qa + g * M * hd / kQBlock : nullptr; };
+      for (int64_t g = 0; g < Hkv; ++g) GatherQueries(kt, q + g * group * hd, H * hd, T, group, hd, qf_of(g), qa_of(g));
       parallel(Hkv * nc, [&](int64_t i0, int64_t i1) {
         for (int64_t i = i0; i < i1; ++i) {
           const int64_t g = i / nc, c = i % nc;
-          AttendChunk(kt, s, queries_of(g), q_pos, T, group, g, segments, n_segments, keys, (c0 + c) * kChunk,
+          AttendChunk(kt, s, BlockQueries{qf_of(g), qa_of(g)}, q_pos, T, group, g, segments, n_segments, keys, (c0 + c) * kChunk,
                       state(i));
         }
       });
@@ -438,7 +435,7 @@ void Attention(const AttentionShape& s, const float* q, const int64_t* q_pos, in
       const int64_t b = u % 2 == 0 ? u / 2 : blocks - 1 - u / 2;
       const int64_t t = b * kRowBlock, R = std::min(kRowBlock, T - t);
       const int64_t h0 = g * group + sl * per, nh = std::min(per, group - sl * per);
-      AttendBlock(kt, s, q + (t * H + h0) * hd, H * hd, q_pos + t, R, nh, g, segments, n_segments,
+      AttendBlock(kt, s, q + (t * H + h0) * hd, H * hd, q_pos + t, R, nh, g, segments, n_segments, q8,
                   out + (t * H + h0) * hd, H * hd);
     }
   });

@@ -24,6 +24,9 @@ TEST(BenchSmoke, JsonHasEveryFieldPerTest) {
   EXPECT_EQ(j["model"], model);
   EXPECT_GT(j["load_s"].get<double>(), 0.0);
   EXPECT_GT(j["peak_rss_bytes"].get<uint64_t>(), 0u);
+  // The KV memory of the largest session (grown by pages with the tokens it holds).
+  EXPECT_GT(j["kv_bytes"].get<uint64_t>(), 0u);
+  EXPECT_LT(j["kv_bytes"].get<uint64_t>(), j["peak_rss_bytes"].get<uint64_t>());
   EXPECT_GT(j["decode_bytes_per_token"].get<uint64_t>(), 0u);
   // The model's figures (model/gemma4_model_test.cc checks them against the shapes): a prompt
   // row skips the KV-shared layers and the LM head.

@@ -131,8 +131,11 @@ using GemmFFn = void (*)(TensorType wtype, const void* w, int64_t row_stride, in
 // Accumulating product with float rows (attention's P·V): for m < M, d < D
 //   acc = y[m·ldy + d];  for n = 0, 1, …, N−1: acc = fmaf(a[m·lda + n], B_n[d], acc);
 //   y[m·ldy + d] = acc
-// where row B_n starts at element n·b_stride of b, of type btype (kF32 or kF16). Sequential
-// over n per element, so splitting N across calls gives the same bits.
+// where row B_n starts at element n·b_stride of b, of type btype: kF32, kF16, or kQ8 (BlockQ8
+// blocks along the rows, b_stride and D multiples of 32: element e of the stream is
+// qs[e % 32]·d of block e / 32, exact in f32 — the values DequantizeRowRef gives, read in
+// place, as attention reads a q8 KV cache's V). Sequential over n per element, so splitting N
+// across calls gives the same bits.
 using GemmAccFFn = void (*)(TensorType btype, const float* a, int64_t lda, int64_t M,
                             const void* b, int64_t b_stride, int64_t N, int64_t D, float* y,
                             int64_t ldy, int64_t prefetch);

@@ -254,6 +254,44 @@ TEST_P(TierTest, GemmAccMatchesTwin) {
   }
 }
 
+// The same over q8 rows of B (attention's V from a q8 KV cache, read in place): every tier bit
+// for bit against the twin, which is the f32 product over the rows dequantized first
+// (DequantizeRowRef); strided rows (a KV row holding several heads), row-block tails, a split N,
+// the prefetch hint, and blocks with scale 0 or extreme values.
+TEST_P(TierTest, GemmAccQ8MatchesDequantizedRows) {
+  ASSERT_NE(k().gemm_acc_f, nullptr);
+  std::mt19937 rng(10);
+  for (int64_t D : {32, 64, 512}) {
+    for (int64_t M : {1, 3, 4, 5, 8, 9}) {
+      for (int64_t N : {0, 1, 7, 64, 65}) {
+        const std::string what = "q8 D=" + std::to_string(D) + " M=" + std::to_string(M) + " N=" + std::to_string(N);
+        const int64_t bs = D + 64, lda = N + 3, ldy = D + 1;  // bs: two more blocks per row
+        std::vector<float> bf = RandomFloats(rng, std::max<int64_t>(N, 1) * bs, 3.0f);
+        for (int64_t i = 0; i < 32 && i < static_cast<int64_t>(bf.size()); ++i) bf[i] = 0.0f;  // a zero block
+        if (bf.size() > 64) bf[40] = 6e4f;  // a block with a large scale
+        std::vector<BlockQ8> bq(bf.size() / kQBlock);
+        QuantizeRowQ8Ref(bf.data(), bq.data(), static_cast<int64_t>(bf.size()));
+        std::vector<float> deq(bf.size());
+        DequantizeRowRef(TensorType::kQ8, bq.data(), deq.data(), static_cast<int64_t>(deq.size()));
+        std::vector<float> a = RandomFloats(rng, M * lda, 1.0f);
+        std::vector<float> y0 = RandomFloats(rng, M * ldy, 1.0f);
+        std::vector<float> want = y0, twin = y0, got = y0, split = y0;
+        GemmAccFRef(TensorType::kF32, a.data(), lda, M, deq.data(), bs, N, D, want.data(), ldy);
+        GemmAccFRef(TensorType::kQ8, a.data(), lda, M, bq.data(), bs, N, D, twin.data(), ldy);
+        ExpectSame(want, twin, what + " twin");
+        k().gemm_acc_f(TensorType::kQ8, a.data(), lda, M, bq.data(), bs, N, D, got.data(), ldy, 64);
+        ExpectSame(want, got, what);
+        const int64_t h = N / 2;
+        k().gemm_acc_f(TensorType::kQ8, a.data(), lda, M, bq.data(), bs, h, D, split.data(), ldy, 0);
+        k().gemm_acc_f(TensorType::kQ8, a.data() + h, lda, M, bq.data() + h * bs / kQBlock, bs, N - h, D, split.data(),
+                       ldy, 0);
+        ExpectSame(want, split, what + " split");
+        if (HasFatalFailure()) return;
+      }
+    }
+  }
+}
+
 // Every f16 value, and f32 values around every f16 rounding boundary (ties, subnormals,
 // overflow, NaN payloads), bit for bit against base/half.h; lengths cover the SIMD tails.
 TEST_P(TierTest, F16ConversionsMatchTwin) {

@@ -58,7 +58,7 @@ GEMLET_SIMD_CLONES void SubScalar(float* __restrict s, int64_t n, float m) {
   for (int64_t j = 0; j < n; ++j) s[j] -= m;
 }
 
-// dst[b·32 + j] = qs[j]·d of `blocks` q8 blocks. Exact (an int8 times an f16 scale needs at
+// dst[b·32 + j] = qs[j]·d of `blocks` q8 blocks (RoundToKvType). Exact (an int8 times an f16 scale needs at
 // most 18 significant bits), so every clone gives the bits of kernels::DequantizeRowRef.
 GEMLET_SIMD_CLONES void DequantQ8(const BlockQ8* __restrict src, int64_t blocks, float* __restrict dst) {
   for (int64_t b = 0; b < blocks; ++b) {
@@ -138,9 +138,8 @@ struct BlockQueries {
 // scores of every query (keys as rows and the queries as tokens, on the cache's rows in
 // place: the kernel table's float GEMM on f16 or f32 rows, its int8 GEMM on q8 rows with the
 // int8 queries), per query a running maximum m and sum l, its output rescaled when m grows,
-// and the weighted values (the kernel table's accumulating GEMM, every query at once; q8
-// values, only the tile's keys and KV head g's slice, are first dequantized into an f32
-// tile). Each K/V tile is read once for all the queries of the block (the heads of a GQA/MQA
+// and the weighted values (the kernel table's accumulating GEMM, every query at once, on
+// f32, f16 or q8 rows in place). Each K/V tile is read once for all the queries of the block (the heads of a GQA/MQA
 // group, and neighbouring prompt rows) and stays in cache while they use it. Keys a query may not see (after its position, before its window) get
 // weight exactly 0, and tiles are aligned to absolute key positions (multiples of kKeyTile) and
 // gathered across segments; since every kernel computes each (query, key) and (query, column)
@@ -160,9 +159,6 @@ void AttendChunk(const kernels::KernelTable& kt, const AttentionShape& s, BlockQ
   if (static_cast<int64_t>(scores.size()) < M * kKeyTile) scores.resize(M * kKeyTile);
   float* sc = scores.data();
   thread_local std::vector<Run> runs;
-  // f32 copies of the tile's V rows of q8 segments (KV head g's slice): [kKeyTile, hd].
-  thread_local std::vector<float> v_tile;
-  if (qb.q8 != nullptr && static_cast<int64_t>(v_tile.size()) < kKeyTile * hd) v_tile.resize(kKeyTile * hd);
   for (int64_t t0 = t_lo / kKeyTile * kKeyTile; t0 <= t_hi; t0 += kKeyTile) {
     const int64_t a = std::max(t0, t_lo), z = std::min(t0 + kKeyTile, t_hi + 1);  // tile keys [a, z)
     // Gather the tile's keys in position order from the segments that hold them.
@@ -188,20 +184,16 @@ void AttendChunk(const kernels::KernelTable& kt, const AttentionShape& s, BlockQ
       // call: both GEMMs compute each (key, query) element alone, in a fixed order).
       if (sg->type == TensorType::kQ8) {
         // Rows and heads start at block boundaries (attention.h). The int8 GEMM reads the K
-        // blocks in place; V is dequantized exactly and goes through the f32 GEMM.
+        // blocks in place; the accumulating GEMM reads the V blocks in place too, each value
+        // exactly qs·d (kernels.h), so as if dequantized to f32 first.
         GEMLET_CHECK(sg->stride % kQBlock == 0 && hd % kQBlock == 0 && qb.q8 != nullptr);
         const auto* kb = reinterpret_cast<const BlockQ8*>(ElementAt(sg->k, TensorType::kQ8, elem));
-        const auto* vb = reinterpret_cast<const BlockQ8*>(ElementAt(sg->v, TensorType::kQ8, elem));
-        // The rows of the tile one on are asked for meanwhile (the cache's rows are out of the
-        // CPU caches, as the f16 kernels' prefetch hint, kernels.h).
+        // The K rows of the tile one on are asked for meanwhile (the cache's rows are out of the
+        // CPU caches; V's come by the kernel's prefetch hint, as for f16, kernels.h).
         const int64_t rs = sg->stride / kQBlock, row_bytes = hd / kQBlock * static_cast<int64_t>(sizeof(BlockQ8));
         for (int64_t r = 0; r < e - u; ++r) PrefetchBytes(kb + (r + kKeyTile) * rs, row_bytes);
         kt.gemm_q8(kb, rs, 0, e - u, qb.q8, hd / kQBlock, M, hd, sc + n, kKeyTile);
-        for (int64_t r = 0; r < e - u; ++r) {
-          PrefetchBytes(vb + (r + kKeyTile) * rs, row_bytes);
-          DequantQ8(vb + r * rs, hd / kQBlock, v_tile.data() + (n + r) * hd);
-        }
-        runs.push_back(Run{v_tile.data() + n * hd, hd, e - u, n, u, TensorType::kF32, 0});
+        runs.push_back(Run{ElementAt(sg->v, TensorType::kQ8, elem), sg->stride, e - u, n, u, TensorType::kQ8, kKeyTile});
       } else {
         // Rows in place: the kernels prefetch the rows one tile on (the next tile's, when the
         // segment goes on), so the next tile's K and V come in while this one is computed.

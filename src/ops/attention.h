@@ -2,8 +2,8 @@
 // over keys and values that live in several segments (a KV cache ring's past, contiguous
 // storage, the current chunk's fresh rows). A tiled online softmax in f32, never a [T, T]
 // score matrix: blocks of 4 query rows × the heads of a KV group share each tile of 64 keys
-// (scores and P·V by the kernel table's float GEMMs, on f16 or f32 rows in place, q8 rows
-// dequantized tile by tile); keys come in chunks of 256 positions whose softmax states are
+// (scores and P·V by the kernel table's GEMMs on the rows in place: float for f32 and f16
+// rows; for q8 rows int8 scores and V read as exact f32 values); keys come in chunks of 256 positions whose softmax states are
 // merged in key order, so one decode step can split its keys between threads and still give
 // exactly the bits of a prefill.
 #pragma once
@@ -50,8 +50,8 @@ struct AttentionShape {
 // a q8_0 cache): each query's blocks of 32 are quantized like the matmuls' activations
 // (quantize_act; head_dim a multiple of 32). A key's score thus depends on its segment's
 // type, so the forward pass gives the fresh rows of a q8 store as q8 blocks too
-// (model/kv_store.h). q8 values are dequantized exactly (int8 × f16 scale needs at most 18
-// significant bits) into f32 tiles. The bits still do not depend on the segments, the query
+// (model/kv_store.h). q8 values are read exactly (int8 × f16 scale needs at most 18
+// significant bits) by the accumulating GEMM. The bits still do not depend on the segments, the query
 // blocks, the threads or the path (prefill or decode): quantize_act treats each block of 32
 // alone and gemm_q8 computes each (key, query) element alone, in a fixed order.
 void Attention(const AttentionShape& shape, const float* q, const int64_t* q_pos, int64_t T,

@@ -82,7 +82,8 @@ flags:
                      per p, the acceptance, and the cost of a draft step and of verify passes
                      of widths 1-8 relative to a decode step. Uses the first -p (the prompt,
                      random tokens; 0: 64), -n and -t values; --draft defaults to mtp here
-)" GEMLET_DRAFT_FLAGS_HELP R"(  --json             {"model", "load_s", "peak_rss_bytes", "decode_bytes_per_token",
+)" GEMLET_DRAFT_FLAGS_HELP R"(  --json             {"model", "load_s", "peak_rss_bytes", "kv_bytes" (the largest KV
+                     allocation of one measured session), "decode_bytes_per_token",
                      "decode_macs_per_token", "prompt_macs_per_token" (matrix products'
                      multiply-adds of a decode step and of a prompt row; attention on top),
                      "results": [{"test", "tok_s", "tok_s_all", "ttft_s" (prefill tests),
@@ -207,6 +208,7 @@ int Run(Flags& flags) {
   // (/proc/self/clear_refs); the report is the largest of those and the final mark.
   const bool probe = *bw_mib > 0 && std::any_of(tg.begin(), tg.end(), [](int64_t n) { return n > 0; });
   uint64_t rss_seen = 0;
+  uint64_t kv_bytes = 0;  // the largest KV allocation of one measured session
   bool rss_reset_failed = false;
   auto measure_bandwidth = [&](int threads) {
     rss_seen = std::max(rss_seen, PeakRssBytes());
@@ -310,6 +312,12 @@ int Run(Flags& flags) {
         if (pre > 0) RETURN_IF_ERROR(fresh->Prefill(RandomTokens(pre, V, seed + 1), &logits));
       }
       runtime::Session& s = *fresh;
+      // The KV memory a session held, measured after its test (a fork's base holds as much).
+      struct KvPeak {
+        runtime::Session& s;
+        uint64_t& peak;
+        ~KvPeak() { peak = std::max<uint64_t>(peak, s.kv_cache().bytes_allocated()); }
+      } kv_peak{s, kv_bytes};
       if (r.n_prompt > 0) {
         const auto toks = RandomTokens(r.n_prompt, V, seed);
         const double a = Now(), c = CpuSeconds();
@@ -409,6 +417,7 @@ int Run(Flags& flags) {
     nlohmann::json out = {{"model", model},
                           {"load_s", load_s},
                           {"peak_rss_bytes", rss},
+                          {"kv_bytes", kv_bytes},
                           {"kernels", tier},
                           {"mode", exact ? "exact" : "fast"},
                           {"kv_type", kv_name},

@@ -66,6 +66,12 @@ std::vector<uint8_t> RandomFloatWeights(std::mt19937& rng, TensorType type, int6
     std::memcpy(raw.data(), values->data(), n * 4);
     return raw;
   }
+  if (type == TensorType::kQ8) {  // n a multiple of 32; values become the dequantized blocks
+    raw.resize(n / kQBlock * sizeof(BlockQ8));
+    kernels::QuantizeRowQ8Ref(values->data(), reinterpret_cast<BlockQ8*>(raw.data()), n);
+    kernels::DequantizeRowRef(TensorType::kQ8, raw.data(), values->data(), n);
+    return raw;
+  }
   raw.resize(n * 2);
   for (int64_t i = 0; i < n; ++i) {
     const uint16_t h = type == TensorType::kF16 ? F32ToF16((*values)[i]) : F32ToBf16((*values)[i]);
@@ -294,11 +300,13 @@ void CheckFloat(const KernelTable& k, const KernelTable* twin, std::mt19937& rng
   }
 }
 
-// Attention's P·V, y += A·B over f32 and f16 rows of B (gemm_acc_f), with SIMD tails in D and
-// row-block tails in M: against the scalar twin bit for bit, or (scalar tier) float64.
+// Attention's P·V, y += A·B over f32, f16 and q8 rows of B (gemm_acc_f; q8 whole blocks), with
+// SIMD tails in D and row-block tails in M: against the scalar twin bit for bit, or (scalar
+// tier) float64.
 void CheckGemmAcc(const KernelTable& k, const KernelTable* twin, std::mt19937& rng, Checker& c) {
-  for (TensorType type : {TensorType::kF32, TensorType::kF16}) {
+  for (TensorType type : {TensorType::kF32, TensorType::kF16, TensorType::kQ8}) {
     for (int64_t D : {1, 17, 33, 256}) {
+      if (type == TensorType::kQ8 && D % kQBlock != 0) continue;
       for (int64_t M : {1, 5, 9}) {
         const int64_t N = 37;
         std::vector<float> bv;

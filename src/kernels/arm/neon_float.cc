@@ -48,9 +48,38 @@ void QuantizeAct(const float* x, ActBlock* out, int64_t K) {
 
 namespace {
 
+inline int64_t ElemBytes(TensorType t) { return t == TensorType::kF32 ? 4 : 2; }
+
+// Bytes from one B row of GemmAccF to the next (rows `bs` elements apart), and from a row's
+// start to its element d (q8: d's block).
+template <TensorType T>
+inline int64_t RowBytes(int64_t bs) {
+  if constexpr (T == TensorType::kQ8) return bs / kQBlock * static_cast<int64_t>(sizeof(BlockQ8));
+  return bs * ElemBytes(T);
+}
+template <TensorType T>
+inline int64_t ElemOffset(int64_t d) {
+  if constexpr (T == TensorType::kQ8) return d / kQBlock * static_cast<int64_t>(sizeof(BlockQ8));
+  return d * ElemBytes(T);
+}
+
+// The kernels' prefetch hint (kernels.h): asks for the line `ahead + off` bytes from `row`
+// (past the rows is harmless: a prefetch never faults).
+inline void PrefetchAhead(const void* row, int64_t ahead, int64_t off) {
+  __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(row) + ahead + off), 0, 2);
+}
+
+// kQ8 (i a multiple of 4): the int8 values of i's block times its scale, exact.
 template <TensorType T>
 inline float32x4_t Load4(const void* w, int64_t i) {
-  if constexpr (T == TensorType::kF32) {
+  if constexpr (T == TensorType::kQ8) {
+    const BlockQ8& blk = static_cast<const BlockQ8*>(w)[i / kQBlock];
+    int32_t v;
+    std::memcpy(&v, blk.qs + i % kQBlock, 4);
+    const int16x4_t q = vget_low_s16(vmovl_s8(vreinterpret_s8_s32(vdup_n_s32(v))));
+    const float d = vgetq_lane_f32(vcvt_f32_f16(vreinterpret_f16_u16(vdup_n_u16(blk.d))), 0);
+    return vmulq_n_f32(vcvtq_f32_s32(vmovl_s16(q)), d);
+  } else if constexpr (T == TensorType::kF32) {
     return vld1q_f32(static_cast<const float*>(w) + i);
   } else if constexpr (T == TensorType::kF16) {
     return vcvt_f32_f16(vreinterpret_f16_u16(vld1_u16(static_cast<const uint16_t*>(w) + i)));
@@ -83,14 +112,20 @@ inline float Reduce16(const float32x4_t a[4]) {
   return vget_lane_f32(c, 0) + vget_lane_f32(c, 1);
 }
 
+// `ahead`: bytes from each row to the row it prefetches, line by line as this row is read (0:
+// none).
 template <TensorType T, int NR, int NT>
-inline void DotTile(const void* const* rows, const float* const* xs, int64_t K, float out[NR][NT]) {
+inline void DotTile(const void* const* rows, const float* const* xs, int64_t K, float out[NR][NT],
+                    int64_t ahead = 0) {
   float32x4_t acc[NR][NT][4];
   for (int r = 0; r < NR; ++r)
     for (int t = 0; t < NT; ++t)
       for (int l = 0; l < 4; ++l) acc[r][t][l] = vdupq_n_f32(0.0f);
   const int64_t K16 = K / 16 * 16;
   for (int64_t i = 0; i < K16; i += 16) {
+    if (ahead != 0 && (i * ElemBytes(T)) % 64 == 0) {
+      for (int r = 0; r < NR; ++r) PrefetchAhead(rows[r], ahead, i * ElemBytes(T));
+    }
     float32x4_t w[NR][4];
     for (int r = 0; r < NR; ++r)
       for (int l = 0; l < 4; ++l) w[r][l] = Load4<T>(rows[r], i + 4 * l);
@@ -112,8 +147,10 @@ inline void DotTile(const void* const* rows, const float* const* xs, int64_t K, 
 
 template <TensorType T>
 void GemmT(const void* w, int64_t rs, int64_t r0, int64_t r1, const float* x, int64_t xs,
-           int64_t T_, int64_t K, float* y, int64_t ldy) {
-  const int64_t eb = T == TensorType::kF32 ? 4 : 2;
+           int64_t T_, int64_t K, float* y, int64_t ldy, int64_t prefetch) {
+  const int64_t eb = ElemBytes(T);
+  // Each row is prefetched by the pass that first reads it (its first tile of tokens).
+  const int64_t ahead = prefetch * rs * eb;
   auto row = [&](int64_t r) {
     return static_cast<const void*>(static_cast<const uint8_t*>(w) + r * rs * eb);
   };
@@ -122,13 +159,13 @@ void GemmT(const void* w, int64_t rs, int64_t r0, int64_t r1, const float* x, in
     for (; r + 4 <= r1; r += 4) {
       const void* rows[4] = {row(r), row(r + 1), row(r + 2), row(r + 3)};
       float out[4][1];
-      DotTile<T, 4, 1>(rows, &x, K, out);
+      DotTile<T, 4, 1>(rows, &x, K, out, ahead);
       for (int i = 0; i < 4; ++i) y[r + i] = out[i][0];
     }
     for (; r < r1; ++r) {
       const void* rows[1] = {row(r)};
       float out[1][1];
-      DotTile<T, 1, 1>(rows, &x, K, out);
+      DotTile<T, 1, 1>(rows, &x, K, out, ahead);
       y[r] = out[0][0];
     }
     return;
@@ -139,13 +176,13 @@ void GemmT(const void* w, int64_t rs, int64_t r0, int64_t r1, const float* x, in
     for (; t + 4 <= T_; t += 4) {
       const float* xt[4] = {x + t * xs, x + (t + 1) * xs, x + (t + 2) * xs, x + (t + 3) * xs};
       float out[1][4];
-      DotTile<T, 1, 4>(rows, xt, K, out);
+      DotTile<T, 1, 4>(rows, xt, K, out, t == 0 ? ahead : 0);
       for (int i = 0; i < 4; ++i) y[(t + i) * ldy + r] = out[0][i];
     }
     for (; t < T_; ++t) {
       const float* xt[1] = {x + t * xs};
       float out[1][1];
-      DotTile<T, 1, 1>(rows, xt, K, out);
+      DotTile<T, 1, 1>(rows, xt, K, out, t == 0 ? ahead : 0);
       y[t * ldy + r] = out[0][0];
     }
   }
@@ -153,17 +190,17 @@ void GemmT(const void* w, int64_t rs, int64_t r0, int64_t r1, const float* x, in
 
 }  // namespace
 
-// `prefetch` is not used on Arm yet: software prefetch of the KV cache was measured on x86
-// only (no Arm machine here to measure that it helps).
+// `prefetch` as on x86 (PRFM PLDL2KEEP, one line per 64 bytes of a row as it is read): measured
+// for speed on x86 only, tested for correctness under qemu (no Arm machine here).
 void GemmF(TensorType wt, const void* w, int64_t rs, int64_t r0, int64_t r1, const float* x,
-           int64_t xs, int64_t T, int64_t K, float* y, int64_t ldy, int64_t /*prefetch*/) {
+           int64_t xs, int64_t T, int64_t K, float* y, int64_t ldy, int64_t prefetch) {
   switch (wt) {
     case TensorType::kF16:
-      return GemmT<TensorType::kF16>(w, rs, r0, r1, x, xs, T, K, y, ldy);
+      return GemmT<TensorType::kF16>(w, rs, r0, r1, x, xs, T, K, y, ldy, prefetch);
     case TensorType::kBF16:
-      return GemmT<TensorType::kBF16>(w, rs, r0, r1, x, xs, T, K, y, ldy);
+      return GemmT<TensorType::kBF16>(w, rs, r0, r1, x, xs, T, K, y, ldy, prefetch);
     default:
-      return GemmT<TensorType::kF32>(w, rs, r0, r1, x, xs, T, K, y, ldy);
+      return GemmT<TensorType::kF32>(w, rs, r0, r1, x, xs, T, K, y, ldy, prefetch);
   }
 }
 
@@ -175,16 +212,25 @@ void GemvF(TensorType wt, const void* w, int64_t rs, int64_t r0, int64_t r1, con
 namespace {
 
 // GemmAccF for MB rows of a (MB ≤ 4) and 16 columns d0..d0+15: 4·MB accumulators.
+// `ahead`: bytes from each B row to the row to prefetch (0: none), a line per 64 bytes of d0.
 template <TensorType T, int MB>
 inline void AccTile16(const float* a, int64_t lda, const void* b, int64_t bs, int64_t N,
-                      int64_t d0, float* y, int64_t ldy) {
+                      int64_t d0, float* y, int64_t ldy, int64_t ahead) {
   float32x4_t acc[MB][4];
   for (int m = 0; m < MB; ++m)
     for (int i = 0; i < 4; ++i) acc[m][i] = vld1q_f32(y + m * ldy + d0 + 4 * i);
-  const int64_t eb = T == TensorType::kF32 ? 4 : 2;
+  const int64_t row_bytes = RowBytes<T>(bs);
   const uint8_t* bp = static_cast<const uint8_t*>(b);
   for (int64_t n = 0; n < N; ++n) {
-    const void* row = bp + n * bs * eb;
+    const void* row = bp + n * row_bytes;
+    if constexpr (T == TensorType::kQ8) {  // a 34-byte block, which may straddle two lines
+      if (ahead != 0 && d0 % kQBlock == 0) {
+        PrefetchAhead(row, ahead, ElemOffset<T>(d0));
+        PrefetchAhead(row, ahead, ElemOffset<T>(d0) + static_cast<int64_t>(sizeof(BlockQ8)) - 1);
+      }
+    } else if (ahead != 0 && (d0 * ElemBytes(T)) % 64 == 0) {
+      PrefetchAhead(row, ahead, d0 * ElemBytes(T));
+    }
     float32x4_t bv[4];
     for (int i = 0; i < 4; ++i) bv[i] = Load4<T>(row, d0 + 4 * i);
     for (int m = 0; m < MB; ++m) {
@@ -198,16 +244,16 @@ inline void AccTile16(const float* a, int64_t lda, const void* b, int64_t bs, in
 
 template <TensorType T, int MB>
 inline void AccRows(const float* a, int64_t lda, const void* b, int64_t bs, int64_t N, int64_t D,
-                    float* y, int64_t ldy) {
+                    float* y, int64_t ldy, int64_t ahead) {
   int64_t d = 0;
-  for (; d + 16 <= D; d += 16) AccTile16<T, MB>(a, lda, b, bs, N, d, y, ldy);
-  const int64_t eb = T == TensorType::kF32 ? 4 : 2;
+  for (; d + 16 <= D; d += 16) AccTile16<T, MB>(a, lda, b, bs, N, d, y, ldy, ahead);
+  // (q8 rows have D % 32 == 0: no tail.)
   const uint8_t* bp = static_cast<const uint8_t*>(b);
   for (int m = 0; m < MB; ++m) {  // the last D mod 16 columns, one at a time
     for (int64_t dd = d; dd < D; ++dd) {
       float acc = y[m * ldy + dd];
       for (int64_t n = 0; n < N; ++n) {
-        const void* row = bp + n * bs * eb;
+        const void* row = bp + n * RowBytes<T>(bs);
         const float bv = T == TensorType::kF32 ? static_cast<const float*>(row)[dd]
                                                : gemlet::F16ToF32(static_cast<const uint16_t*>(row)[dd]);
         acc = std::fmaf(a[m * lda + n], bv, acc);
@@ -219,16 +265,19 @@ inline void AccRows(const float* a, int64_t lda, const void* b, int64_t bs, int6
 
 template <TensorType T>
 void GemmAccT(const float* a, int64_t lda, int64_t M, const void* b, int64_t bs, int64_t N,
-              int64_t D, float* y, int64_t ldy) {
+              int64_t D, float* y, int64_t ldy, int64_t prefetch) {
+  // The B rows are prefetched by the first pass over them (the one that reads them from memory).
+  const int64_t ahead = prefetch * RowBytes<T>(bs);
   int64_t m = 0;
-  for (; m + 4 <= M; m += 4) AccRows<T, 4>(a + m * lda, lda, b, bs, N, D, y + m * ldy, ldy);
+  for (; m + 4 <= M; m += 4) AccRows<T, 4>(a + m * lda, lda, b, bs, N, D, y + m * ldy, ldy, m == 0 ? ahead : 0);
+  const int64_t pf = m == 0 ? ahead : 0;
   switch (M - m) {
     case 3:
-      return AccRows<T, 3>(a + m * lda, lda, b, bs, N, D, y + m * ldy, ldy);
+      return AccRows<T, 3>(a + m * lda, lda, b, bs, N, D, y + m * ldy, ldy, pf);
     case 2:
-      return AccRows<T, 2>(a + m * lda, lda, b, bs, N, D, y + m * ldy, ldy);
+      return AccRows<T, 2>(a + m * lda, lda, b, bs, N, D, y + m * ldy, ldy, pf);
     case 1:
-      return AccRows<T, 1>(a + m * lda, lda, b, bs, N, D, y + m * ldy, ldy);
+      return AccRows<T, 1>(a + m * lda, lda, b, bs, N, D, y + m * ldy, ldy, pf);
     default:
       return;
   }
@@ -237,10 +286,14 @@ void GemmAccT(const float* a, int64_t lda, int64_t M, const void* b, int64_t bs,
 }  // namespace
 
 void GemmAccF(TensorType bt, const float* a, int64_t lda, int64_t M, const void* b, int64_t bs,
-              int64_t N, int64_t D, float* y, int64_t ldy, int64_t /*prefetch*/) {
-  GEMLET_CHECK(bt == TensorType::kF32 || bt == TensorType::kF16);
-  if (bt == TensorType::kF16) return GemmAccT<TensorType::kF16>(a, lda, M, b, bs, N, D, y, ldy);
-  GemmAccT<TensorType::kF32>(a, lda, M, b, bs, N, D, y, ldy);
+              int64_t N, int64_t D, float* y, int64_t ldy, int64_t prefetch) {
+  GEMLET_CHECK(bt == TensorType::kF32 || bt == TensorType::kF16 || bt == TensorType::kQ8);
+  if (bt == TensorType::kF16) return GemmAccT<TensorType::kF16>(a, lda, M, b, bs, N, D, y, ldy, prefetch);
+  if (bt == TensorType::kQ8) {
+    GEMLET_CHECK_MSG(bs % kQBlock == 0 && D % kQBlock == 0, "q8 rows of B are whole blocks");
+    return GemmAccT<TensorType::kQ8>(a, lda, M, b, bs, N, D, y, ldy, prefetch);
+  }
+  GemmAccT<TensorType::kF32>(a, lda, M, b, bs, N, D, y, ldy, prefetch);
 }
 
 }  // namespace gemlet::kernels::neon

@@ -191,13 +191,19 @@ void GemmFRef(TensorType wt, const void* w, int64_t rs, int64_t r0, int64_t r1, 
 
 void GemmAccFRef(TensorType bt, const float* a, int64_t lda, int64_t M, const void* b,
                  int64_t bs, int64_t N, int64_t D, float* y, int64_t ldy, int64_t /*prefetch*/) {
-  GEMLET_CHECK(bt == TensorType::kF32 || bt == TensorType::kF16);
+  GEMLET_CHECK(bt == TensorType::kF32 || bt == TensorType::kF16 || bt == TensorType::kQ8);
+  GEMLET_CHECK_MSG(bt != TensorType::kQ8 || (bs % kQBlock == 0 && D % kQBlock == 0),
+                   "q8 rows of B are whole blocks");
+  // B[n, d]: for q8, the int8 value times the block's f16 scale (exact in f32).
+  auto load = [&](int64_t n, int64_t d) {
+    if (bt != TensorType::kQ8) return LoadF(bt, RowPtr(bt, b, bs, n), d);
+    const BlockQ8& blk = static_cast<const BlockQ8*>(b)[(n * bs + d) / kQBlock];
+    return static_cast<float>(blk.qs[d % kQBlock]) * F16ToF32(blk.d);
+  };
   for (int64_t m = 0; m < M; ++m) {
     for (int64_t d = 0; d < D; ++d) {
       float acc = y[m * ldy + d];
-      for (int64_t n = 0; n < N; ++n) {
-        acc = std::fmaf(a[m * lda + n], LoadF(bt, RowPtr(bt, b, bs, n), d), acc);
-      }
+      for (int64_t n = 0; n < N; ++n) acc = std::fmaf(a[m * lda + n], load(n, d), acc);
       y[m * ldy + d] = acc;
     }
   }

@@ -53,9 +53,15 @@ void QuantizeAct(const float* x, ActBlock* out, int64_t K) {
 namespace {
 
 // 8 weights at element i of a row of type T as f32.
+// kQ8 (i a multiple of 8): the int8 values of i's block times its scale, exact.
 template <TensorType T>
 inline __m256 Load8(const void* w, int64_t i) {
-  if constexpr (T == TensorType::kF32) {
+  if constexpr (T == TensorType::kQ8) {
+    const BlockQ8& blk = static_cast<const BlockQ8*>(w)[i / kQBlock];
+    const __m128i q = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(blk.qs + i % kQBlock));
+    const __m256 d = _mm256_set1_ps(_mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(blk.d))));
+    return _mm256_mul_ps(_mm256_cvtepi32_ps(_mm256_cvtepi8_epi32(q)), d);
+  } else if constexpr (T == TensorType::kF32) {
     return _mm256_loadu_ps(static_cast<const float*>(w) + i);
   } else if constexpr (T == TensorType::kF16) {
     return _mm256_cvtph_ps(
@@ -69,7 +75,10 @@ inline __m256 Load8(const void* w, int64_t i) {
 
 template <TensorType T>
 inline float Load1(const void* w, int64_t i) {
-  if constexpr (T == TensorType::kF32) {
+  if constexpr (T == TensorType::kQ8) {
+    const BlockQ8& blk = static_cast<const BlockQ8*>(w)[i / kQBlock];
+    return static_cast<float>(blk.qs[i % kQBlock]) * _mm_cvtss_f32(_mm_cvtph_ps(_mm_cvtsi32_si128(blk.d)));
+  } else if constexpr (T == TensorType::kF32) {
     return static_cast<const float*>(w)[i];
   } else {
     const uint16_t h = static_cast<const uint16_t*>(w)[i];
@@ -97,6 +106,19 @@ inline float Reduce16(__m256 a0, __m256 a1) {
 }
 
 inline int64_t ElemBytes(TensorType t) { return t == TensorType::kF32 ? 4 : 2; }
+
+// Bytes from one B row of GemmAccF to the next (rows `bs` elements apart), and from a row's
+// start to its element d (q8: d's block).
+template <TensorType T>
+inline int64_t RowBytes(int64_t bs) {
+  if constexpr (T == TensorType::kQ8) return bs / kQBlock * static_cast<int64_t>(sizeof(BlockQ8));
+  return bs * ElemBytes(T);
+}
+template <TensorType T>
+inline int64_t ElemOffset(int64_t d) {
+  if constexpr (T == TensorType::kQ8) return d / kQBlock * static_cast<int64_t>(sizeof(BlockQ8));
+  return d * ElemBytes(T);
+}
 
 // out[r][t] = dot(row r, token t) for NR rows × NT tokens. `ahead`: bytes from each row to the
 // row it prefetches, line by line as this row is read (0: none).
@@ -209,11 +231,18 @@ inline void AccTile16(const float* a, int64_t lda, const void* b, int64_t bs, in
     acc[m][0] = _mm256_loadu_ps(y + m * ldy + d0);
     acc[m][1] = _mm256_loadu_ps(y + m * ldy + d0 + 8);
   }
-  const int64_t eb = ElemBytes(T);
+  const int64_t row_bytes = RowBytes<T>(bs);
   const uint8_t* bp = static_cast<const uint8_t*>(b);
   for (int64_t n = 0; n < N; ++n) {
-    const void* row = bp + n * bs * eb;
-    if (ahead != 0 && (d0 * eb) % 64 == 0) PrefetchAhead(row, ahead, d0 * eb);
+    const void* row = bp + n * row_bytes;
+    if constexpr (T == TensorType::kQ8) {  // a 34-byte block, which may straddle two lines
+      if (ahead != 0 && d0 % kQBlock == 0) {
+        PrefetchAhead(row, ahead, ElemOffset<T>(d0));
+        PrefetchAhead(row, ahead, ElemOffset<T>(d0) + static_cast<int64_t>(sizeof(BlockQ8)) - 1);
+      }
+    } else if (ahead != 0 && (d0 * ElemBytes(T)) % 64 == 0) {
+      PrefetchAhead(row, ahead, d0 * ElemBytes(T));
+    }
     const __m256 b0 = Load8<T>(row, d0), b1 = Load8<T>(row, d0 + 8);
     for (int m = 0; m < MB; ++m) {
       const __m256 am = _mm256_broadcast_ss(a + m * lda + n);
@@ -233,12 +262,12 @@ inline void AccRows(const float* a, int64_t lda, const void* b, int64_t bs, int6
   int64_t d = 0;
   for (; d + 16 <= D; d += 16) AccTile16<T, MB>(a, lda, b, bs, N, d, y, ldy, ahead);
   if (d == D) return;
-  const int64_t eb = ElemBytes(T);
+  const int64_t row_bytes = RowBytes<T>(bs);
   const uint8_t* bp = static_cast<const uint8_t*>(b);
   for (int m = 0; m < MB; ++m) {  // the last D mod 16 columns, one at a time
     for (int64_t dd = d; dd < D; ++dd) {
       float acc = y[m * ldy + dd];
-      for (int64_t n = 0; n < N; ++n) acc = Fma1(a[m * lda + n], Load1<T>(bp + n * bs * eb, dd), acc);
+      for (int64_t n = 0; n < N; ++n) acc = Fma1(a[m * lda + n], Load1<T>(bp + n * row_bytes, dd), acc);
       y[m * ldy + dd] = acc;
     }
   }
@@ -248,7 +277,7 @@ template <TensorType T>
 void GemmAccT(const float* a, int64_t lda, int64_t M, const void* b, int64_t bs, int64_t N,
               int64_t D, float* y, int64_t ldy, int64_t prefetch) {
   // The B rows are prefetched by the first pass over them (the one that reads them from memory).
-  const int64_t ahead = prefetch * bs * ElemBytes(T);
+  const int64_t ahead = prefetch * RowBytes<T>(bs);
   int64_t m = 0;
   for (; m + 4 <= M; m += 4) AccRows<T, 4>(a + m * lda, lda, b, bs, N, D, y + m * ldy, ldy, m == 0 ? ahead : 0);
   const int64_t pf = m == 0 ? ahead : 0;
@@ -268,8 +297,12 @@ void GemmAccT(const float* a, int64_t lda, int64_t M, const void* b, int64_t bs,
 
 void GemmAccF(TensorType bt, const float* a, int64_t lda, int64_t M, const void* b, int64_t bs,
               int64_t N, int64_t D, float* y, int64_t ldy, int64_t prefetch) {
-  GEMLET_CHECK(bt == TensorType::kF32 || bt == TensorType::kF16);
+  GEMLET_CHECK(bt == TensorType::kF32 || bt == TensorType::kF16 || bt == TensorType::kQ8);
   if (bt == TensorType::kF16) return GemmAccT<TensorType::kF16>(a, lda, M, b, bs, N, D, y, ldy, prefetch);
+  if (bt == TensorType::kQ8) {
+    GEMLET_CHECK_MSG(bs % kQBlock == 0 && D % kQBlock == 0, "q8 rows of B are whole blocks");
+    return GemmAccT<TensorType::kQ8>(a, lda, M, b, bs, N, D, y, ldy, prefetch);
+  }
   GemmAccT<TensorType::kF32>(a, lda, M, b, bs, N, D, y, ldy, prefetch);
 }
 

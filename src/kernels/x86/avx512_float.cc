@@ -21,10 +21,29 @@ namespace {
 
 inline int64_t ElemBytes(TensorType t) { return t == TensorType::kF32 ? 4 : 2; }
 
-// 16 elements at element i of a row of type T, as f32; lanes outside mask k read as 0.
+// Bytes from one B row of GemmAccF to the next (rows `bs` elements apart), and from a row's
+// start to its element d (q8: d's block; d a multiple of 16).
+template <TensorType T>
+inline int64_t RowBytes(int64_t bs) {
+  if constexpr (T == TensorType::kQ8) return bs / kQBlock * static_cast<int64_t>(sizeof(BlockQ8));
+  return bs * ElemBytes(T);
+}
+template <TensorType T>
+inline int64_t ElemOffset(int64_t d) {
+  if constexpr (T == TensorType::kQ8) return d / kQBlock * static_cast<int64_t>(sizeof(BlockQ8));
+  return d * ElemBytes(T);
+}
+
+// 16 elements at element i of a row of type T, as f32; lanes outside mask k read as 0. kQ8
+// (i a multiple of 16): the int8 values of i's block times its scale, exact.
 template <TensorType T>
 inline __m512 Load16(const void* w, int64_t i, __mmask16 k = 0xffff) {
-  if constexpr (T == TensorType::kF32) {
+  if constexpr (T == TensorType::kQ8) {
+    const BlockQ8& blk = static_cast<const BlockQ8*>(w)[i / kQBlock];
+    const __m128i q = _mm_maskz_loadu_epi8(k, blk.qs + i % kQBlock);
+    const __m512 d = _mm512_set1_ps(_cvtsh_ss(blk.d));
+    return _mm512_mul_ps(_mm512_cvtepi32_ps(_mm512_cvtepi8_epi32(q)), d);
+  } else if constexpr (T == TensorType::kF32) {
     return _mm512_maskz_loadu_ps(k, static_cast<const float*>(w) + i);
   } else {
     const __m256i h = _mm256_maskz_loadu_epi16(k, static_cast<const uint16_t*>(w) + i);
@@ -153,12 +172,16 @@ inline void AccTile(const float* a, int64_t lda, const void* b, int64_t bs, int6
 #pragma GCC unroll 2
     for (int c = 0; c < NC; ++c)
       acc[m][c] = _mm512_maskz_loadu_ps(c == NC - 1 ? k : 0xffff, y + m * ldy + d0 + 16 * c);
-  const int64_t eb = ElemBytes(T);
+  const int64_t row_bytes = RowBytes<T>(bs);
+  // The strip's bytes in a row (1 line for f16, 2 for f32 with NC = 2, one 34-byte block of q8
+  // that may straddle two).
+  const int64_t strip_bytes = T == TensorType::kQ8 ? static_cast<int64_t>(sizeof(BlockQ8)) : NC * 16 * ElemBytes(T);
   const uint8_t* bp = static_cast<const uint8_t*>(b);
   for (int64_t n = 0; n < N; ++n) {
-    const void* row = bp + n * bs * eb;
-    if (ahead != 0) {  // the strip's lines (1 for f16, 2 for f32 with NC = 2)
-      for (int64_t off = 0; off < NC * 16 * eb; off += 64) PrefetchAhead(row, ahead, d0 * eb + off);
+    const void* row = bp + n * row_bytes;
+    if (ahead != 0) {
+      for (int64_t off = 0; off < strip_bytes; off += 64) PrefetchAhead(row, ahead, ElemOffset<T>(d0) + off);
+      if (T == TensorType::kQ8) PrefetchAhead(row, ahead, ElemOffset<T>(d0) + strip_bytes - 1);
     }
     __m512 bv[NC];
 #pragma GCC unroll 2
@@ -193,7 +216,7 @@ template <TensorType T>
 void GemmAccT(const float* a, int64_t lda, int64_t M, const void* b, int64_t bs, int64_t N,
               int64_t D, float* y, int64_t ldy, int64_t prefetch) {
   // The B rows are prefetched by the first pass over them (the one that reads them from memory).
-  const int64_t ahead = prefetch * bs * ElemBytes(T);
+  const int64_t ahead = prefetch * RowBytes<T>(bs);
   int64_t m = 0;
   for (; m + 8 <= M; m += 8) AccRows<T, 8>(a + m * lda, lda, b, bs, N, D, y + m * ldy, ldy, m == 0 ? ahead : 0);
   a += m * lda;
@@ -240,8 +263,12 @@ void GemvF(TensorType wt, const void* w, int64_t rs, int64_t r0, int64_t r1, con
 
 void GemmAccF(TensorType bt, const float* a, int64_t lda, int64_t M, const void* b, int64_t bs,
               int64_t N, int64_t D, float* y, int64_t ldy, int64_t prefetch) {
-  GEMLET_CHECK(bt == TensorType::kF32 || bt == TensorType::kF16);
+  GEMLET_CHECK(bt == TensorType::kF32 || bt == TensorType::kF16 || bt == TensorType::kQ8);
   if (bt == TensorType::kF16) return GemmAccT<TensorType::kF16>(a, lda, M, b, bs, N, D, y, ldy, prefetch);
+  if (bt == TensorType::kQ8) {
+    GEMLET_CHECK_MSG(bs % kQBlock == 0 && D % kQBlock == 0, "q8 rows of B are whole blocks");
+    return GemmAccT<TensorType::kQ8>(a, lda, M, b, bs, N, D, y, ldy, prefetch);
+  }
   GemmAccT<TensorType::kF32>(a, lda, M, b, bs, N, D, y, ldy, prefetch);
 }
 

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 
+#include "kernels/float_rows.h"
 #include "kernels/kernels.h"
 
 namespace gemlet::kernels {

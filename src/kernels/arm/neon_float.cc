@@ -48,27 +48,6 @@ void QuantizeAct(const float* x, ActBlock* out, int64_t K) {
 
 namespace {
 
-inline int64_t ElemBytes(TensorType t) { return t == TensorType::kF32 ? 4 : 2; }
-
-// Bytes from one B row of GemmAccF to the next (rows `bs` elements apart), and from a row's
-// start to its element d (q8: d's block).
-template <TensorType T>
-inline int64_t RowBytes(int64_t bs) {
-  if constexpr (T == TensorType::kQ8) return bs / kQBlock * static_cast<int64_t>(sizeof(BlockQ8));
-  return bs * ElemBytes(T);
-}
-template <TensorType T>
-inline int64_t ElemOffset(int64_t d) {
-  if constexpr (T == TensorType::kQ8) return d / kQBlock * static_cast<int64_t>(sizeof(BlockQ8));
-  return d * ElemBytes(T);
-}
-
-// The kernels' prefetch hint (kernels.h): asks for the line `ahead + off` bytes from `row`
-// (past the rows is harmless: a prefetch never faults).
-inline void PrefetchAhead(const void* row, int64_t ahead, int64_t off) {
-  __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(row) + ahead + off), 0, 2);
-}
-
 // kQ8 (i a multiple of 4): the int8 values of i's block times its scale, exact.
 template <TensorType T>
 inline float32x4_t Load4(const void* w, int64_t i) {
@@ -223,11 +202,8 @@ inline void AccTile16(const float* a, int64_t lda, const void* b, int64_t bs, in
   const uint8_t* bp = static_cast<const uint8_t*>(b);
   for (int64_t n = 0; n < N; ++n) {
     const void* row = bp + n * row_bytes;
-    if constexpr (T == TensorType::kQ8) {  // a 34-byte block, which may straddle two lines
-      if (ahead != 0 && d0 % kQBlock == 0) {
-        PrefetchAhead(row, ahead, ElemOffset<T>(d0));
-        PrefetchAhead(row, ahead, ElemOffset<T>(d0) + static_cast<int64_t>(sizeof(BlockQ8)) - 1);
-      }
+    if constexpr (T == TensorType::kQ8) {
+      if (ahead != 0 && d0 % kQBlock == 0) PrefetchBlockAhead(row, ahead, d0);
     } else if (ahead != 0 && (d0 * ElemBytes(T)) % 64 == 0) {
       PrefetchAhead(row, ahead, d0 * ElemBytes(T));
     }
@@ -287,12 +263,9 @@ void GemmAccT(const float* a, int64_t lda, int64_t M, const void* b, int64_t bs,
 
 void GemmAccF(TensorType bt, const float* a, int64_t lda, int64_t M, const void* b, int64_t bs,
               int64_t N, int64_t D, float* y, int64_t ldy, int64_t prefetch) {
-  GEMLET_CHECK(bt == TensorType::kF32 || bt == TensorType::kF16 || bt == TensorType::kQ8);
+  CheckAccRows(bt, bs, D);
   if (bt == TensorType::kF16) return GemmAccT<TensorType::kF16>(a, lda, M, b, bs, N, D, y, ldy, prefetch);
-  if (bt == TensorType::kQ8) {
-    GEMLET_CHECK_MSG(bs % kQBlock == 0 && D % kQBlock == 0, "q8 rows of B are whole blocks");
-    return GemmAccT<TensorType::kQ8>(a, lda, M, b, bs, N, D, y, ldy, prefetch);
-  }
+  if (bt == TensorType::kQ8) return GemmAccT<TensorType::kQ8>(a, lda, M, b, bs, N, D, y, ldy, prefetch);
   GemmAccT<TensorType::kF32>(a, lda, M, b, bs, N, D, y, ldy, prefetch);
 }
 

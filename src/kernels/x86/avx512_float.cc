@@ -19,21 +19,6 @@ namespace gemlet::kernels::avx512 {
 
 namespace {
 
-inline int64_t ElemBytes(TensorType t) { return t == TensorType::kF32 ? 4 : 2; }
-
-// Bytes from one B row of GemmAccF to the next (rows `bs` elements apart), and from a row's
-// start to its element d (q8: d's block; d a multiple of 16).
-template <TensorType T>
-inline int64_t RowBytes(int64_t bs) {
-  if constexpr (T == TensorType::kQ8) return bs / kQBlock * static_cast<int64_t>(sizeof(BlockQ8));
-  return bs * ElemBytes(T);
-}
-template <TensorType T>
-inline int64_t ElemOffset(int64_t d) {
-  if constexpr (T == TensorType::kQ8) return d / kQBlock * static_cast<int64_t>(sizeof(BlockQ8));
-  return d * ElemBytes(T);
-}
-
 // 16 elements at element i of a row of type T, as f32; lanes outside mask k read as 0. kQ8
 // (i a multiple of 16): the int8 values of i's block times its scale, exact.
 template <TensorType T>
@@ -173,15 +158,16 @@ inline void AccTile(const float* a, int64_t lda, const void* b, int64_t bs, int6
     for (int c = 0; c < NC; ++c)
       acc[m][c] = _mm512_maskz_loadu_ps(c == NC - 1 ? k : 0xffff, y + m * ldy + d0 + 16 * c);
   const int64_t row_bytes = RowBytes<T>(bs);
-  // The strip's bytes in a row (1 line for f16, 2 for f32 with NC = 2, one 34-byte block of q8
-  // that may straddle two).
-  const int64_t strip_bytes = T == TensorType::kQ8 ? static_cast<int64_t>(sizeof(BlockQ8)) : NC * 16 * ElemBytes(T);
   const uint8_t* bp = static_cast<const uint8_t*>(b);
   for (int64_t n = 0; n < N; ++n) {
     const void* row = bp + n * row_bytes;
     if (ahead != 0) {
-      for (int64_t off = 0; off < strip_bytes; off += 64) PrefetchAhead(row, ahead, ElemOffset<T>(d0) + off);
-      if (T == TensorType::kQ8) PrefetchAhead(row, ahead, ElemOffset<T>(d0) + strip_bytes - 1);
+      if constexpr (T == TensorType::kQ8) {
+        PrefetchBlockAhead(row, ahead, d0);
+      } else {
+        // the strip's lines (1 for f16, 2 for f32 with NC = 2)
+        for (int64_t off = 0; off < NC * 16 * ElemBytes(T); off += 64) PrefetchAhead(row, ahead, d0 * ElemBytes(T) + off);
+      }
     }
     __m512 bv[NC];
 #pragma GCC unroll 2
@@ -263,12 +249,9 @@ void GemvF(TensorType wt, const void* w, int64_t rs, int64_t r0, int64_t r1, con
 
 void GemmAccF(TensorType bt, const float* a, int64_t lda, int64_t M, const void* b, int64_t bs,
               int64_t N, int64_t D, float* y, int64_t ldy, int64_t prefetch) {
-  GEMLET_CHECK(bt == TensorType::kF32 || bt == TensorType::kF16 || bt == TensorType::kQ8);
+  CheckAccRows(bt, bs, D);
   if (bt == TensorType::kF16) return GemmAccT<TensorType::kF16>(a, lda, M, b, bs, N, D, y, ldy, prefetch);
-  if (bt == TensorType::kQ8) {
-    GEMLET_CHECK_MSG(bs % kQBlock == 0 && D % kQBlock == 0, "q8 rows of B are whole blocks");
-    return GemmAccT<TensorType::kQ8>(a, lda, M, b, bs, N, D, y, ldy, prefetch);
-  }
+  if (bt == TensorType::kQ8) return GemmAccT<TensorType::kQ8>(a, lda, M, b, bs, N, D, y, ldy, prefetch);
   GemmAccT<TensorType::kF32>(a, lda, M, b, bs, N, D, y, ldy, prefetch);
 }
 

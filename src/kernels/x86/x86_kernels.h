@@ -5,16 +5,10 @@
 
 #include <cstdint>
 
+#include "kernels/float_rows.h"
 #include "kernels/kernels.h"
 
 namespace gemlet::kernels {
-
-// The float kernels' prefetch hint (kernels.h): brings into L2 the cache line at byte `off` of
-// the row `ahead` bytes after `row`. The address is computed as an integer: it may lie past
-// the rows (a prefetch never faults).
-inline void PrefetchAhead(const void* row, int64_t ahead, int64_t off) {
-  __builtin_prefetch(reinterpret_cast<const void*>(reinterpret_cast<uintptr_t>(row) + ahead + off), 0, 2);
-}
 
 namespace avx2 {
 void QuantizeAct(const float* x, ActBlock* out, int64_t K);

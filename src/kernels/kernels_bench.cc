@@ -329,7 +329,10 @@ struct Shape {
 constexpr Shape kGemvShapes[] = {{"attn_q", 2048, 1536},
                                  {"ffn_down", 1536, 6144},
                                  {"ffn_gate_up", 12288, 1536},
-                                 {"lm_head", 262144, 1536}};
+                                 {"lm_head", 262144, 1536},
+                                 // E4B (hidden 2560, intermediate 10240)
+                                 {"e4b_ffn_gate_up", 20480, 2560},
+                                 {"e4b_ffn_down", 2560, 10240}};
 // Prefill (the text model's FFN) and an image through the vision tower (E2B: its MLP's gate or
 // up, [3072, 768], over the 2,520 patches of 280 soft tokens).
 struct GemmCase {

@@ -44,7 +44,7 @@ TEST_P(OracleForward, ExactTierInEveryMode) {
 
   std::vector<float> prefill_all;  // [rows, V] from the prefill mode, the baseline of the others
   for (const Mode& mode : kModes) {
-    Stats total, vs_prefill;
+    Stats total;
     std::vector<float> all(o.rows * V);
     for (const Case& c : o.cases) {
       runtime::Session session(*engine, runtime::SessionOptions{256, 256});

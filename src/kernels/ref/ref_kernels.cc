@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "base/half.h"
+#include "kernels/float_rows.h"
 
 namespace gemlet::kernels {
 
@@ -191,9 +192,7 @@ void GemmFRef(TensorType wt, const void* w, int64_t rs, int64_t r0, int64_t r1, 
 
 void GemmAccFRef(TensorType bt, const float* a, int64_t lda, int64_t M, const void* b,
                  int64_t bs, int64_t N, int64_t D, float* y, int64_t ldy, int64_t /*prefetch*/) {
-  GEMLET_CHECK(bt == TensorType::kF32 || bt == TensorType::kF16 || bt == TensorType::kQ8);
-  GEMLET_CHECK_MSG(bt != TensorType::kQ8 || (bs % kQBlock == 0 && D % kQBlock == 0),
-                   "q8 rows of B are whole blocks");
+  CheckAccRows(bt, bs, D);
   // B[n, d]: for q8, the int8 value times the block's f16 scale (exact in f32).
   auto load = [&](int64_t n, int64_t d) {
     if (bt != TensorType::kQ8) return LoadF(bt, RowPtr(bt, b, bs, n), d);

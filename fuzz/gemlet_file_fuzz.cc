@@ -20,7 +20,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     (void)t.rows();
     (void)g.Find(t.name);
   }
-  const gemlet::Vocab& v = g.vocab();
+  const gemlet::Vocab v = g.ReadVocab();
   for (size_t i = 0; i < v.size(); ++i) sink = sink ^ static_cast<uint8_t>(v.pieces[i].size());
   for (const auto& m : v.merges)
     sink = sink ^ static_cast<uint8_t>(v.pieces.at(m.first).size() + v.pieces.at(m.second).size());

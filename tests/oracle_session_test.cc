@@ -259,7 +259,7 @@ TEST(OracleGenerate, StopsAtEndOfGenerationToken) {
     EXPECT_EQ(meta["tokenizer"]["eog_ids"], nlohmann::json({1, 106, 50}));
     meta["tokenizer"]["eog_ids"] = {1, 106, 50, g.tokens[k]};
     (*w)->SetMetadata(meta);
-    (*w)->SetVocab((*src)->vocab());
+    (*w)->SetVocab((*src)->ReadVocab());
     ASSERT_TRUE((*w)->Finish().ok());
   }
   auto engine = OpenEngine(path, 2);

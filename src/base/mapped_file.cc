@@ -67,6 +67,15 @@ void MappedFile::AdviseRandom(size_t offset, size_t len) const {
 void MappedFile::AdviseWillNeed(size_t offset, size_t len) const {
   Advise(data_, size_, offset, len, MADV_WILLNEED);
 }
+void MappedFile::DropPages(size_t offset, size_t len) const {
+  if (!data_ || offset >= size_) return;
+  if (len > size_ - offset) len = size_ - offset;
+  // Whole pages only: a partly covered page may hold bytes someone else still reads.
+  const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const uintptr_t start = (reinterpret_cast<uintptr_t>(data_ + offset) + page - 1) & ~(page - 1);
+  const uintptr_t end = reinterpret_cast<uintptr_t>(data_ + offset + len) & ~(page - 1);
+  if (start < end) ::madvise(reinterpret_cast<void*>(start), end - start, MADV_DONTNEED);
+}
 
 Result<std::string> ReadFileToString(const std::string& path) {
   std::ifstream in(path, std::ios::binary);

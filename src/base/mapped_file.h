@@ -26,6 +26,11 @@ class MappedFile {
   // mappings) or sequential/will-need. Out-of-range ranges are clipped. Advisory only.
   void AdviseRandom(size_t offset, size_t len) const;
   void AdviseWillNeed(size_t offset, size_t len) const;
+  // Takes the whole pages inside [offset, offset+len) out of this process's resident set
+  // (MADV_DONTNEED on the read-only private mapping: the bytes stay as they are in the file,
+  // and a later read faults them in again from the page cache). For data read once, such as
+  // the vocabulary a tokenizer is built from. Out-of-range ranges are clipped.
+  void DropPages(size_t offset, size_t len) const;
 
  private:
   MappedFile() = default;

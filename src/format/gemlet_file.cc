@@ -41,6 +41,8 @@ class Cursor {
   uint64_t pos_ = 0;
 };
 
+Status ParseVocab(const std::string& name, const uint8_t* p, uint64_t size, Vocab* out);
+
 }  // namespace
 
 Result<std::unique_ptr<GemletFile>> GemletFile::Open(const std::string& path) {
@@ -62,6 +64,68 @@ Result<std::unique_ptr<GemletFile>> GemletFile::FromMemory(const uint8_t* data, 
   f->size_ = size;
   RETURN_IF_ERROR(f->Parse());
   return f;
+}
+
+namespace {
+
+// The vocabulary section [p, p + size) (docs/file-format.md §3) into *out, or only checked
+// when out is null.
+Status ParseVocab(const std::string& name, const uint8_t* p, uint64_t size, Vocab* out) {
+  auto bad = [&](const std::string& what) { return Corrupt(name + ": not a valid .gemlet file: " + what); };
+  Cursor c(p, size);
+  layout::VocabHeader vh;
+  if (!c.Get(&vh)) return bad("vocabulary section truncated");
+  // The tables must fit before they are read (their size cannot wrap: 32-bit counts); the
+  // 64-bit blob size is left to the checked read below, since added to them it could wrap.
+  const uint64_t tables = uint64_t{vh.n_tokens} * sizeof(layout::VocabEntry) + uint64_t{vh.n_merges} * 8;
+  if (tables > c.remaining()) return bad("vocabulary section truncated");
+  const uint8_t *entries = nullptr, *merges = nullptr, *blob = nullptr;
+  if (!c.Bytes(uint64_t{vh.n_tokens} * sizeof(layout::VocabEntry), &entries) ||
+      !c.Bytes(uint64_t{vh.n_merges} * 8, &merges) || !c.Bytes(vh.blob_size, &blob)) {
+    return bad("vocabulary section truncated");
+  }
+  if (out != nullptr) {
+    out->pieces.resize(vh.n_tokens);
+    out->scores.resize(vh.n_tokens);
+    out->types.resize(vh.n_tokens);
+    out->merges.resize(vh.n_merges);
+  }
+  for (uint32_t i = 0; i < vh.n_tokens; ++i) {
+    layout::VocabEntry e;
+    std::memcpy(&e, entries + uint64_t{i} * sizeof(e), sizeof(e));
+    if (e.blob_offset > vh.blob_size || e.length > vh.blob_size - e.blob_offset) {
+      return bad("vocabulary piece " + std::to_string(i) + " lies outside its blob");
+    }
+    if (e.type < 1 || e.type > 6) {
+      return bad("vocabulary piece " + std::to_string(i) + " has unknown type " + std::to_string(e.type));
+    }
+    if (out != nullptr) {
+      out->pieces[i].assign(reinterpret_cast<const char*>(blob) + e.blob_offset, e.length);
+      out->scores[i] = e.score;
+      out->types[i] = static_cast<TokenType>(e.type);
+    }
+  }
+  for (uint32_t i = 0; i < vh.n_merges; ++i) {
+    int32_t ab[2];
+    std::memcpy(ab, merges + uint64_t{i} * 8, 8);
+    const int32_t a = ab[0], b = ab[1];
+    if (a < 0 || b < 0 || static_cast<uint32_t>(a) >= vh.n_tokens || static_cast<uint32_t>(b) >= vh.n_tokens) {
+      return bad("merge " + std::to_string(i) + " names a token outside the vocabulary");
+    }
+    if (out != nullptr) out->merges[i] = {a, b};
+  }
+  return Status::Ok();
+}
+
+}  // namespace
+
+Vocab GemletFile::ReadVocab() const {
+  Vocab v;
+  if (vocab_tokens_ == 0) return v;
+  const Status st = ParseVocab(name_, data_ + vocab_offset_, vocab_size_, &v);
+  GEMLET_CHECK_MSG(st.ok(), "the vocabulary was validated when the file was opened");
+  if (map_) map_->DropPages(vocab_offset_, vocab_size_);
+  return v;
 }
 
 const TensorView* GemletFile::Find(std::string_view name) const {
@@ -138,47 +202,15 @@ Status GemletFile::Parse() {
     }
   }
 
-  // Vocabulary.
+  // Vocabulary: validated here, read by ReadVocab.
   if (vocab) {
-    Cursor c(data_ + vocab->offset, vocab->size);
-    layout::VocabHeader vh;
-    if (!c.Get(&vh)) return bad("vocabulary section truncated");
-    // The tables must fit before they are allocated (their size cannot wrap: 32-bit counts);
-    // the 64-bit blob size is left to the checked read below, since added to them it could wrap.
-    const uint64_t tables = uint64_t{vh.n_tokens} * sizeof(layout::VocabEntry) + uint64_t{vh.n_merges} * 8;
-    if (tables > c.remaining()) return bad("vocabulary section truncated");
-    std::vector<layout::VocabEntry> entries(vh.n_tokens);
-    std::vector<int32_t> merges(uint64_t{vh.n_merges} * 2);
-    const uint8_t* blob = nullptr;
-    if (!c.Read(entries.data(), entries.size() * sizeof(layout::VocabEntry)) ||
-        !c.Read(merges.data(), merges.size() * 4) || !c.Bytes(vh.blob_size, &blob)) {
-      return bad("vocabulary section truncated");
-    }
-    vocab_.pieces.resize(vh.n_tokens);
-    vocab_.scores.resize(vh.n_tokens);
-    vocab_.types.resize(vh.n_tokens);
-    for (uint32_t i = 0; i < vh.n_tokens; ++i) {
-      const auto& e = entries[i];
-      if (e.blob_offset > vh.blob_size || e.length > vh.blob_size - e.blob_offset) {
-        return bad("vocabulary piece " + std::to_string(i) + " lies outside its blob");
-      }
-      if (e.type < 1 || e.type > 6) {
-        return bad("vocabulary piece " + std::to_string(i) + " has unknown type " +
-                   std::to_string(e.type));
-      }
-      vocab_.pieces[i].assign(reinterpret_cast<const char*>(blob) + e.blob_offset, e.length);
-      vocab_.scores[i] = e.score;
-      vocab_.types[i] = static_cast<TokenType>(e.type);
-    }
-    vocab_.merges.resize(vh.n_merges);
-    for (uint32_t i = 0; i < vh.n_merges; ++i) {
-      const int32_t a = merges[2 * i], b = merges[2 * i + 1];
-      if (a < 0 || b < 0 || static_cast<uint32_t>(a) >= vh.n_tokens ||
-          static_cast<uint32_t>(b) >= vh.n_tokens) {
-        return bad("merge " + std::to_string(i) + " names a token outside the vocabulary");
-      }
-      vocab_.merges[i] = {a, b};
-    }
+    RETURN_IF_ERROR(ParseVocab(name_, data_ + vocab->offset, vocab->size, nullptr));
+    vocab_offset_ = vocab->offset;
+    vocab_size_ = vocab->size;
+    layout::VocabHeader vh;  // (ParseVocab checked that it fits)
+    std::memcpy(&vh, data_ + vocab->offset, sizeof(vh));
+    vocab_tokens_ = vh.n_tokens;
+    if (map_) map_->DropPages(vocab_offset_, vocab_size_);
   }
 
   // Tensor index.

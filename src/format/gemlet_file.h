@@ -56,7 +56,13 @@ class GemletFile {
   // {"config": {...}, "tokenizer": {...}, "chat_template": "...", "provenance": {...},
   //  "quant_plan": {...}} — see docs/file-format.md §2.
   const nlohmann::json& metadata() const { return metadata_; }
-  const Vocab& vocab() const { return vocab_; }
+  // Whether the file has a vocabulary section (validated when the file was opened).
+  bool has_vocab() const { return vocab_tokens_ > 0; }
+  // The vocabulary, read from its section on each call: the caller keeps it only while it
+  // builds what it needs (the tokenizer), so a running engine holds one copy of the
+  // vocabulary, not two, and the section's pages of a mapped file leave the resident set
+  // again. Empty if the file has none.
+  Vocab ReadVocab() const;
   const std::vector<TensorView>& tensors() const { return tensors_; }
   const TensorView* Find(std::string_view name) const;
   const uint8_t* base() const { return data_; }
@@ -73,7 +79,8 @@ class GemletFile {
   size_t size_ = 0;
   uint32_t version_ = 0;
   nlohmann::json metadata_;
-  Vocab vocab_;
+  uint64_t vocab_offset_ = 0, vocab_size_ = 0;  // the vocabulary section (size 0: none)
+  uint32_t vocab_tokens_ = 0;
   std::vector<TensorView> tensors_;
   std::unordered_map<std::string, size_t> by_name_;
 };

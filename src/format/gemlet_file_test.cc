@@ -72,10 +72,12 @@ TEST(GemletFile, RoundTrip) {
   EXPECT_EQ(b->rows(), 2);
   EXPECT_EQ(F16ToF32(reinterpret_cast<const BlockQ4*>(b->data)[3].d), 1.0f);
   EXPECT_EQ(reinterpret_cast<const BlockQ4*>(b->data)[3].qs[1], 17);
-  EXPECT_EQ(g.vocab().pieces[3], "ab");
-  EXPECT_EQ(g.vocab().types[0], TokenType::kControl);
-  ASSERT_EQ(g.vocab().merges.size(), 1u);
-  EXPECT_EQ(g.vocab().merges[0], (std::pair<int32_t, int32_t>{1, 2}));
+  ASSERT_TRUE(g.has_vocab());
+  const Vocab vocab = g.ReadVocab();
+  EXPECT_EQ(vocab.pieces[3], "ab");
+  EXPECT_EQ(vocab.types[0], TokenType::kControl);
+  ASSERT_EQ(vocab.merges.size(), 1u);
+  EXPECT_EQ(vocab.merges[0], (std::pair<int32_t, int32_t>{1, 2}));
   EXPECT_EQ(g.Find("missing"), nullptr);
 }
 

@@ -21,7 +21,7 @@ Result<std::unique_ptr<Engine>> Engine::Open(const std::string& path, const Engi
     ASSIGN_OR_RETURN(e->drafter_, model::Gemma4Drafter::Bind(*e->file_));
   }
   if (e->drafter_) RETURN_IF_ERROR(e->drafter_->CheckFits(*e->model_));
-  if (!e->file_->vocab().empty()) {
+  if (e->file_->has_vocab()) {
     auto tok = Tokenizer::FromGemlet(*e->file_);
     if (!tok.ok()) return tok.status();
     e->tokenizer_ = std::make_unique<Tokenizer>(std::move(*tok));

@@ -277,8 +277,8 @@ Result<Tokenizer> Tokenizer::FromGemlet(const GemletFile& file) {
   if (!meta.is_object() || !meta.contains("tokenizer")) {
     return Corrupt(file.path() + ": the metadata has no \"tokenizer\" object");
   }
-  if (file.vocab().empty()) return Corrupt(file.path() + ": the file has no vocabulary");
-  auto t = Create(file.vocab(), meta["tokenizer"]);
+  if (!file.has_vocab()) return Corrupt(file.path() + ": the file has no vocabulary");
+  auto t = Create(file.ReadVocab(), meta["tokenizer"]);
   if (!t.ok()) return t.status().WithContext(file.path());
   return t;
 }

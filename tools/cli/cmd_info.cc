@@ -158,7 +158,7 @@ int Run(Flags& flags) {
                         {"params", tot.params},
                         {"types", std::vector<std::string>(tot.types.begin(), tot.types.end())}};
   }
-  const Vocab& v = g.vocab();
+  const Vocab v = g.ReadVocab();
   if (json) {
     nlohmann::json m = meta;
     nlohmann::json out = {{"file", path},

@@ -27,18 +27,19 @@ struct ForwardScratch {
   std::vector<float> x;                           // [R, D] residual stream
   std::vector<float> a;                           // [R, D] normed input of a block
   std::vector<kernels::ActBlock> aq;              // [R, D/32] its int8 blocks (fast path)
-  std::vector<float> q;                           // [A, H·hd]
-  std::vector<float> o;                           // [A, H·hd] attention output
+  std::vector<float> q;                           // [A, H·hd] queries, then the attention's output
   std::vector<float> d;                           // [R, D] block output before its post-norm
-  std::vector<float> gate;                        // [A, I] (also the GeGLU product)
-  std::vector<float> up;                          // [A, I]
+  std::vector<float> gate;                        // [A, I] the GeGLU product
   std::vector<float> ple;                         // [R, L·P] per-layer inputs
   std::vector<float> ple_tok;                     // [min(R, 32), L·P] token part of the per-layer inputs
   std::vector<float> g;                           // [A, P] per-layer-input gate
   std::vector<float> cos_s, sin_s, cos_f, sin_f;  // [R, hd/2] RoPE tables per layer type
   std::vector<int64_t> pos;                       // [R] position of each row
-  std::vector<std::vector<float>> k, v;           // [L][R, Hkv·hd] fresh K/V of each cached layer
+  std::vector<std::vector<float>> k, v;           // [L][R, Hkv·hd] fresh K/V of the layers KV-shared
+                                                  // layers read (kept to the step's end)
   std::vector<std::vector<BlockQ8>> k8, v8;       // [L][R, Hkv·hd/32] the same, of q8 stores, in q8
+  std::vector<float> k_fresh, v_fresh;            // [R, Hkv·hd] fresh K/V of the current other layer
+  std::vector<BlockQ8> k8_fresh, v8_fresh;        // [R, Hkv·hd/32] the same, of q8 stores, in q8
   std::vector<float> head;                        // [outputs, D] rows after the final norm
   std::vector<int64_t> out;                       // [outputs] active row of each output
   std::vector<int64_t> keep;                      // [A] batch row of each active row

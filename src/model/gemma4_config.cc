@@ -200,6 +200,14 @@ int64_t Gemma4Config::kv_source(int64_t l) const {
   return -1;
 }
 
+bool Gemma4Config::read_by_shared(int64_t l) const {
+  if (!has_kv(l)) return false;
+  for (int64_t s = first_kv_shared(); s < num_layers; ++s) {
+    if (kv_source(s) == l) return true;
+  }
+  return false;
+}
+
 int64_t Gemma4Config::rope_pairs(int64_t l) const {
   const int64_t half = head_dim_of(l) / 2;
   if (!is_full(l)) return half;

@@ -52,6 +52,8 @@ struct Gemma4Config {
   // The layer whose K/V layer l attends over: itself, or for a KV-shared layer the last
   // non-shared layer of the same type (HF Gemma4TextAttention.__init__).
   int64_t kv_source(int64_t l) const;
+  // Whether a KV-shared layer attends over cached layer l's K/V (l is some kv_source(l') ≠ l').
+  bool read_by_shared(int64_t l) const;
   int64_t head_dim_of(int64_t l) const { return is_full(l) ? global_head_dim : head_dim; }
   int64_t ffn_dim(int64_t l) const {
     return use_double_wide_mlp && l >= first_kv_shared() && first_kv_shared() > 0

@@ -21,6 +21,7 @@ TEST(Gemma4Config, TinyE2bDerivedTable) {
   EXPECT_EQ(c->kv_source(4), 2);
   EXPECT_EQ(c->kv_source(5), 2);
   EXPECT_EQ(c->kv_source(6), 3);
+  for (int64_t l = 0; l < c->num_layers; ++l) EXPECT_EQ(c->read_by_shared(l), l == 2 || l == 3) << l;
   EXPECT_EQ(c->head_dim_of(3), 64);
   EXPECT_EQ(c->ffn_dim(3), 32);
   EXPECT_EQ(c->ffn_dim(4), 64);
@@ -37,6 +38,7 @@ TEST(Gemma4Config, TinyE4bKvSharing) {
   EXPECT_EQ(c->kv_source(3), 1);
   EXPECT_EQ(c->kv_source(4), 1);
   EXPECT_EQ(c->kv_source(5), 2);
+  for (int64_t l = 0; l < c->num_layers; ++l) EXPECT_EQ(c->read_by_shared(l), l == 1 || l == 2) << l;
   EXPECT_EQ(c->ffn_dim(5), 32);
   int n_kv = 0;
   for (const auto& t : ExpectedTensors(*c)) n_kv += t.name.find("attn_k") != std::string::npos;

@@ -153,7 +153,6 @@ Status DraftStep(const Gemma4Drafter& dr, const Gemma4Model& target, const KvSto
   float* q = Sized(s->q, max_q);  // [H, hd]
   float* o = Sized(s->o, max_q);  // [H, hd]
   float* gate = Sized(s->gate, I);
-  float* up = Sized(s->up, I);
   float* cs = Sized(s->cos, max_q / H / 2);
   float* sn = Sized(s->sin, max_q / H / 2);
   for (int64_t l = 0; l < c.num_layers; ++l) {
@@ -185,7 +184,7 @@ Status DraftStep(const Gemma4Drafter& dr, const Gemma4Model& target, const KvSto
 
     // ---- MLP (Gemma4TextMLP), then layer_scalar on the residual stream ----
     const ops::MatMulInput m = ops::RmsNormQuantize(x, Ly.ffn_norm.data(), 1, D, eps, a, nullptr, nullptr);
-    ops::MatMulGeGlu(Ly.ffn_gate, Ly.ffn_up, m, 1, gate, up, opt.mode, opt.pool);  // gate = GELU(gate)·up
+    ops::MatMulGeGlu(Ly.ffn_gate, Ly.ffn_up, m, 1, gate, opt.mode, opt.pool);  // gate = GELU(gate)·up
     matmul(Ly.ffn_down, gate, d);
     ops::AddRmsNorm(x, d, Ly.post_ffw_norm.data(), 1, D, eps, Ly.layer_scalar, nullptr);
   }

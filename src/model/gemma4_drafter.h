@@ -97,7 +97,7 @@ struct DraftOutput {
 
 // Working memory of draft steps, reused from step to step.
 struct DraftScratch {
-  std::vector<float> in, x, a, q, o, d, gate, up, y, cos, sin, scores, cand, row, dense;
+  std::vector<float> in, x, a, q, o, d, gate, y, cos, sin, scores, cand, row, dense;
   std::vector<int32_t> top, ids;
 };
 

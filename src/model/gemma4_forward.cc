@@ -147,9 +147,13 @@ Status Forward(const Gemma4Model& model, const Batch& batch, ForwardScratch* s, 
         x, Ly.attn_norm.data(), A, D, eps, a, Int8(opt, {&Ly.attn_q, &Ly.attn_k, &Ly.attn_v}) ? aq : nullptr, opt.pool);
     float* q = Sized(s->q, A * H * hd);
     const int64_t row = Hkv * hd;
+    // The fresh K/V of a layer that KV-shared layers read later in the step stay until the
+    // step's end (s->k[l]); any other layer's go to its store right after its attention, so
+    // they share one buffer (s->k_fresh).
+    const bool keep = c.read_by_shared(l);
     if (c.has_kv(l)) {  // (all R rows are active here)
-      float* k = Sized(s->k[l], R * row);
-      float* v = Sized(s->v[l], R * row);
+      float* k = Sized(keep ? s->k[l] : s->k_fresh, R * row);
+      float* v = Sized(keep ? s->v[l] : s->v_fresh, R * row);
       const ops::MatMulOut qkv[] = {{&Ly.attn_q, q}, {&Ly.attn_k, k}, {&Ly.attn_v, v}};
       ops::MatMulShared(qkv, an, A, opt.mode, opt.pool);  // [R, H, hd], [R, Hkv, hd] ×2
       ops::RmsNorm(k, Ly.k_norm.data(), R * Hkv, hd, eps, k);
@@ -168,8 +172,8 @@ Status Forward(const Gemma4Model& model, const Batch& batch, ForwardScratch* s, 
           // keys with int8 dot products, so a key must be attended over as those blocks,
           // whether it comes from this chunk or from the cache.
           if (k8 == nullptr) {
-            k8 = Sized(s->k8[l], R * row / kQBlock);
-            v8 = Sized(s->v8[l], R * row / kQBlock);
+            k8 = Sized(keep ? s->k8[l] : s->k8_fresh, R * row / kQBlock);
+            v8 = Sized(keep ? s->v8[l] : s->v8_fresh, R * row / kQBlock);
           }
           ops::QuantizeKvRowQ8(k + r0 * row, k8 + r0 * row / kQBlock, n);
           ops::QuantizeKvRowQ8(v + r0 * row, v8 + r0 * row / kQBlock, n);
@@ -184,22 +188,31 @@ Status Forward(const Gemma4Model& model, const Batch& batch, ForwardScratch* s, 
     // KV-shared layer attends with its own queries and mask type over the K/V its producer
     // wrote in this same step (spec §5.2).
     const int64_t src = c.kv_source(l);
+    const bool src_kept = src != l || keep;
+    const float* k_src = (src_kept ? s->k[src] : s->k_fresh).data();
+    const float* v_src = (src_kept ? s->v[src] : s->v_fresh).data();
+    const BlockQ8* k8_src = (src_kept ? s->k8[src] : s->k8_fresh).data();
+    const BlockQ8* v8_src = (src_kept ? s->v8[src] : s->v8_fresh).data();
     const ops::AttentionShape shape{H, Hkv, hd, full ? 0 : c.sliding_window, 1.0f};  // scaling = 1.0
-    float* o = Sized(s->o, A * H * hd);
+    float* o = q;  // the attention's output replaces the queries (ops/attention.h)
     for (int64_t j = 0, r0 = 0; j < S; r0 += batch.seqs[j].rows, ++j) {
       if (active_n[j] == 0) continue;
       KvStore* kv = batch.seqs[j].kv;
       ops::KvSegment segs[3];
       int n_segs = kv->Past(src, segs);
       if (kv->row_type(src) == TensorType::kQ8) {
-        segs[n_segs++] = ops::KvSegment{s->k8[src].data() + r0 * row / kQBlock, s->v8[src].data() + r0 * row / kQBlock,
+        segs[n_segs++] = ops::KvSegment{k8_src + r0 * row / kQBlock, v8_src + r0 * row / kQBlock,
                                         row, kv->size(), batch.seqs[j].rows, TensorType::kQ8};
       } else {
-        segs[n_segs++] = ops::KvSegment{s->k[src].data() + r0 * row, s->v[src].data() + r0 * row, row, kv->size(),
-                                        batch.seqs[j].rows};
+        segs[n_segs++] = ops::KvSegment{k_src + r0 * row, v_src + r0 * row, row, kv->size(), batch.seqs[j].rows};
       }
       ops::Attention(shape, q + active0[j] * H * hd, pos + active0[j], active_n[j], segs, n_segs,
                      o + active0[j] * H * hd, opt.pool);
+    }
+    if (c.has_kv(l) && !keep) {  // no later layer of this step reads layer l's past: store its rows
+      for (int64_t j = 0, r0 = 0; j < S; r0 += batch.seqs[j].rows, ++j) {
+        batch.seqs[j].kv->Commit(l, k_src + r0 * row, v_src + r0 * row, batch.seqs[j].rows);
+      }
     }
     matmul(Ly.attn_output, o, d);
     ops::AddRmsNorm(x, d, Ly.post_attention_norm.data(), A, D, eps, 1.0f, opt.pool);  // x += RMSNorm(d)
@@ -209,8 +222,7 @@ Status Forward(const Gemma4Model& model, const Batch& batch, ForwardScratch* s, 
     const ops::MatMulInput m = ops::RmsNormQuantize(
         x, Ly.ffn_norm.data(), A, D, eps, a, Int8(opt, {&Ly.ffn_gate, &Ly.ffn_up}) ? aq : nullptr, opt.pool);
     float* gate = Sized(s->gate, A * I);
-    float* up = Sized(s->up, A * I);
-    ops::MatMulGeGlu(Ly.ffn_gate, Ly.ffn_up, m, A, gate, up, opt.mode, opt.pool);  // gate = GELU(gate)·up
+    ops::MatMulGeGlu(Ly.ffn_gate, Ly.ffn_up, m, A, gate, opt.mode, opt.pool);  // gate = GELU(gate)·up
     matmul(Ly.ffn_down, gate, d);
     ops::AddRmsNorm(x, d, Ly.post_ffw_norm.data(), A, D, eps, 1.0f, opt.pool);
 
@@ -222,11 +234,12 @@ Status Forward(const Gemma4Model& model, const Batch& batch, ForwardScratch* s, 
     ops::AddRmsNorm(x, d, Ly.post_norm.data(), A, D, eps, Ly.layer_scalar, opt.pool);
   }
 
-  // The step is complete: hand each sequence's fresh rows of each cached layer to its store.
+  // The step is complete: hand each sequence's fresh rows of the layers KV-shared layers read
+  // to its store (the other cached layers' went right after their attention).
   for (int64_t j = 0, r0 = 0; j < S; r0 += batch.seqs[j].rows, ++j) {
     KvStore* kv = batch.seqs[j].kv;
     for (int64_t l = 0; l < L; ++l) {
-      if (!c.has_kv(l)) continue;
+      if (!c.read_by_shared(l)) continue;
       const int64_t row = c.kv_dim(l);
       kv->Commit(l, s->k[l].data() + r0 * row, s->v[l].data() + r0 * row, batch.seqs[j].rows);
     }

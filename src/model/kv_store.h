@@ -6,10 +6,14 @@
 //   1. Reserve(n + T)          room for the step (fails before any work if over the limit)
 //   2. Past(l, segs)           for every attention layer: the stored rows of the K/V source
 //                              layer, as they were before the step
-//   3. Commit(l, k, v, T)      after every layer ran: the step's fresh rows of each cached
-//                              layer; then Advance(T): the size becomes n + T
-// Nothing is written before step 3, so a KV-shared layer late in the step still sees the
-// producer's past intact (a sliding ring would otherwise have overwritten it).
+//   3. Commit(l, k, v, T)      the step's fresh rows of each cached layer, once no later
+//                              layer of the step reads layer l's past: right after layer l's
+//                              attention, or, for a layer KV-shared layers read
+//                              (config.read_by_shared), after every layer ran
+//   4. Advance(T)              the size becomes n + T
+// A layer's rows are written only after the last read of its past in the step, so a KV-shared
+// layer late in the step still sees the producer's past intact (a sliding ring would
+// otherwise have overwritten it), and the fresh rows of the other layers need no buffer each.
 #pragma once
 
 #include <cstdint>

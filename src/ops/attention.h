@@ -40,7 +40,9 @@ struct AttentionShape {
 
 // out[t, h, :] = Σ_u softmax_u(scale · q[t, h, :]·K[u, g, :]) · V[u, g, :], g = h / (H / Hkv),
 // over the keys u of every segment that the mask allows for the query position q_pos[t].
-// q, out: [T, H, head_dim] (must not overlap the segments). A query that sees no key gets
+// q, out: [T, H, head_dim] (must not overlap the segments; out may be q: each block of queries
+// is copied before its outputs are written, and blocks write only their own rows and heads,
+// so the output can replace the queries in place). A query that sees no key gets
 // zeros. Segments may come in any order and must not overlap; keys are visited in increasing
 // position order, so the result's bits do not depend on how the keys are split into segments.
 // f16 segments cost a conversion, not a second algorithm: the kernels widen each K and V

@@ -90,6 +90,9 @@ TEST_P(AttentionQ8Test, IdenticalOverAnySplitAndCloseToQuantizedQueries) {
         for (size_t i = 0; i < got.size(); ++i) ASSERT_NEAR(got[i], ref[i], 1e-4) << i;
       }
       ASSERT_EQ(0, std::memcmp(first.data(), got.data(), got.size() * sizeof(float))) << "split " << split << where;
+      std::vector<float> io = q;  // in place: the output over the queries
+      Attention(s, io.data(), pos.data(), c.T, segs.data(), static_cast<int>(segs.size()), io.data(), p);
+      ASSERT_EQ(0, std::memcmp(first.data(), io.data(), io.size() * sizeof(float))) << "in place, split " << split << where;
     }
     // Decode: each query row alone over the q8 past (its own and earlier positions).
     for (int64_t t = 0; t < c.T; ++t) {

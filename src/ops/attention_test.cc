@@ -50,6 +50,10 @@ TEST_P(AttentionTest, MatchesNaiveWithAnySegmentSplit) {
       for (size_t i = 0; i < out.size(); ++i) ASSERT_NEAR(out[i], ref[i], 2e-5) << i;
       if (first.empty()) first = out;
       EXPECT_EQ(out, first) << "segment split or threads changed the bits";
+      // In place: the output written over the queries, the same bits.
+      std::vector<float> io = q;
+      Attention(s, io.data(), pos.data(), c.T, segs.data(), static_cast<int>(segs.size()), io.data(), p);
+      EXPECT_EQ(io, first) << "in place" << (p ? " threaded" : " serial");
     }
   }
 }

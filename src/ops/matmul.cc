@@ -15,6 +15,9 @@ namespace {
 constexpr int64_t kTokenTile = 32;
 // Output rows per work unit: the kQ4x8 / kQ8x8 group size, so a unit never splits a row group.
 constexpr int64_t kUnitRows = 8;
+// Floats of MatMulGeGlu's up tile per thread (256 KiB, in L2 when GeGlu reads it back): E2B
+// at T = 512 tiles of 128 output rows; a decode step (T = 1) takes its whole range at once.
+constexpr int64_t kGeGluTileFloats = int64_t{1} << 16;
 // Tokens quantized per parallel grain.
 constexpr int64_t kQuantGrain = 16;
 
@@ -222,8 +225,8 @@ Activations Prepare(const kernels::KernelTable& k, MatMulInput in, int64_t T, in
 
 }  // namespace
 
-void MatMulGeGlu(const Weight& gate, const Weight& up, MatMulInput in, int64_t T, float* gate_y, float* up_y,
-                 MatMulMode mode, ThreadPool* pool) {
+void MatMulGeGlu(const Weight& gate, const Weight& up, MatMulInput in, int64_t T, float* gate_y, MatMulMode mode,
+                 ThreadPool* pool) {
   if (T <= 0) return;
   GEMLET_CHECK(gate.cols == up.cols && gate.rows == up.rows);
   const int64_t K = gate.cols, I = gate.rows;
@@ -231,10 +234,18 @@ void MatMulGeGlu(const Weight& gate, const Weight& up, MatMulInput in, int64_t T
   const Weight* const ws[] = {&gate, &up};
   const Activations a = Prepare(k, in, T, K, ws, mode, pool);
   auto run = [&](int64_t u0, int64_t u1) {
+    thread_local std::vector<float> up_tile;  // [T, n] of the tile's up product
     const int64_t r0 = u0 * kUnitRows, r1 = std::min(I, u1 * kUnitRows);
-    ProductRows(k, gate, a, T, gate_y, r0, r1, mode);
-    ProductRows(k, up, a, T, up_y, r0, r1, mode);
-    for (int64_t t = 0; t < T; ++t) GeGlu(gate_y + t * I + r0, up_y + t * I + r0, r1 - r0, gate_y + t * I + r0);
+    const int64_t tile = std::max(kUnitRows, kGeGluTileFloats / T / kUnitRows * kUnitRows);
+    for (int64_t c0 = r0; c0 < r1; c0 += tile) {
+      const int64_t n = std::min(tile, r1 - c0);
+      if (static_cast<int64_t>(up_tile.size()) < T * n) up_tile.resize(T * n);
+      float* u = up_tile.data();
+      ProductRows(k, gate, a, T, gate_y, c0, c0 + n, mode);
+      // Rows [c0, c0 + n) of up as a weight of n rows: its products land in u [T, n].
+      ProductRows(k, RowRange(up, c0, n), a, T, u, 0, n, mode);
+      for (int64_t t = 0; t < T; ++t) GeGlu(gate_y + t * I + c0, u + t * n, n, gate_y + t * I + c0);
+    }
   };
   const int64_t units = (I + kUnitRows - 1) / kUnitRows;
   RunUnits(units, pool, run);

@@ -64,10 +64,12 @@ void MatMulShared(std::span<const MatMulOut> outs, MatMulInput x, int64_t T, Mat
                   ThreadPool* pool);
 
 // The gated GELU product of a feed-forward block, fused: gate_y [T, I] = GELU_tanh(x · gate^T) ⊙
-// (x · up^T), with up_y [T, I] as scratch. One parallel region; each work unit combines its
-// own rows right after computing them (no second pass over [T, I]). The same bits as the two
-// products followed by GeGlu (ops/activation.h).
-void MatMulGeGlu(const Weight& gate, const Weight& up, MatMulInput x, int64_t T, float* gate_y, float* up_y,
+// (x · up^T). One parallel region; each thread takes its output rows a tile at a time: the
+// up product of a tile goes to the thread's own buffer (256 KiB) and is combined with the
+// gate's right away, so no [T, I] scratch holds it (E2B at T = 512: 12 MiB) and no second
+// pass reads it back. The same bits as the two products followed by GeGlu
+// (ops/activation.h).
+void MatMulGeGlu(const Weight& gate, const Weight& up, MatMulInput x, int64_t T, float* gate_y,
                  MatMulMode mode, ThreadPool* pool);
 
 // A product gated by a given tensor, fused the same way: y [T, w.rows] = GELU_tanh(x · w^T) ⊙ m,

@@ -214,29 +214,55 @@ TEST(MatMulFastTest, SharedInputEqualsSeparateCalls) {
 }
 
 // MatMulGeGlu equals the two products followed by GeGlu, bit for bit: both modes, GEMV and
-// GEMM, serial and threaded, interleaved q4 and float weights, rows not a multiple of 8.
+// GEMM, serial and threaded, interleaved q4 and float weights, rows not a multiple of 8, and
+// enough tokens (T = 2100) that a thread's rows come in several tiles of the up product (of
+// 24 rows and a last one of 16: row ranges of an interleaved up weight start inside it).
 TEST(MatMulFastTest, FusedGeGluEqualsProductsThenGeGlu) {
   ThreadPool pool(2);
   const int64_t cols = 64;
   for (int64_t rows : {40, 13}) {
     auto g = testing::MakeWeight(TensorType::kQ4, rows, cols, 11);
-    auto u = testing::MakeWeight(TensorType::kBF16, rows, cols, 12);
-    std::vector<InterleavedWeight> gx;
-    if (rows % 8 == 0) gx.push_back(Interleave(g));
+    auto ub = testing::MakeWeight(TensorType::kBF16, rows, cols, 12);
+    auto uq = testing::MakeWeight(TensorType::kQ4, rows, cols, 13);
+    std::vector<InterleavedWeight> gx, ux;
+    if (rows % 8 == 0) {
+      gx.push_back(Interleave(g));
+      ux.push_back(Interleave(uq));
+    }
     const Weight& gw = gx.empty() ? g.w : gx[0].w;
-    for (MatMulMode mode : {MatMulMode::kExact, MatMulMode::kFast}) {
-      for (int64_t T : {1, 6}) {
-        for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool}) {
-          auto x = testing::RandomVector(T * cols, 7 + T);
-          std::vector<float> gate(T * rows), up(T * rows), want(T * rows), wu(T * rows);
-          MatMulGeGlu(gw, u.w, x.data(), T, gate.data(), up.data(), mode, p);
-          MatMul(gw, x.data(), T, want.data(), mode, nullptr);
-          MatMul(u.w, x.data(), T, wu.data(), mode, nullptr);
-          GeGlu(want.data(), wu.data(), T * rows, want.data());
-          EXPECT_EQ(gate, want) << MatMulModeName(mode) << " rows=" << rows << " T=" << T
-                                << (p ? " threaded" : " serial");
+    for (const Weight* uw : {&ub.w, ux.empty() ? &uq.w : &ux[0].w}) {
+      for (MatMulMode mode : {MatMulMode::kExact, MatMulMode::kFast}) {
+        for (int64_t T : {1, 6, 2100}) {
+          for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool}) {
+            auto x = testing::RandomVector(T * cols, 7 + T);
+            std::vector<float> gate(T * rows), want(T * rows), wu(T * rows);
+            MatMulGeGlu(gw, *uw, x.data(), T, gate.data(), mode, p);
+            MatMul(gw, x.data(), T, want.data(), mode, nullptr);
+            MatMul(*uw, x.data(), T, wu.data(), mode, nullptr);
+            GeGlu(want.data(), wu.data(), T * rows, want.data());
+            EXPECT_EQ(gate, want) << MatMulModeName(mode) << " rows=" << rows << " T=" << T << " up "
+                                  << TensorTypeName(uw->type) << (p ? " threaded" : " serial");
+          }
         }
       }
+    }
+  }
+}
+
+// RowRange views rows [r0, r0 + n) of a weight in place, row-major or in groups of 8.
+TEST(MatMulTest, RowRangeIsTheRowsOfTheWeight) {
+  const int64_t cols = 64;
+  auto w = testing::MakeWeight(TensorType::kQ8, 32, cols, 5);
+  const InterleavedWeight wx = Interleave(w);
+  for (const Weight* src : {static_cast<const Weight*>(&w.w), &wx.w}) {
+    const Weight v = RowRange(*src, 8, 16);
+    EXPECT_EQ(v.rows, 16);
+    EXPECT_EQ(v.cols, cols);
+    std::vector<float> a(cols), b(cols);
+    for (int64_t r = 0; r < 16; ++r) {
+      DequantizeWeightRow(v, r, a.data());
+      DequantizeWeightRow(*src, 8 + r, b.data());
+      EXPECT_EQ(a, b) << r;
     }
   }
 }
@@ -287,15 +313,15 @@ TEST(MatMulFastTest, PrequantizedInputEqualsQuantizingInside) {
     std::vector<kernels::ActBlock> xq(T * cols / kQBlock);
     for (int64_t t = 0; t < T; ++t) k.quantize_act(x.data() + t * cols, xq.data() + t * cols / kQBlock, cols);
     const MatMulInput in(x.data(), xq.data());
-    std::vector<float> ya(T * 40), yb(T * 24), ra(T * 40), rb(T * 24), g(T * 40), u(T * 40), rg(T * 40), ru(T * 40);
+    std::vector<float> ya(T * 40), yb(T * 24), ra(T * 40), rb(T * 24), g(T * 40), rg(T * 40);
     const MatMulOut outs[] = {{&ax.w, ya.data()}, {&b.w, yb.data()}};
     MatMulShared(outs, in, T, MatMulMode::kFast, &pool);
     MatMul(ax.w, x.data(), T, ra.data(), MatMulMode::kFast, nullptr);
     MatMul(b.w, x.data(), T, rb.data(), MatMulMode::kFast, nullptr);
     EXPECT_EQ(ya, ra) << T;
     EXPECT_EQ(yb, rb) << T;
-    MatMulGeGlu(ax.w, a.w, in, T, g.data(), u.data(), MatMulMode::kFast, &pool);
-    MatMulGeGlu(ax.w, a.w, x.data(), T, rg.data(), ru.data(), MatMulMode::kFast, nullptr);
+    MatMulGeGlu(ax.w, a.w, in, T, g.data(), MatMulMode::kFast, &pool);
+    MatMulGeGlu(ax.w, a.w, x.data(), T, rg.data(), MatMulMode::kFast, nullptr);
     EXPECT_EQ(g, rg) << T;
   }
 }

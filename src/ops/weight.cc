@@ -24,6 +24,16 @@ void DequantizeWeightRow(const Weight& w, int64_t r, float* out) {
   }
 }
 
+Weight RowRange(const Weight& w, int64_t r0, int64_t n) {
+  GEMLET_CHECK(r0 >= 0 && n >= 0 && r0 + n <= w.rows);
+  GEMLET_CHECK_MSG(w.layout == TensorLayout::kRowMajor || (r0 % 8 == 0 && n % 8 == 0),
+                   "an interleaved weight's row range covers whole groups of 8 rows");
+  Weight v = w;
+  v.rows = n;
+  v.data = w.data + static_cast<uint64_t>(r0) * w.row_bytes;  // (a group is 8 rows' bytes)
+  return v;
+}
+
 namespace {
 
 // Rows `order` of an interleaved weight w into o (row-major, w.row_bytes apart), unpacking each

@@ -25,6 +25,10 @@ struct Weight {
 // Row r of w as cols floats, whatever its type and layout (row-major, kQ4x8 or kQ8x8).
 void DequantizeWeightRow(const Weight& w, int64_t r, float* out);
 
+// Rows [r0, r0 + n) of w as a weight of their own over w's bytes (an interleaved layout's rows
+// come in groups of 8: r0 and n are then multiples of 8). Row i of it is row r0 + i of w.
+Weight RowRange(const Weight& w, int64_t r0, int64_t n);
+
 // A weight that owns its bytes (GatherWeightRows); `view` points into `bytes`.
 struct OwnedWeight {
   std::vector<uint8_t> bytes;

@@ -28,6 +28,7 @@ TEST(BenchSmoke, JsonHasEveryFieldPerTest) {
   EXPECT_GT(j["kv_bytes"].get<uint64_t>(), 0u);
   EXPECT_LT(j["kv_bytes"].get<uint64_t>(), j["peak_rss_bytes"].get<uint64_t>());
   EXPECT_GT(j["decode_bytes_per_token"].get<uint64_t>(), 0u);
+  EXPECT_EQ(j["ubatch"], 512);  // llama-bench's default prefill chunk
   // The model's figures (model/gemma4_model_test.cc checks them against the shapes): a prompt
   // row skips the KV-shared layers and the LM head.
   EXPECT_GT(j["prompt_macs_per_token"].get<uint64_t>(), 0u);
@@ -70,6 +71,26 @@ TEST(BenchSmoke, NoWarmup) {
   EXPECT_GT(j["results"][1]["tok_s"].get<double>(), 0.0);
 }
 
+// LiteRT-LM's protocol: a 1,024-token prompt, then 256 tokens decoded after it, the prompt in
+// the chunks run, chat and serve prefill in (256) unless -ub says otherwise.
+TEST(BenchSmoke, LiteRtPreset) {
+  const std::string model = Converted("tiny-e2b", "model-q4_0.gguf");
+  for (const std::string ub : {"", "64"}) {
+    std::string out;
+    ASSERT_EQ(RunCommand(kGemletBin + " bench -m " + model + " --preset litert -r 1 -t 1 --json --bandwidth-mib 0" +
+                             (ub.empty() ? "" : " -ub " + ub),
+                         &out),
+              0)
+        << out;
+    const auto j = nlohmann::json::parse(out);
+    EXPECT_EQ(j["ubatch"], ub.empty() ? 256 : 64);
+    ASSERT_EQ(j["results"].size(), 2u);
+    EXPECT_EQ(j["results"][0]["test"], "pp1024");
+    EXPECT_EQ(j["results"][1]["test"], "tg256@d1024");
+    EXPECT_EQ(j["results"][1]["depth"], 1024);
+  }
+}
+
 TEST(BenchSmoke, RejectsBadFlags) {
   const std::string model = Converted("tiny-e2b", "model-q4_0.gguf");
   std::string out;
@@ -78,6 +99,7 @@ TEST(BenchSmoke, RejectsBadFlags) {
   EXPECT_EQ(RunCommand(kGemletBin + " bench -m " + model + " --preset nope", &out), 2);
   EXPECT_EQ(RunCommand(kGemletBin + " bench -m " + model + " -p x", &out), 2);
   EXPECT_EQ(RunCommand(kGemletBin + " bench -m " + model + " --bandwidth-mib -1", &out), 2);
+  EXPECT_EQ(RunCommand(kGemletBin + " bench -m " + model + " -ub 0", &out), 2);
   EXPECT_EQ(RunCommand(kGemletBin + " bench -m /nonexistent.gemlet -r 1", &out), 1);
 }
 

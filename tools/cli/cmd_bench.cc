@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <memory>
 #include <random>
@@ -61,13 +62,15 @@ flags:
   -r N               repetitions, the median is reported (default 3)
   -t LIST            thread counts (default: all cores)
   --decode-threads N threads of the decode steps (default: as -t; prefill keeps -t)
-  -ub N              tokens per prefill forward pass (default 512)
+  -ub N              tokens per prefill forward pass (default 512, as llama-bench; 256 with
+                     --preset litert, the chunk run, chat and serve prefill in)
   --ctx N            the context limit of each test's session, up to the model's positions
                      (default: what the test needs; the KV memory follows the tokens held,
                      so a larger limit costs nothing). A test must fit: depth + size + 1
                      positions (so tg128 at the 131,072 positions of E2B runs at -d 130943)
   --preset litert    LiteRT-LM's protocol: prefill 1024 tokens, then decode 256 tokens after
-                     them, in a 2048-token context (overrides -p, -n and -d)
+                     them, in a 2048-token context (overrides -p, -n and -d), in chunks of 256
+                     tokens unless -ub says otherwise
   --exact            the exact f32 path instead of the int8 kernels
   --kv-type T        KV cache rows: f16, f32 or q8 (default f16; f32 with --exact); or per
                      layer kind: full=T,sliding=T (either part), e.g. full=q8,sliding=f16
@@ -86,6 +89,7 @@ flags:
                      allocation of one measured session), "decode_bytes_per_token",
                      "decode_macs_per_token", "prompt_macs_per_token" (matrix products'
                      multiply-adds of a decode step and of a prompt row; attention on top),
+                     "ubatch" (the prefill chunk),
                      "results": [{"test", "tok_s", "tok_s_all", "ttft_s" (prefill tests),
                      "read_gb_s", "bound_tok_s" (decode tests), "threads", ...}]}
 
@@ -158,7 +162,8 @@ int Run(Flags& flags) {
   auto d_list = ReadList(flags, "-d", {0});
   auto t_list = ReadList(flags, "-t", {0});
   auto reps = flags.Int({"-r"}, 3);
-  auto ubatch = flags.Int({"-ub", "--ubatch"}, 512);
+  constexpr int64_t kUbatchUnset = std::numeric_limits<int64_t>::min();
+  auto ubatch = flags.Int({"-ub", "--ubatch"}, kUbatchUnset);
   auto decode_threads = flags.Int({"--decode-threads"}, 0);
   const std::string preset = flags.Str({"--preset"}, "");
   const bool json = flags.Bool({"--json"});
@@ -186,7 +191,7 @@ int Run(Flags& flags) {
   runtime::EngineOptions kv;
   if (!ParseKvType(kv_type, &kv)) return UsageError("bench", KvTypeError(kv_type));
   if (*reps < 1 || *reps > 1000) return UsageError("bench", "-r must be in [1, 1000]");
-  if (*ubatch < 1) return UsageError("bench", "-ub must be ≥ 1");
+  if (*ubatch != kUbatchUnset && *ubatch < 1) return UsageError("bench", "-ub must be ≥ 1");
   std::vector<int64_t> pp = *p_list, tg = *n_list, depths = *d_list, threads = *t_list;
   int64_t tg_extra_depth = 0;  // litert: decode after the prompt
   int64_t context = 0;
@@ -197,7 +202,10 @@ int Run(Flags& flags) {
     depths = {0};
     tg_extra_depth = 1024;
     context = 2048;
+    // The prompt in the chunks run, chat and serve prefill it in (runtime::SessionOptions).
+    if (*ubatch == kUbatchUnset) *ubatch = runtime::SessionOptions{}.prefill_chunk;
   }
+  if (*ubatch == kUbatchUnset) *ubatch = 512;  // llama-bench's default
   for (int64_t t : threads) {
     if (t > 1024) return UsageError("bench", "-t values must be in [0, 1024]");
   }
@@ -422,6 +430,7 @@ int Run(Flags& flags) {
                           {"mode", exact ? "exact" : "fast"},
                           {"kv_type", kv_name},
                           {"repetitions", *reps},
+                          {"ubatch", *ubatch},
                           {"decode_bytes_per_token", decode_bytes},
                           {"decode_macs_per_token", decode_macs},
                           {"prompt_macs_per_token", prompt_macs},
@@ -450,8 +459,9 @@ int Run(Flags& flags) {
     }
     std::printf("\n");
   }
-  std::printf("\nload %.3f s, peak RSS %.1f MiB, median of %lld repetitions, %s path, %s KV cache\n", load_s,
-              rss / 1048576.0, static_cast<long long>(*reps), exact ? "exact" : "fast", kv_name.c_str());
+  std::printf("\nload %.3f s, peak RSS %.1f MiB, median of %lld repetitions, %s path, %s KV cache, prefill chunks of %lld\n",
+              load_s, rss / 1048576.0, static_cast<long long>(*reps), exact ? "exact" : "fast", kv_name.c_str(),
+              static_cast<long long>(*ubatch));
   return kExitOk;
 }
 

@@ -62,7 +62,8 @@ flags:
                           "seed": ..., "timings": {...}} instead of streaming; "ids" includes
                           the end-of-generation token when one ended the run, "text" does not;
                           with --grammar/--json-schema the timings add constraint_ms (time in
-                          the grammar's calls), constraint_masks and constraint_share (of decode)
+                          the grammar's calls), constraint_masks and constraint_share (of decode);
+                          timings.kv_bytes is the KV memory the session holds at the end
   --ignore-eos            keep generating after end-of-generation tokens
   -q, --quiet             no prefill progress and no timings line on stderr
   --threads N             worker threads (default: all cores)
@@ -382,7 +383,9 @@ int Run(Flags& flags) {
     j["timings"] = {{"prompt_tokens", t.prompt_tokens},   {"generated_tokens", t.generated_tokens},
                     {"prefill_ms", t.prefill_ms},         {"decode_ms", t.decode_ms},
                     {"prefill_tok_s", t.prefill_tok_s()}, {"decode_tok_s", t.decode_tok_s()},
-                    {"sample_ms", t.sample_ms},           {"threads", engine.threads()}};
+                    {"sample_ms", t.sample_ms},           {"threads", engine.threads()},
+                    // The KV memory the session holds at the end (it grows with the tokens held).
+                    {"kv_bytes", session.kv_cache().bytes_allocated()}};
     if (!images.empty() || !audios.empty()) j["timings"]["media_encode_ms"] = media_ms;
     if (go.speculative.mode != runtime::DraftMode::kOff) {
       const auto& sp = t.speculative;

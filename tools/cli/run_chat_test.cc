@@ -108,6 +108,7 @@ TEST(RunChat, JsonCarriesTextTokenCountsAndTimings) {
   for (const char* key : {"prefill_ms", "decode_ms", "prefill_tok_s", "decode_tok_s"}) {
     EXPECT_TRUE(j["timings"][key].is_number()) << key;
   }
+  EXPECT_GT(j["timings"]["kv_bytes"].get<int64_t>(), 0);  // the KV of the prompt and the reply
   auto file = GemletFile::Open(TinyModel());
   ASSERT_TRUE(file.ok());
   auto tok = Tokenizer::FromGemlet(**file);

@@ -5,6 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <fstream>
@@ -69,11 +70,14 @@ void MappedFile::AdviseWillNeed(size_t offset, size_t len) const {
 }
 void MappedFile::DropPages(size_t offset, size_t len) const {
   if (!data_ || offset >= size_) return;
-  if (len > size_ - offset) len = size_ - offset;
-  // Whole pages only: a partly covered page may hold bytes someone else still reads.
+  DropResidentPages(data_ + offset, std::min(len, size_ - offset));
+}
+
+void DropResidentPages(const void* p, size_t n) {
+  if (p == nullptr || n == 0) return;
   const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
-  const uintptr_t start = (reinterpret_cast<uintptr_t>(data_ + offset) + page - 1) & ~(page - 1);
-  const uintptr_t end = reinterpret_cast<uintptr_t>(data_ + offset + len) & ~(page - 1);
+  const uintptr_t start = (reinterpret_cast<uintptr_t>(p) + page - 1) & ~(page - 1);
+  const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + n) & ~(page - 1);
   if (start < end) ::madvise(reinterpret_cast<void*>(start), end - start, MADV_DONTNEED);
 }
 

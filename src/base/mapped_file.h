@@ -39,6 +39,12 @@ class MappedFile {
   size_t size_ = 0;
 };
 
+// Takes the whole pages inside [p, p + n) out of this process's resident set (MADV_DONTNEED).
+// Only for read-only private *file* mappings, whose bytes stay in the file: a later read
+// faults them in again from the page cache (anonymous or written memory would be lost). A
+// partly covered page is kept: it may hold bytes someone else still reads.
+void DropResidentPages(const void* p, size_t n);
+
 // Reads a whole (small) file into a string: config.json, tokenizer.json, ...
 Result<std::string> ReadFileToString(const std::string& path);
 Status WriteStringToFile(const std::string& path, const std::string& data);

@@ -1,10 +1,8 @@
 #include "ops/embedding.h"
 
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include <algorithm>
 
+#include "base/mapped_file.h"
 #include "base/status.h"
 
 namespace gemlet::ops {
@@ -17,18 +15,17 @@ void GatherRows(const Weight& table, const int32_t* ids, int64_t n, float* out) 
 }
 
 void GatherRowsFromFileMapping(const Weight& table, const int32_t* ids, int64_t n, float* out) {
-  const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
   constexpr uintptr_t kWindow = uintptr_t{2} << 20;
-  const uintptr_t base = reinterpret_cast<uintptr_t>(table.data);
-  const uintptr_t lo = (base + page - 1) & ~(page - 1);  // whole pages inside the table only
-  const uintptr_t hi = (base + static_cast<uintptr_t>(table.rows) * table.row_bytes) & ~(page - 1);
+  const uintptr_t lo = reinterpret_cast<uintptr_t>(table.data);
+  const uintptr_t hi = lo + static_cast<uintptr_t>(table.rows) * table.row_bytes;
   for (int64_t i = 0; i < n; ++i) {
     GatherRows(table, ids + i, 1, out + i * table.cols);
     if (table.layout != TensorLayout::kRowMajor) continue;  // (rows interleaved: not contiguous)
+    // The row's 2 MiB-aligned window, clipped to the table (whole pages inside it only).
     const uintptr_t r = reinterpret_cast<uintptr_t>(table.row(ids[i]));
     const uintptr_t a = std::max(lo, r & ~(kWindow - 1));
     const uintptr_t b = std::min(hi, (r + table.row_bytes + kWindow - 1) & ~(kWindow - 1));
-    if (a < b) ::madvise(reinterpret_cast<void*>(a), b - a, MADV_DONTNEED);
+    if (a < b) DropResidentPages(reinterpret_cast<const void*>(a), b - a);
   }
 }
 

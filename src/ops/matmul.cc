@@ -237,10 +237,11 @@ void MatMulGeGlu(const Weight& gate, const Weight& up, MatMulInput in, int64_t T
     thread_local std::vector<float> up_tile;  // [T, n] of the tile's up product
     const int64_t r0 = u0 * kUnitRows, r1 = std::min(I, u1 * kUnitRows);
     const int64_t tile = std::max(kUnitRows, kGeGluTileFloats / T / kUnitRows * kUnitRows);
+    const int64_t most = T * std::min(tile, r1 - r0);  // the largest tile's floats
+    if (static_cast<int64_t>(up_tile.size()) < most) up_tile.resize(most);
+    float* u = up_tile.data();
     for (int64_t c0 = r0; c0 < r1; c0 += tile) {
       const int64_t n = std::min(tile, r1 - c0);
-      if (static_cast<int64_t>(up_tile.size()) < T * n) up_tile.resize(T * n);
-      float* u = up_tile.data();
       ProductRows(k, gate, a, T, gate_y, c0, c0 + n, mode);
       // Rows [c0, c0 + n) of up as a weight of n rows: its products land in u [T, n].
       ProductRows(k, RowRange(up, c0, n), a, T, u, 0, n, mode);

@@ -1,12 +1,12 @@
 #include "tools/convert/tensor_stream.h"
 
-#include <sys/mman.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cstring>
 
 #include "base/half.h"
+#include "base/mapped_file.h"
 #include "kernels/ref/quant.h"
 #include "kernels/repack.h"
 
@@ -17,7 +17,7 @@ void DropMappedPages(const uint8_t* p, uint64_t n) {
   const uintptr_t page = static_cast<uintptr_t>(::sysconf(_SC_PAGESIZE));
   const uintptr_t start = reinterpret_cast<uintptr_t>(p) & ~(page - 1);
   const uintptr_t end = (reinterpret_cast<uintptr_t>(p) + n + page - 1) & ~(page - 1);
-  ::madvise(reinterpret_cast<void*>(start), end - start, MADV_DONTNEED);
+  DropResidentPages(reinterpret_cast<const void*>(start), end - start);  // (whole pages already)
 }
 
 void EncodeRows(const float* x, int64_t n, int64_t cols, TensorType type, uint8_t* out) {

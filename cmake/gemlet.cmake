@@ -56,10 +56,12 @@ endfunction()
 # ctest -j starts the tests in decreasing COST, which it takes from the previous run's times;
 # a fresh CI clone has none and would start them in declaration order, leaving the longest
 # ones to run alone at the end. gemlet_test_cost(NAME) gives the long tests a COST from this
-# table (seconds, roughly, in the ASan stage), so that they start first. gemlet_test_cost(NAME
+# table (seconds, roughly, in the ASan stage; the 131,072-token oracle, which runs in the
+# release stage alone, ranks first there), so that they start first. gemlet_test_cost(NAME
 # KEY) takes KEY's entry (the shards of gemlet_integration share one).
-set(GEMLET_TEST_COSTS gemlet_server_e2e=300 gemlet_cli=150 gemlet_integration=130
-    gemlet_runtime=90 gemlet_kernels=55 gemlet_format=30 gemlet_convert=20)
+set(GEMLET_TEST_COSTS gemlet_oracle_long_128k=400 gemlet_server_e2e=300 gemlet_cli=150
+    gemlet_integration=130 gemlet_runtime=90 gemlet_kernels=55 gemlet_server_vision=60
+    gemlet_format=30 gemlet_ops=25 gemlet_convert=20 gemlet_speculative_identity=20)
 function(gemlet_test_cost name)
   set(_key ${name})
   if(ARGC GREATER 1)
@@ -131,6 +133,11 @@ set(GEMLET_TEST_UNITY "6" CACHE STRING "unity build of the test binaries: test f
 option(GEMLET_PCH "precompile the third-party headers (tests, and the JSON-using libraries)" ON)
 
 function(gemlet_test_compile_setup target)
+  # Every test process writes in a scratch folder of its own, removed at exit
+  # (tests/support/test_tmpdir.cc).
+  set(_tmpdir ${PROJECT_SOURCE_DIR}/tests/support/test_tmpdir.cc)
+  target_sources(${target} PRIVATE ${_tmpdir})
+  set_source_files_properties(${_tmpdir} PROPERTIES SKIP_UNITY_BUILD_INCLUSION ON)
   if(GEMLET_TEST_UNITY)
     set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE ${GEMLET_TEST_UNITY})
   endif()
@@ -182,6 +189,23 @@ function(gemlet_use_json_pch target)
       <algorithm> <cstdint> <cstring> <functional> <map> <memory> <string> <string_view> <vector>)
   endif()
   target_precompile_headers(${target} REUSE_FROM ${_holder})
+endfunction()
+
+# gemlet_unity(TARGET): TARGET's files are compiled GEMLET_UNITY at a time as one unit (CMake's
+# unity build). For the libraries of parsing and plumbing (format, grammar, and the tools:
+# server, convert, hub, the CLI), whose files each spend most of their compile time in the same
+# headers (nlohmann/json, cpp-httplib, the runtime's): about half their compile time, which
+# CI pays three times. A file with compile options of its own (e.g. -ffp-contract=off) stays
+# out of the units (CMake does that). Not for the libraries that run the model (ops, model,
+# runtime, kernels) nor text: across files in one unit the compiler may inline and contract
+# floating point differently, and their bit-for-bit tests compare code paths. Files of one
+# unit share a scope: file-local helpers need names of their own (the CLI's command files use
+# a namespace per file).
+set(GEMLET_UNITY "8" CACHE STRING "unity build of the parsing and tool libraries: files per compiled unit (empty: one unit per file)")
+function(gemlet_unity target)
+  if(GEMLET_UNITY)
+    set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE ${GEMLET_UNITY})
+  endif()
 endfunction()
 
 # gemlet_hot_code(TARGET): GEMLET_HOT_OPT, when set, overrides the optimization level of the

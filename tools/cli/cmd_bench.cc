@@ -26,7 +26,7 @@
 #include "tools/cli/read_bandwidth.h"
 
 namespace gemlet::cli {
-namespace {
+namespace cmd_bench {
 
 constexpr char kUsage[] =
     R"(usage: gemlet bench -m MODEL.gemlet [-p LIST] [-n LIST] [-d LIST] [-r N] [-t LIST]
@@ -465,9 +465,9 @@ int Run(Flags& flags) {
   return kExitOk;
 }
 
-}  // namespace
+}  // namespace cmd_bench
 
 GEMLET_COMMAND(bench, "bench", "measure prefill/decode speed, time to first token, load time and peak RSS",
-               kUsage, Run);
+               cmd_bench::kUsage, cmd_bench::Run);
 
 }  // namespace gemlet::cli

@@ -21,7 +21,7 @@
 #include "tools/cli/prefill_progress.h"
 
 namespace gemlet::cli {
-namespace {
+namespace cmd_chat {
 
 constexpr char kUsageHead[] = R"(usage: gemlet chat [-m MODEL.gemlet] [--system TEXT] [--think] [--ctx N] [-n N] [flags]
 
@@ -422,9 +422,9 @@ int Run(Flags& flags) {
   return kExitOk;
 }
 
-}  // namespace
+}  // namespace cmd_chat
 
 GEMLET_COMMAND(chat, "chat", "interactive multi-turn chat (Gemma 4 format, streaming, /save and /load)",
-               Usage(), Run);
+               cmd_chat::Usage(), cmd_chat::Run);
 
 }  // namespace gemlet::cli

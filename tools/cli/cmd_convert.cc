@@ -9,7 +9,7 @@
 #include "tools/convert/quant_plan.h"
 
 namespace gemlet::cli {
-namespace {
+namespace cmd_convert {
 
 constexpr char kUsage[] =
     R"(usage: gemlet convert SRC -o OUT.gemlet [--plan NAME] [--type CLASS=TYPE]... [--threads N]
@@ -139,8 +139,9 @@ int Run(Flags& flags) {
   return kExitOk;
 }
 
-}  // namespace
+}  // namespace cmd_convert
 
-GEMLET_COMMAND(convert, "convert", "convert an HF checkpoint or GGUF file to .gemlet", kUsage, Run);
+GEMLET_COMMAND(convert, "convert", "convert an HF checkpoint or GGUF file to .gemlet", cmd_convert::kUsage,
+               cmd_convert::Run);
 
 }  // namespace gemlet::cli

@@ -14,7 +14,7 @@
 #include "tools/cli/kv_type_flag.h"
 
 namespace gemlet::cli {
-namespace {
+namespace cmd_draft {
 
 constexpr char kUsage[] =
     R"(usage: gemlet draft -m TARGET.gemlet [--drafter DRAFTER.gemlet] --tokens IDS [-k K] [--exact]
@@ -143,9 +143,9 @@ int Run(Flags& flags) {
   return kExitOk;
 }
 
-}  // namespace
+}  // namespace cmd_draft
 
-GEMLET_COMMAND(draft, "draft", "run one round of MTP draft steps after a token sequence (oracle comparisons)", kUsage,
-               Run);
+GEMLET_COMMAND(draft, "draft", "run one round of MTP draft steps after a token sequence (oracle comparisons)",
+               cmd_draft::kUsage, cmd_draft::Run);
 
 }  // namespace gemlet::cli

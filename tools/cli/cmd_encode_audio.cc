@@ -10,7 +10,7 @@
 #include "tools/cli/command.h"
 
 namespace gemlet::cli {
-namespace {
+namespace cmd_encode_audio {
 
 constexpr char kUsage[] =
     R"(usage: gemlet encode-audio -m MODEL.gemlet (--audio FILE | --features-in F.npy) -o SOFT.npy
@@ -92,9 +92,9 @@ int Run(Flags& flags) {
   return kExitOk;
 }
 
-}  // namespace
+}  // namespace cmd_encode_audio
 
 GEMLET_COMMAND(encode_audio, "encode-audio", "write the soft tokens of an audio clip (audio tower) to a .npy file",
-               kUsage, Run);
+               cmd_encode_audio::kUsage, cmd_encode_audio::Run);
 
 }  // namespace gemlet::cli

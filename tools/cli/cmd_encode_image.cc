@@ -11,7 +11,7 @@
 #include "tools/cli/image_input.h"
 
 namespace gemlet::cli {
-namespace {
+namespace cmd_encode_image {
 
 constexpr char kUsage[] =
     R"(usage: gemlet encode-image -m MODEL.gemlet --image FILE -o SOFT.npy [--image-tokens N]
@@ -74,9 +74,9 @@ int Run(Flags& flags) {
   return kExitOk;
 }
 
-}  // namespace
+}  // namespace cmd_encode_image
 
 GEMLET_COMMAND(encode_image, "encode-image", "write the soft tokens of an image (vision tower) to a .npy file",
-               kUsage, Run);
+               cmd_encode_image::kUsage, cmd_encode_image::Run);
 
 }  // namespace gemlet::cli

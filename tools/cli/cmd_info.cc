@@ -20,7 +20,7 @@
 #include "tools/hub/model_store.h"
 
 namespace gemlet::cli {
-namespace {
+namespace cmd_info {
 
 constexpr char kUsage[] = R"(usage: gemlet info FILE [--json] [--tensors]
 
@@ -252,9 +252,9 @@ int Run(Flags& flags) {
   return kExitOk;
 }
 
-}  // namespace
+}  // namespace cmd_info
 
-GEMLET_COMMAND(info, "info", "describe a .gemlet model (config, tokenizer, provenance, tensors)", kUsage,
-               Run);
+GEMLET_COMMAND(info, "info", "describe a .gemlet model (config, tokenizer, provenance, tensors)", cmd_info::kUsage,
+               cmd_info::Run);
 
 }  // namespace gemlet::cli

@@ -17,7 +17,7 @@
 #include "tools/cli/kv_type_flag.h"
 
 namespace gemlet::cli {
-namespace {
+namespace cmd_logits {
 
 constexpr char kUsage[] =
     R"(usage: gemlet logits -m MODEL.gemlet (--tokens IDS | --tokens-file IDS.npy) -o OUT.npy [--mode MODE]
@@ -272,9 +272,9 @@ int Run(Flags& flags) {
   return kExitOk;
 }
 
-}  // namespace
+}  // namespace cmd_logits
 
-GEMLET_COMMAND(logits, "logits",
-               "write the logits of a token sequence to a .npy file (prefill/decode/chunked)", kUsage, Run);
+GEMLET_COMMAND(logits, "logits", "write the logits of a token sequence to a .npy file (prefill/decode/chunked)",
+               cmd_logits::kUsage, cmd_logits::Run);
 
 }  // namespace gemlet::cli

@@ -16,7 +16,7 @@
 #include "tools/cli/kv_type_flag.h"
 
 namespace gemlet::cli {
-namespace {
+namespace cmd_perplexity {
 
 constexpr char kUsage[] = R"(usage: gemlet perplexity -m MODEL.gemlet -f TEXT_FILE [--ctx N] [--threads N] [--json]
 
@@ -185,9 +185,9 @@ int Run(Flags& flags) {
   return kExitOk;
 }
 
-}  // namespace
+}  // namespace cmd_perplexity
 
 GEMLET_COMMAND(perplexity, "perplexity", "perplexity of a model over a text file (to compare quantization plans)",
-               kUsage, Run);
+               cmd_perplexity::kUsage, cmd_perplexity::Run);
 
 }  // namespace gemlet::cli

@@ -10,7 +10,7 @@
 #include "tools/hub/pull.h"
 
 namespace gemlet::cli {
-namespace {
+namespace cmd_pull {
 
 constexpr char kPullUsage[] = R"(usage: gemlet pull OWNER/NAME[@REVISION] [--keep-source] [flags]
 
@@ -169,11 +169,11 @@ int Rm(Flags& flags) {
   return rc;
 }
 
-}  // namespace
+}  // namespace cmd_pull
 
 GEMLET_COMMAND(pull, "pull", "download a Hugging Face checkpoint by name and convert it into the model store",
-               kPullUsage, Pull);
-GEMLET_COMMAND(list, "list", "list the models in the model store", kListUsage, List);
-GEMLET_COMMAND(rm, "rm", "delete models from the model store", kRmUsage, Rm);
+               cmd_pull::kPullUsage, cmd_pull::Pull);
+GEMLET_COMMAND(list, "list", "list the models in the model store", cmd_pull::kListUsage, cmd_pull::List);
+GEMLET_COMMAND(rm, "rm", "delete models from the model store", cmd_pull::kRmUsage, cmd_pull::Rm);
 
 }  // namespace gemlet::cli

@@ -27,7 +27,7 @@
 #include "tools/cli/verify.h"
 
 namespace gemlet::cli {
-namespace {
+namespace cmd_run {
 
 constexpr char kUsage[] =
     R"(usage: gemlet run [-m MODEL.gemlet] (-p PROMPT | -f FILE | --tokens IDS | --tokens-file IDS.npy | < FILE)
@@ -449,9 +449,9 @@ int Run(Flags& flags) {
   return kExitOk;
 }
 
-}  // namespace
+}  // namespace cmd_run
 
-GEMLET_COMMAND(run, "run", "generate text from a prompt (streamed, or --json), greedy or sampled", kUsage,
-               Run);
+GEMLET_COMMAND(run, "run", "generate text from a prompt (streamed, or --json), greedy or sampled", cmd_run::kUsage,
+               cmd_run::Run);
 
 }  // namespace gemlet::cli

@@ -10,7 +10,7 @@
 #include "tools/server/serve.h"
 
 namespace gemlet::cli {
-namespace {
+namespace cmd_serve {
 
 constexpr char kUsage[] = R"usage(usage: gemlet serve [-m MODEL] [--host ADDR] [--port N] [--api-key KEY] [flags]
 
@@ -236,8 +236,9 @@ int Run(Flags& flags) {
   return kExitOk;
 }
 
-}  // namespace
+}  // namespace cmd_serve
 
-GEMLET_COMMAND(serve, "serve", "OpenAI-compatible HTTP server with batched decoding and a chat page", kUsage, Run);
+GEMLET_COMMAND(serve, "serve", "OpenAI-compatible HTTP server with batched decoding and a chat page", cmd_serve::kUsage,
+               cmd_serve::Run);
 
 }  // namespace gemlet::cli

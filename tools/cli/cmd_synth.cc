@@ -9,7 +9,7 @@
 #include "tools/convert/synth_assistant.h"
 
 namespace gemlet::cli {
-namespace {
+namespace cmd_synth {
 
 constexpr char kUsage[] = R"(usage: gemlet synth --preset tiny|e2b|e4b -o DIR [--seed N] [--tokenizer PATH]
                     [--no-vision] [--no-audio]
@@ -132,9 +132,9 @@ int Run(Flags& flags) {
   return kExitOk;
 }
 
-}  // namespace
+}  // namespace cmd_synth
 
-GEMLET_COMMAND(synth, "synth",
-               "write a random-weight Gemma 4 checkpoint (HF layout) for tests and benchmarks", kUsage, Run);
+GEMLET_COMMAND(synth, "synth", "write a random-weight Gemma 4 checkpoint (HF layout) for tests and benchmarks",
+               cmd_synth::kUsage, cmd_synth::Run);
 
 }  // namespace gemlet::cli

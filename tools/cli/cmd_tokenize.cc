@@ -19,7 +19,7 @@
 #include "tools/cli/command.h"
 
 namespace gemlet::cli {
-namespace {
+namespace cmd_tokenize {
 
 constexpr char kTokenizeUsage[] =
     R"(usage: gemlet tokenize [-m MODEL.gemlet | --tokenizer PATH] [--json | --ids] (TEXT | -f FILE)
@@ -271,11 +271,11 @@ int RunDetokenize(Flags& flags) {
   return kExitOk;
 }
 
-}  // namespace
+}  // namespace cmd_tokenize
 
 GEMLET_COMMAND(tokenize, "tokenize", "print the token ids of a text, a file or a chat case",
-               kTokenizeUsage, RunTokenize);
-GEMLET_COMMAND(detokenize, "detokenize", "print the text of token ids", kDetokenizeUsage,
-               RunDetokenize);
+               cmd_tokenize::kTokenizeUsage, cmd_tokenize::RunTokenize);
+GEMLET_COMMAND(detokenize, "detokenize", "print the text of token ids", cmd_tokenize::kDetokenizeUsage,
+               cmd_tokenize::RunDetokenize);
 
 }  // namespace gemlet::cli

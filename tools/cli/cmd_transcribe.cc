@@ -12,7 +12,7 @@
 #include "tools/cli/command.h"
 
 namespace gemlet::cli {
-namespace {
+namespace cmd_transcribe {
 
 constexpr char kUsage[] =
     R"(usage: gemlet transcribe -m MODEL.gemlet FILE [--language L] [--translate] [--prompt TEXT]
@@ -145,9 +145,9 @@ int Run(Flags& flags) {
   return kExitOk;
 }
 
-}  // namespace
+}  // namespace cmd_transcribe
 
 GEMLET_COMMAND(transcribe, "transcribe", "transcribe speech (any length, in 30 s windows) as text, JSON, SRT or VTT",
-               kUsage, Run);
+               cmd_transcribe::kUsage, cmd_transcribe::Run);
 
 }  // namespace gemlet::cli

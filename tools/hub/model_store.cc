@@ -17,10 +17,6 @@ namespace {
 
 constexpr char kExt[] = ".gemlet";
 
-bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 void ReadInfo(const std::string& json_path, StoredModel* m) {
   std::ifstream in(json_path);
   if (!in) return;
@@ -78,7 +74,7 @@ std::vector<StoredModel> ModelStore::List() const {
     std::error_code ec2;
     for (fs::directory_iterator it(owners->path(), ec2); !ec2 && it != end; it.increment(ec2)) {
       const std::string file = it->path().filename().string();
-      if (!EndsWith(file, kExt) || !it->is_regular_file(ec2)) continue;
+      if (!file.ends_with(kExt) || !it->is_regular_file(ec2)) continue;
       StoredModel m;
       m.name = owner + "/" + file.substr(0, file.size() - (sizeof(kExt) - 1));
       if (!ParseRepoRef(m.name).ok()) continue;  // a temporary file, or not ours
@@ -99,7 +95,7 @@ std::optional<StoredModel> ModelStore::Find(const std::string& name) const {
   }
   std::optional<StoredModel> only;
   for (const auto& m : all) {
-    if (EndsWith(m.name, "/" + name)) {
+    if (m.name.ends_with("/" + name)) {
       if (only) return std::nullopt;  // ambiguous: the full name is needed
       only = m;
     }

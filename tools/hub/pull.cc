@@ -17,10 +17,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-bool EndsWith(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() && s.compare(s.size() - suffix.size(), suffix.size(), suffix) == 0;
-}
-
 // An exclusive lock on `path` for one pull of a repository at a time.
 class FileLock {
  public:
@@ -45,8 +41,8 @@ Result<std::vector<HubFile>> SelectFiles(const RepoListing& listing, const std::
   bool weights = false;
   for (const HubFile& f : listing.files) {
     if (f.path.find('/') != std::string::npos || f.path.empty() || f.path[0] == '.') continue;
-    const bool st = EndsWith(f.path, ".safetensors");
-    if (st || EndsWith(f.path, ".json") || EndsWith(f.path, ".jinja")) out.push_back(f);
+    const bool st = f.path.ends_with(".safetensors");
+    if (st || f.path.ends_with(".json") || f.path.ends_with(".jinja")) out.push_back(f);
     weights = weights || st;
   }
   if (!weights) {

@@ -615,8 +615,16 @@ TEST(HttpServerTest, FullQueueAnswers503WithRetryAfter) {
                           std::to_string(body.size()) + "\r\n\r\n" + body;
   RawConn a(s.port), b(s.port);
   a.Send(req);
-  a.ReadUntil("\"content\"");  // running in the only slot
-  b.Send(req);                 // waits in the queue
+  a.ReadUntil("\"content\"");
+  // Running in the only slot: the first chunk (the role) is written when a request is queued,
+  // before it takes a slot, so it does not say that the queue is empty again (a depth of 1
+  // from a's own wait let c in ahead of b on a loaded machine).
+  EXPECT_TRUE(WaitFor([&] {
+    const std::string m = s.metrics.RenderPrometheus();
+    return m.find("gemlet_active_sessions 1\n") != std::string::npos &&
+           m.find("gemlet_queue_depth 0\n") != std::string::npos;
+  }));
+  b.Send(req);  // waits in the queue
   EXPECT_TRUE(WaitFor([&] {
     return s.metrics.RenderPrometheus().find("gemlet_queue_depth 1\n") != std::string::npos;
   }));

@@ -205,7 +205,7 @@ TEST(Everywhere, EveryCommandHasHelpWithExamplesAndOneLineUsageErrors) {
     commands.push_back(line.substr(2, line.find(' ', 2) - 2));
   }
   ASSERT_GE(commands.size(), 8u) << all;
-  for (const std::string& c : {"chat", "run", "perplexity", "convert"}) {
+  for (const char* c : {"chat", "run", "perplexity", "convert"}) {
     EXPECT_NE(std::find(commands.begin(), commands.end(), c), commands.end()) << c;
   }
   for (const std::string& c : commands) {

@@ -20,7 +20,9 @@ TEST(ParseRepoRef, RefusesWhatCannotNameAStoreFile) {
                           "a/b@..", "a b/c", "a/b@c@d", "a/b?x", "a/b%2F"}) {
     auto r = ParseRepoRef(bad);
     EXPECT_FALSE(r.ok()) << bad;
-    if (!r.ok()) EXPECT_EQ(r.status().code(), ErrorCode::kInvalidArgument) << bad;
+    if (!r.ok()) {
+      EXPECT_EQ(r.status().code(), ErrorCode::kInvalidArgument) << bad;
+    }
   }
 }
 

@@ -197,10 +197,10 @@ endfunction()
 # headers (nlohmann/json, cpp-httplib, the runtime's): about half their compile time, which
 # CI pays three times. A file with compile options of its own (e.g. -ffp-contract=off) stays
 # out of the units (CMake does that). Not for the libraries that run the model (ops, model,
-# runtime, kernels) nor text: across files in one unit the compiler may inline and contract
-# floating point differently, and their bit-for-bit tests compare code paths. Files of one
-# unit share a scope: file-local helpers need names of their own (the CLI's command files use
-# a namespace per file).
+# runtime, kernels): across files in one unit the compiler may inline and contract floating
+# point differently, and their bit-for-bit tests compare code paths. Not yet for text: two of
+# its files define the same file-local helper. Files of one unit share a scope: file-local
+# helpers need names of their own (the CLI's command files use a namespace per file).
 set(GEMLET_UNITY "8" CACHE STRING "unity build of the parsing and tool libraries: files per compiled unit (empty: one unit per file)")
 function(gemlet_unity target)
   if(GEMLET_UNITY)

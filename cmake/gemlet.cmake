@@ -138,9 +138,7 @@ function(gemlet_test_compile_setup target)
   set(_tmpdir ${PROJECT_SOURCE_DIR}/tests/support/test_tmpdir.cc)
   target_sources(${target} PRIVATE ${_tmpdir})
   set_source_files_properties(${_tmpdir} PROPERTIES SKIP_UNITY_BUILD_INCLUSION ON)
-  if(GEMLET_TEST_UNITY)
-    set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE ${GEMLET_TEST_UNITY})
-  endif()
+  gemlet_unity(${target} "${GEMLET_TEST_UNITY}")
   if(GEMLET_TEST_OPT)
     separate_arguments(_opt UNIX_COMMAND "${GEMLET_TEST_OPT}")
     target_compile_options(${target} PRIVATE ${_opt})
@@ -201,10 +199,16 @@ endfunction()
 # point differently, and their bit-for-bit tests compare code paths. Not yet for text: two of
 # its files define the same file-local helper. Files of one unit share a scope: file-local
 # helpers need names of their own (the CLI's command files use a namespace per file).
+# gemlet_unity(TARGET SIZE) takes SIZE files to a unit instead (the test binaries:
+# GEMLET_TEST_UNITY); an empty size leaves TARGET one file per unit.
 set(GEMLET_UNITY "8" CACHE STRING "unity build of the parsing and tool libraries: files per compiled unit (empty: one unit per file)")
 function(gemlet_unity target)
-  if(GEMLET_UNITY)
-    set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE ${GEMLET_UNITY})
+  set(_size "${GEMLET_UNITY}")
+  if(ARGC GREATER 1)
+    set(_size "${ARGV1}")
+  endif()
+  if(_size)
+    set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE ${_size})
   endif()
 endfunction()
 

@@ -16,18 +16,18 @@
 #include <string>
 #include <system_error>
 
+#include <gtest/gtest.h>
+
 namespace gemlet_test_support {
 
 class TestTmpdir {
  public:
   TestTmpdir() : owner_(::getpid()) {
-    const char* base = std::getenv("TEST_TMPDIR");
-    if (base == nullptr || *base == '\0') base = std::getenv("TMPDIR");
-    if (base == nullptr || *base == '\0') base = "/tmp";
-    std::string templ = std::string(base) + "/gemlet-test.XXXXXX";
+    const std::string base = ::testing::TempDir();  // the folder the tests would use: ends in '/'
+    std::string templ = base + "gemlet-test.XXXXXX";
     if (::mkdtemp(templ.data()) == nullptr) {
       // The tests then write to the base folder itself, as without this file.
-      std::perror(("gemlet tests: cannot make a scratch folder in " + std::string(base)).c_str());
+      std::perror(("gemlet tests: cannot make a scratch folder in " + base).c_str());
       return;
     }
     path_ = templ;

@@ -190,15 +190,15 @@ function(gemlet_use_json_pch target)
 endfunction()
 
 # gemlet_unity(TARGET): TARGET's files are compiled GEMLET_UNITY at a time as one unit (CMake's
-# unity build). For the libraries of parsing and plumbing (format, grammar, and the tools:
-# server, convert, hub, the CLI), whose files each spend most of their compile time in the same
-# headers (nlohmann/json, cpp-httplib, the runtime's): about half their compile time, which
-# CI pays three times. A file with compile options of its own (e.g. -ffp-contract=off) stays
-# out of the units (CMake does that). Not for the libraries that run the model (ops, model,
-# runtime, kernels): across files in one unit the compiler may inline and contract floating
-# point differently, and their bit-for-bit tests compare code paths. Not yet for text: two of
-# its files define the same file-local helper. Files of one unit share a scope: file-local
-# helpers need names of their own (the CLI's command files use a namespace per file).
+# unity build). For the libraries of parsing and plumbing (format, grammar, text, and the
+# tools: server, convert, hub, the CLI), whose files each spend most of their compile time in
+# the same headers (nlohmann/json, cpp-httplib, the runtime's): about half their compile time,
+# which CI pays three times. A file with compile options of its own (e.g. -ffp-contract=off)
+# stays out of the units (CMake does that). Not for the libraries that run the model (ops,
+# model, runtime, kernels): across files in one unit the compiler may inline and contract
+# floating point differently, and their bit-for-bit tests compare code paths. Files of one
+# unit share a scope: file-local helpers need names of their own (the CLI's command files use
+# a namespace per file).
 # gemlet_unity(TARGET SIZE) takes SIZE files to a unit instead (the test binaries:
 # GEMLET_TEST_UNITY); an empty size leaves TARGET one file per unit.
 set(GEMLET_UNITY "8" CACHE STRING "unity build of the parsing and tool libraries: files per compiled unit (empty: one unit per file)")

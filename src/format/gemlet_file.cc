@@ -92,27 +92,6 @@ Status ParseVocab(const std::string& name, const uint8_t* p, uint64_t size, Voca
 
 }  // namespace
 
-Result<std::unique_ptr<GemletFile>> GemletFile::Open(const std::string& path) {
-  ASSIGN_OR_RETURN(auto map, MappedFile::Open(path));
-  std::unique_ptr<GemletFile> f(new GemletFile());
-  f->name_ = path;
-  f->data_ = map->data();
-  f->size_ = map->size();
-  f->map_ = std::move(map);
-  RETURN_IF_ERROR(f->Parse());
-  return f;
-}
-
-Result<std::unique_ptr<GemletFile>> GemletFile::FromMemory(const uint8_t* data, size_t size,
-                                                           const std::string& name) {
-  std::unique_ptr<GemletFile> f(new GemletFile());
-  f->name_ = name;
-  f->data_ = data;
-  f->size_ = size;
-  RETURN_IF_ERROR(f->Parse());
-  return f;
-}
-
 Vocab GemletFile::ReadVocab() const {
   Vocab v;
   if (vocab_tokens_ == 0) return v;

@@ -16,6 +16,7 @@
 #include "base/mapped_file.h"
 #include "base/status.h"
 #include "base/tensor_type.h"
+#include "format/mapped_reader.h"
 #include "format/vocab.h"
 
 namespace gemlet {
@@ -44,14 +45,9 @@ struct TensorView {
   int64_t rows() const { return cols() == 0 ? 0 : numel() / cols(); }
 };
 
-class GemletFile {
+class GemletFile : public MappedReader<GemletFile> {
  public:
-  static Result<std::unique_ptr<GemletFile>> Open(const std::string& path);
-  // Parses an in-memory image (the caller keeps it alive). Used by the fuzz target and tests.
-  static Result<std::unique_ptr<GemletFile>> FromMemory(const uint8_t* data, size_t size,
-                                                        const std::string& name);
-
-  const std::string& path() const { return name_; }
+  // (Open, FromMemory, path, base, size and mapping: MappedReader.)
   uint32_t version() const { return version_; }
   // {"config": {...}, "tokenizer": {...}, "chat_template": "...", "provenance": {...},
   //  "quant_plan": {...}} — see docs/file-format.md §2.
@@ -65,18 +61,12 @@ class GemletFile {
   Vocab ReadVocab() const;
   const std::vector<TensorView>& tensors() const { return tensors_; }
   const TensorView* Find(std::string_view name) const;
-  const uint8_t* base() const { return data_; }
-  size_t size() const { return size_; }
-  const MappedFile* mapping() const { return map_.get(); }
 
  private:
+  friend class MappedReader<GemletFile>;  // constructs it and calls Parse
   GemletFile() = default;
   Status Parse();
 
-  std::string name_;
-  std::unique_ptr<MappedFile> map_;
-  const uint8_t* data_ = nullptr;
-  size_t size_ = 0;
   uint32_t version_ = 0;
   nlohmann::json metadata_;
   uint64_t vocab_offset_ = 0, vocab_size_ = 0;  // the vocabulary section (size 0: none)

@@ -27,27 +27,6 @@ int64_t GgufTensorInfo::numel() const {
 
 int64_t GgufTensorInfo::rows() const { return cols() == 0 ? 0 : numel() / cols(); }
 
-Result<std::unique_ptr<GgufFile>> GgufFile::Open(const std::string& path) {
-  ASSIGN_OR_RETURN(auto map, MappedFile::Open(path));
-  std::unique_ptr<GgufFile> f(new GgufFile());
-  f->name_ = path;
-  f->data_ = map->data();
-  f->size_ = map->size();
-  f->map_ = std::move(map);
-  RETURN_IF_ERROR(f->Parse());
-  return f;
-}
-
-Result<std::unique_ptr<GgufFile>> GgufFile::FromMemory(const uint8_t* data, size_t size,
-                                                       const std::string& name) {
-  std::unique_ptr<GgufFile> f(new GgufFile());
-  f->name_ = name;
-  f->data_ = data;
-  f->size_ = size;
-  RETURN_IF_ERROR(f->Parse());
-  return f;
-}
-
 Status GgufFile::Parse() {
   auto bad = [&](const std::string& what) { return Corrupt(name_ + ": not a valid GGUF file: " + what); };
   Reader r(data_, size_);

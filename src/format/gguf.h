@@ -26,6 +26,7 @@
 #include "base/status.h"
 #include "base/tensor_type.h"
 #include "format/gguf_types.h"
+#include "format/mapped_reader.h"
 
 namespace gemlet {
 
@@ -53,20 +54,12 @@ struct GgufTensorInfo {
   std::string type_name() const { return GgmlTypeName(ggml_type); }
 };
 
-class GgufFile {
+class GgufFile : public MappedReader<GgufFile> {
  public:
-  static Result<std::unique_ptr<GgufFile>> Open(const std::string& path);
-  // Parses an in-memory image (the caller keeps it alive). Used by the fuzz target and tests.
-  static Result<std::unique_ptr<GgufFile>> FromMemory(const uint8_t* data, size_t size,
-                                                      const std::string& name);
-
-  const std::string& path() const { return name_; }
+  // (Open, FromMemory, path, base, size and mapping: MappedReader.)
   uint32_t version() const { return version_; }
   uint32_t alignment() const { return alignment_; }
   uint64_t data_offset() const { return data_offset_; }
-  const uint8_t* base() const { return data_; }
-  size_t size() const { return size_; }
-  const MappedFile* mapping() const { return map_.get(); }
 
   // Metadata keys in file order.
   const std::vector<std::string>& keys() const { return keys_; }
@@ -98,14 +91,11 @@ class GgufFile {
   const GgufTensorInfo* FindTensor(std::string_view name) const;
 
  private:
+  friend class MappedReader<GgufFile>;  // constructs it and calls Parse
   GgufFile() = default;
   Status Parse();
   Result<const GgufValue*> Require(std::string_view key) const;
 
-  std::string name_;
-  std::unique_ptr<MappedFile> map_;
-  const uint8_t* data_ = nullptr;
-  size_t size_ = 0;
   uint32_t version_ = 0;
   uint32_t alignment_ = 32;
   uint64_t data_offset_ = 0;

@@ -37,27 +37,6 @@ int SafetensorsDtypeBytes(std::string_view dtype) {
   return 0;
 }
 
-Result<std::unique_ptr<SafetensorsFile>> SafetensorsFile::Open(const std::string& path) {
-  ASSIGN_OR_RETURN(auto map, MappedFile::Open(path));
-  std::unique_ptr<SafetensorsFile> f(new SafetensorsFile());
-  f->name_ = path;
-  f->data_ = map->data();
-  f->size_ = map->size();
-  f->map_ = std::move(map);
-  RETURN_IF_ERROR(f->Parse());
-  return f;
-}
-
-Result<std::unique_ptr<SafetensorsFile>> SafetensorsFile::FromMemory(const uint8_t* data, size_t size,
-                                                                     const std::string& name) {
-  std::unique_ptr<SafetensorsFile> f(new SafetensorsFile());
-  f->name_ = name;
-  f->data_ = data;
-  f->size_ = size;
-  RETURN_IF_ERROR(f->Parse());
-  return f;
-}
-
 const SafetensorsTensor* SafetensorsFile::Find(std::string_view name) const {
   auto it = by_name_.find(std::string(name));
   return it == by_name_.end() ? nullptr : &tensors_[it->second];

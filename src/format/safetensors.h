@@ -21,6 +21,7 @@
 #include "base/mapped_file.h"
 #include "base/status.h"
 #include "base/tensor_type.h"
+#include "format/mapped_reader.h"
 
 namespace gemlet {
 
@@ -36,37 +37,26 @@ struct SafetensorsTensor {
   int64_t numel() const;
 };
 
-class SafetensorsFile {
+class SafetensorsFile : public MappedReader<SafetensorsFile> {
  public:
   // Headers above this size are rejected (the reference implementation uses the same cap).
   static constexpr uint64_t kMaxHeaderBytes = 100u << 20;
 
-  static Result<std::unique_ptr<SafetensorsFile>> Open(const std::string& path);
-  // Parses an in-memory image (the caller keeps it alive). Used by the fuzz target and tests.
-  static Result<std::unique_ptr<SafetensorsFile>> FromMemory(const uint8_t* data, size_t size,
-                                                             const std::string& name);
-
-  const std::string& path() const { return name_; }
+  // (Open, FromMemory, path, base, size and mapping: MappedReader.)
   const std::vector<SafetensorsTensor>& tensors() const { return tensors_; }
   const SafetensorsTensor* Find(std::string_view name) const;
   // The "__metadata__" object (string -> string), or an empty object.
   const nlohmann::json& metadata() const { return metadata_; }
-  const uint8_t* base() const { return data_; }
-  size_t size() const { return size_; }
-  const MappedFile* mapping() const { return map_.get(); }
 
   // The gemlet float type of `t` (F32, F16, BF16); an error naming this file, the tensor and
   // its dtype otherwise.
   Result<TensorType> FloatType(const SafetensorsTensor& t) const;
 
  private:
+  friend class MappedReader<SafetensorsFile>;  // constructs it and calls Parse
   SafetensorsFile() = default;
   Status Parse();
 
-  std::string name_;
-  std::unique_ptr<MappedFile> map_;
-  const uint8_t* data_ = nullptr;
-  size_t size_ = 0;
   nlohmann::json metadata_ = nlohmann::json::object();
   std::vector<SafetensorsTensor> tensors_;
   std::unordered_map<std::string, size_t> by_name_;

@@ -2,65 +2,45 @@
 
 #include <cmath>
 
+#include "model/config_field.h"
+
 namespace gemlet::model {
-
-namespace {
-
-template <typename T>
-Status Get(const nlohmann::json& j, const char* key, T* out, bool required) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) {
-    if (required) return InvalidArgument(std::string("config has no \"") + key + "\"");
-    return Status::Ok();
-  }
-  if constexpr (std::is_same_v<T, bool>) {
-    if (!it->is_boolean()) return InvalidArgument(std::string("config \"") + key + "\" is not a boolean");
-  } else if constexpr (std::is_integral_v<T>) {
-    if (!it->is_number_integer()) return InvalidArgument(std::string("config \"") + key + "\" is not an integer");
-  } else {
-    if (!it->is_number()) return InvalidArgument(std::string("config \"") + key + "\" is not a number");
-  }
-  *out = it->get<T>();
-  return Status::Ok();
-}
-
-}  // namespace
 
 Result<Gemma4Config> Gemma4Config::FromJson(const nlohmann::json& j) {
   if (!j.is_object()) return InvalidArgument("config is not a JSON object");
   Gemma4Config c;
-  RETURN_IF_ERROR(Get(j, "vocab_size", &c.vocab_size, true));
-  RETURN_IF_ERROR(Get(j, "hidden_size", &c.hidden_size, true));
-  RETURN_IF_ERROR(Get(j, "num_hidden_layers", &c.num_layers, true));
-  RETURN_IF_ERROR(Get(j, "num_attention_heads", &c.num_heads, true));
-  RETURN_IF_ERROR(Get(j, "num_key_value_heads", &c.num_kv_heads, true));
-  RETURN_IF_ERROR(Get(j, "head_dim", &c.head_dim, true));
+  RETURN_IF_ERROR(GetConfigField(j, "vocab_size", &c.vocab_size, true));
+  RETURN_IF_ERROR(GetConfigField(j, "hidden_size", &c.hidden_size, true));
+  RETURN_IF_ERROR(GetConfigField(j, "num_hidden_layers", &c.num_layers, true));
+  RETURN_IF_ERROR(GetConfigField(j, "num_attention_heads", &c.num_heads, true));
+  RETURN_IF_ERROR(GetConfigField(j, "num_key_value_heads", &c.num_kv_heads, true));
+  RETURN_IF_ERROR(GetConfigField(j, "head_dim", &c.head_dim, true));
   c.global_head_dim = c.head_dim;
-  RETURN_IF_ERROR(Get(j, "global_head_dim", &c.global_head_dim, false));
-  RETURN_IF_ERROR(Get(j, "intermediate_size", &c.intermediate_size, true));
-  RETURN_IF_ERROR(Get(j, "hidden_size_per_layer_input", &c.hidden_size_per_layer_input, true));
+  RETURN_IF_ERROR(GetConfigField(j, "global_head_dim", &c.global_head_dim, false));
+  RETURN_IF_ERROR(GetConfigField(j, "intermediate_size", &c.intermediate_size, true));
+  RETURN_IF_ERROR(GetConfigField(j, "hidden_size_per_layer_input", &c.hidden_size_per_layer_input, true));
   c.vocab_size_per_layer_input = c.vocab_size;
-  RETURN_IF_ERROR(Get(j, "vocab_size_per_layer_input", &c.vocab_size_per_layer_input, false));
-  RETURN_IF_ERROR(Get(j, "sliding_window", &c.sliding_window, true));
-  RETURN_IF_ERROR(Get(j, "num_kv_shared_layers", &c.num_kv_shared_layers, false));
-  RETURN_IF_ERROR(Get(j, "max_position_embeddings", &c.max_position_embeddings, false));
-  RETURN_IF_ERROR(Get(j, "use_double_wide_mlp", &c.use_double_wide_mlp, false));
-  RETURN_IF_ERROR(Get(j, "rms_norm_eps", &c.rms_norm_eps, false));
-  RETURN_IF_ERROR(Get(j, "final_logit_softcapping", &c.final_logit_softcapping, false));
-  RETURN_IF_ERROR(Get(j, "bos_token_id", &c.bos_token_id, false));
-  RETURN_IF_ERROR(Get(j, "pad_token_id", &c.pad_token_id, false));
+  RETURN_IF_ERROR(GetConfigField(j, "vocab_size_per_layer_input", &c.vocab_size_per_layer_input, false));
+  RETURN_IF_ERROR(GetConfigField(j, "sliding_window", &c.sliding_window, true));
+  RETURN_IF_ERROR(GetConfigField(j, "num_kv_shared_layers", &c.num_kv_shared_layers, false));
+  RETURN_IF_ERROR(GetConfigField(j, "max_position_embeddings", &c.max_position_embeddings, false));
+  RETURN_IF_ERROR(GetConfigField(j, "use_double_wide_mlp", &c.use_double_wide_mlp, false));
+  RETURN_IF_ERROR(GetConfigField(j, "rms_norm_eps", &c.rms_norm_eps, false));
+  RETURN_IF_ERROR(GetConfigField(j, "final_logit_softcapping", &c.final_logit_softcapping, false));
+  RETURN_IF_ERROR(GetConfigField(j, "bos_token_id", &c.bos_token_id, false));
+  RETURN_IF_ERROR(GetConfigField(j, "pad_token_id", &c.pad_token_id, false));
   if (j.contains("eos_token_id") && j["eos_token_id"].is_number_integer()) {
     c.eos_token_id = j["eos_token_id"].get<int64_t>();
   }
 
   bool flag = false;
-  RETURN_IF_ERROR(Get(j, "attention_k_eq_v", &flag, false));
+  RETURN_IF_ERROR(GetConfigField(j, "attention_k_eq_v", &flag, false));
   if (flag) return Unsupported("config: attention_k_eq_v = true is not supported (E2B/E4B use false)");
   flag = false;
-  RETURN_IF_ERROR(Get(j, "enable_moe_block", &flag, false));
+  RETURN_IF_ERROR(GetConfigField(j, "enable_moe_block", &flag, false));
   if (flag) return Unsupported("config: enable_moe_block = true (MoE) is not supported");
   flag = false;
-  RETURN_IF_ERROR(Get(j, "attention_bias", &flag, false));
+  RETURN_IF_ERROR(GetConfigField(j, "attention_bias", &flag, false));
   if (flag) return Unsupported("config: attention_bias = true is not supported");
   if (j.contains("hidden_activation") && j["hidden_activation"] != "gelu_pytorch_tanh") {
     return Unsupported("config: hidden_activation must be gelu_pytorch_tanh");
@@ -86,21 +66,21 @@ Result<Gemma4Config> Gemma4Config::FromJson(const nlohmann::json& j) {
   if (rp != j.end() && rp->is_object()) {
     if (rp->contains("sliding_attention")) {
       const auto& s = (*rp)["sliding_attention"];
-      RETURN_IF_ERROR(Get(s, "rope_theta", &c.rope_theta_sliding, false));
+      RETURN_IF_ERROR(GetConfigField(s, "rope_theta", &c.rope_theta_sliding, false));
       if (s.contains("rope_type") && s["rope_type"] != "default") {
         return Unsupported("config: sliding rope_type " + s["rope_type"].dump());
       }
     }
     if (rp->contains("full_attention")) {
       const auto& f = (*rp)["full_attention"];
-      RETURN_IF_ERROR(Get(f, "rope_theta", &c.rope_theta_full, false));
-      RETURN_IF_ERROR(Get(f, "partial_rotary_factor", &c.partial_rotary_factor_full, false));
+      RETURN_IF_ERROR(GetConfigField(f, "rope_theta", &c.rope_theta_full, false));
+      RETURN_IF_ERROR(GetConfigField(f, "partial_rotary_factor", &c.partial_rotary_factor_full, false));
       if (f.contains("rope_type") && f["rope_type"] != "proportional" && f["rope_type"] != "default") {
         return Unsupported("config: full-attention rope_type " + f["rope_type"].dump());
       }
       if (f.contains("rope_type") && f["rope_type"] == "default") c.partial_rotary_factor_full = 1.0;
       double factor = 1.0;
-      RETURN_IF_ERROR(Get(f, "factor", &factor, false));
+      RETURN_IF_ERROR(GetConfigField(f, "factor", &factor, false));
       if (factor != 1.0) return Unsupported("config: rope scaling factor != 1");
     }
   }

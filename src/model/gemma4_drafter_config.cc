@@ -2,28 +2,15 @@
 
 #include <string>
 
+#include "model/config_field.h"
+
 namespace gemlet::model {
 
 namespace {
 
 template <typename T>
 Status Get(const nlohmann::json& j, const char* key, T* out, bool required) {
-  auto it = j.find(key);
-  if (it == j.end() || it->is_null()) {
-    if (required) return InvalidArgument(std::string("drafter config has no \"") + key + "\"");
-    return Status::Ok();
-  }
-  if constexpr (std::is_same_v<T, bool>) {
-    if (!it->is_boolean()) return InvalidArgument(std::string("drafter config \"") + key + "\" is not a boolean");
-  } else if constexpr (std::is_integral_v<T>) {
-    if (!it->is_number_integer()) {
-      return InvalidArgument(std::string("drafter config \"") + key + "\" is not an integer");
-    }
-  } else {
-    if (!it->is_number()) return InvalidArgument(std::string("drafter config \"") + key + "\" is not a number");
-  }
-  *out = it->get<T>();
-  return Status::Ok();
+  return GetConfigField(j, key, out, required, "drafter config");
 }
 
 Status RejectTrue(const nlohmann::json& j, const char* key) {

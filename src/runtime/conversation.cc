@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 
+#include "base/clock.h"
 #include "format/gemma4_tokens.h"
 #include "runtime/audio_encoder.h"
 #include "runtime/generate.h"
@@ -26,9 +27,6 @@ ChatMessage Message(std::string role, std::string content, std::string reasoning
   return m;
 }
 
-double MsSince(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
 
 
 constexpr char kFormat[] = "gemlet-conversation";

@@ -4,14 +4,12 @@
 #include <chrono>
 #include <optional>
 
+#include "base/clock.h"
 #include "runtime/speculative.h"
 
 namespace gemlet::runtime {
 
 namespace {
-double MsSince(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-}
 // Forwards to a constraint and adds up the time of its calls (GenerateTimings::constraint_ms).
 class TimedConstraint : public TokenConstraint {
  public:

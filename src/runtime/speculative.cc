@@ -5,6 +5,7 @@
 #include <random>
 #include <vector>
 
+#include "base/clock.h"
 #include "model/gemma4_drafter.h"
 #include "runtime/prompt_lookup.h"
 
@@ -13,9 +14,6 @@ namespace gemlet::runtime {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double MsSince(Clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(Clock::now() - t0).count();
-}
 
 // The state of one generation: what has been generated and how it may end.
 class Loop {

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <utility>
 
+#include "base/clock.h"
 #include "format/gemma4_tokens.h"
 #include "model/gemma4_audio_features.h"
 #include "runtime/conversation.h"
@@ -18,8 +19,6 @@ namespace gemlet::runtime {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-double MsSince(Clock::time_point t0) { return std::chrono::duration<double, std::milli>(Clock::now() - t0).count(); }
-
 
 // The last `n` bytes of `text` or fewer, starting at a word (or at least a UTF-8 character).
 std::string_view Tail(std::string_view text, size_t n) {

@@ -19,7 +19,8 @@ constexpr std::string_view kEnds[] = {gemma4::kTurnClose, gemma4::kToolResponseO
 constexpr std::string_view kThoughtHeader = gemma4::kThoughtHeader;
 constexpr std::string_view kThought = kThoughtHeader.substr(0, kThoughtHeader.size() - 1);
 
-bool StartsWith(std::string_view s, size_t pos, std::string_view m) {
+// m stands in full at s[pos..].
+bool FullAt(std::string_view s, size_t pos, std::string_view m) {
   return s.size() - pos >= m.size() && s.compare(pos, m.size(), m) == 0;
 }
 // s[pos..] is a proper prefix of m (the rest of m may still arrive).
@@ -29,7 +30,7 @@ bool PartialAt(std::string_view s, size_t pos, std::string_view m) {
 }
 bool IsEnd(std::string_view s, size_t pos) {
   for (std::string_view e : kEnds) {
-    if (StartsWith(s, pos, e)) return true;
+    if (FullAt(s, pos, e)) return true;
   }
   return false;
 }
@@ -166,7 +167,7 @@ void ChatParser::ScanToolCall(Until until, Delta* d) {
   bool& in_string = call_in_string_;
   size_t& i = call_scan_;
   for (; i < buf_.size(); ++i) {
-    if (StartsWith(buf_, i, kQuote)) {
+    if (FullAt(buf_, i, kQuote)) {
       in_string = !in_string;
       i += kQuote.size() - 1;
       continue;
@@ -175,9 +176,9 @@ void ChatParser::ScanToolCall(Until until, Delta* d) {
     if (in_string) continue;
     bool partial = PartialAt(buf_, i, kCallClose);
     for (std::string_view e : kEnds) partial = partial || PartialAt(buf_, i, e);
-    if (partial || StartsWith(buf_, i, kCallClose) || IsEnd(buf_, i)) break;
+    if (partial || FullAt(buf_, i, kCallClose) || IsEnd(buf_, i)) break;
   }
-  if (StartsWith(buf_, i, kCallClose)) {
+  if (FullAt(buf_, i, kCallClose)) {
     const size_t end = i;
     i = 0;
     in_string = false;
@@ -209,9 +210,9 @@ void ChatParser::Run(Until until, Delta* d) {
         // Gemma 4 names the channel: drop "thought\n" (or a bare "thought"). Cut short, what
         // came is reasoning.
         if (PartialAt(buf_, 0, kThoughtHeader) && until == Until::kMore) return;  // wait for more
-        if (StartsWith(buf_, 0, kThoughtHeader)) {
+        if (FullAt(buf_, 0, kThoughtHeader)) {
           buf_.erase(0, kThoughtHeader.size());
-        } else if (StartsWith(buf_, 0, kThought) && buf_.size() > kThought.size()) {
+        } else if (FullAt(buf_, 0, kThought) && buf_.size() > kThought.size()) {
           buf_.erase(0, kThought.size());
         }
         state_ = State::kReasoning;
@@ -242,7 +243,7 @@ void ChatParser::Run(Until until, Delta* d) {
         const TextMarker* marker = nullptr;
         for (; pos != std::string::npos; pos = buf_.find('<', pos + 1)) {
           for (const TextMarker& m : kTextMarkers) {
-            if (StartsWith(buf_, pos, m.text)) marker = &m;
+            if (FullAt(buf_, pos, m.text)) marker = &m;
           }
           if (marker) break;
           if (until == Until::kMore && hold == buf_.size()) {

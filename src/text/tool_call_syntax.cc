@@ -14,9 +14,6 @@ using json = nlohmann::json;
 constexpr std::string_view kQuote = gemma4::kQuote;
 constexpr int kMaxDepth = 64;
 
-bool StartsWith(std::string_view s, size_t pos, std::string_view m) {
-  return s.size() - pos >= m.size() && s.compare(pos, m.size(), m) == 0;
-}
 bool IsSpace(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 
 std::string_view TrimAscii(std::string_view s) {
@@ -72,7 +69,7 @@ class ArgParser {
       complete_ = false;
       return nullptr;
     }
-    if (StartsWith(s_, i_, kQuote)) return GemmaString();
+    if (s_.substr(i_).starts_with(kQuote)) return GemmaString();
     if (s_[i_] == '"') return JsonString();
     if (depth >= kMaxDepth) {  // hostile nesting: keep the rest as text
       json rest = std::string(s_.substr(i_));
@@ -192,7 +189,7 @@ class ArgParser {
     return out;
   }
   std::string Key() {
-    if (StartsWith(s_, i_, kQuote)) return GemmaString().get<std::string>();
+    if (s_.substr(i_).starts_with(kQuote)) return GemmaString().get<std::string>();
     if (s_[i_] == '"') return JsonString().get<std::string>();
     const size_t start = i_;
     while (i_ < s_.size() && s_[i_] != ':' && s_[i_] != ',' && s_[i_] != '}') ++i_;

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "format/npy.h"
+#include "base/clock.h"
 #include "runtime/engine.h"
 #include "tools/cli/audio_input.h"
 #include "tools/cli/command.h"
@@ -77,7 +78,7 @@ int Run(Flags& flags) {
       return ReportError("encode-audio", st.WithContext(features_in));
     enc.n_soft = model::Gemma4Audio::n_soft(enc.features.n_valid);
   }
-  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  const double ms = MsSince(t0);
   if (!features_out.empty()) {
     if (Status st = WriteNpyF32(features_out, enc.features.mel.data(), {enc.features.n_frames, enc.features.n_mels});
         !st.ok())

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "format/npy.h"
+#include "base/clock.h"
 #include "model/gemma4_image.h"
 #include "runtime/engine.h"
 #include "tools/cli/command.h"
@@ -65,7 +66,7 @@ int Run(Flags& flags) {
   const auto t0 = std::chrono::steady_clock::now();
   auto enc = EncodeImageFile(**engine, **vision, image, ImageFlags{*budget, !no_resize});
   if (!enc.ok()) return ReportError("encode-image", enc.status());
-  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  const double ms = MsSince(t0);
   const int64_t D = (*vision)->config().text_hidden_size;
   if (Status st = WriteNpyF32(out, enc->soft.data(), {enc->n_soft, D}); !st.ok()) return ReportError("encode-image", st);
   std::printf("wrote %s: float32 [%lld, %lld] from %lldx%lld pixels, %s, %d threads, %.1f ms\n", out.c_str(),

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "format/npy.h"
+#include "base/clock.h"
 #include "model/gemma4_image.h"
 #include "tools/cli/audio_input.h"
 #include "tools/cli/image_input.h"
@@ -252,7 +253,7 @@ int Run(Flags& flags) {
   const auto t0 = std::chrono::steady_clock::now();
   if (Status st = session.PrefillRows(ids, computed, logits.data(), embed_rows, embeddings.data()); !st.ok())
     return ReportError("logits", st);
-  const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  const double ms = MsSince(t0);
 
   const int64_t rows = static_cast<int64_t>(want.size());
   std::vector<float> ordered;

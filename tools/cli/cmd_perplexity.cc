@@ -9,6 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/clock.h"
 #include "base/mapped_file.h"
 #include "runtime/engine.h"
 #include "runtime/session.h"
@@ -158,11 +159,11 @@ int Run(Flags& flags) {
       }
       for (int64_t t = 0; t < m; ++t) nll += Nll(logits.data() + t * V, V, chunk[b + t + 1]);
       scored += m;
-      const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      const double s = SecondsSince(t0);
       bar.Update(scored, std::exp(nll / scored), s > 0 ? scored / s : 0);
     }
   }
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double seconds = SecondsSince(t0);
   const double ppl = std::exp(nll / scored);
   if (json) {
     nlohmann::json j = {{"model", model},

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "format/npy.h"
+#include "base/clock.h"
 #include "model/gemma4_image.h"
 #include "runtime/engine.h"
 #include "runtime/generate.h"
@@ -271,7 +272,7 @@ int Run(Flags& flags) {
     auto expanded = runtime::ExpandMedia(ids, media, runtime::MediaKindTokens(engine));
     if (!expanded.ok()) return ReportError("run", expanded.status());
     media_prompt = std::move(*expanded);
-    media_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - media_start).count();
+    media_ms = MsSince(media_start);
   } else {
     media_prompt.tokens = std::move(ids);
   }

@@ -6,6 +6,7 @@
 #include <string>
 
 #include "runtime/audio_encoder.h"
+#include "base/clock.h"
 #include "runtime/engine.h"
 #include "runtime/transcriber.h"
 #include "runtime/transcript.h"
@@ -96,7 +97,7 @@ int Run(Flags& flags) {
   if (!bytes.ok()) return ReportError("transcribe", bytes.status());
   auto clip = encoder->Decode(*bytes, file);
   if (!clip.ok()) return ReportError("transcribe", clip.status());
-  const double decode_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  const double decode_ms = MsSince(t0);
 
   runtime::TranscribeOptions to;
   to.language = language;

@@ -5,10 +5,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdint>
-#include <sys/mman.h>
-
 #include <thread>
 #include <vector>
+
+#include "base/clock.h"
 
 namespace gemlet::cli {
 
@@ -49,7 +49,7 @@ double MeasureReadBandwidth(int threads, int64_t mib) {
     }
     sums[0] = SumWords(buf, n / threads);
     for (auto& th : team) th.join();
-    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    const double s = SecondsSince(t0);
     uint64_t total = 0;
     for (uint64_t x : sums) total += x;
     if (total != 0) best = std::max(best, static_cast<double>(n / threads * threads) * 8 / s / 1e9);

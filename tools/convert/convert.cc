@@ -13,6 +13,7 @@
 #include <optional>
 #include <set>
 
+#include "base/clock.h"
 #include "base/thread_pool.h"
 #include "format/gemlet_writer.h"
 #include "tools/convert/drafter_import.h"
@@ -149,7 +150,7 @@ Result<ConvertReport> ConvertDrafterOnly(const ConvertOptions& o, const QuantPla
   writer->SetMetadata(std::move(meta));
   RETURN_IF_ERROR(writer->Finish());
   report.file_bytes = fs::file_size(o.out, ec);
-  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  report.seconds = SecondsSince(t0);
   return report;
 }
 
@@ -319,7 +320,7 @@ Result<ConvertReport> Convert(const ConvertOptions& o) {
   if (!o.multimodal_out.empty()) {
     RETURN_IF_ERROR(WriteMultimodal(ck, o.multimodal_out, provenance, pool, &report));
   }
-  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  report.seconds = SecondsSince(t0);
   return report;
 }
 

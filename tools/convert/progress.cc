@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <utility>
 
+#include "base/clock.h"
+
 namespace gemlet::convert {
 
 Progress::Progress(uint64_t total_bytes, bool enabled, std::FILE* out, int force_tty, std::string label)
@@ -74,7 +76,7 @@ void Progress::Finish() {
 }
 
 void Progress::Draw(bool final) {
-  const double elapsed = std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count();
+  const double elapsed = SecondsSince(start_);
   const double frac = total_ ? static_cast<double>(done_) / total_ : 1.0;
   const double rate = elapsed > 0 ? (done_ - skipped_) / elapsed : 0;
   const double eta = rate > 0 ? (total_ - done_) / rate : -1;

@@ -8,6 +8,7 @@
 #include <future>
 #include <vector>
 
+#include "base/clock.h"
 #include "base/half.h"
 #include "base/mapped_file.h"
 #include "base/thread_pool.h"
@@ -427,7 +428,7 @@ Result<SynthReport> Synthesize(const SynthOptions& o) {
   }
   report.config = plan.config;
   report.tensors = static_cast<int64_t>(tensors.size());
-  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  report.seconds = SecondsSince(t0);
   return report;
 }
 

@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <random>
 
+#include "base/clock.h"
 #include "base/mapped_file.h"
 #include "format/safetensors_writer.h"
 #include "model/gemma4_drafter_tensors.h"
@@ -135,7 +136,7 @@ Result<SynthReport> SynthesizeAssistant(const SynthOptions& o) {
   report.files = {"config.json", "model.safetensors"};
   report.weight_bytes = writer->file_bytes();
   report.tensors = static_cast<int64_t>(infos.size());
-  report.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  report.seconds = SecondsSince(t0);
   return report;
 }
 

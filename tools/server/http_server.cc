@@ -12,6 +12,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "base/clock.h"
 #include "tools/server/anthropic_api.h"
 #include "tools/server/audio_api.h"
 #include "tools/server/model_router.h"
@@ -454,10 +455,7 @@ HttpServer::HttpServer(ModelRouter* router_ptr, ApiHandlers* single, Metrics& me
       e.prompt_tokens = t_log.tokens->prompt;
       e.completion_tokens = t_log.tokens->completion;
     }
-    e.duration_ms = routed ? std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
-                                                                       t_log.start)
-                                 .count()
-                           : 0;
+    e.duration_ms = routed ? MsSince(t_log.start) : 0;
     e.client = req.remote_addr.empty() ? "-" : req.remote_addr + ":" + std::to_string(req.remote_port);
     e.user_agent = req.get_header_value("User-Agent");
     log->Request(e);

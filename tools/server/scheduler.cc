@@ -3,12 +3,10 @@
 #include <algorithm>
 #include <chrono>
 
+#include "base/clock.h"
+
 namespace gemlet::server {
 namespace {
-
-double SecondsSince(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
 
 // The parts of `media` (starts are prompt positions) inside prompt tokens [b, e), with starts
 // relative to b, in *out.

@@ -27,8 +27,6 @@ ChatMessage Message(std::string role, std::string content, std::string reasoning
   return m;
 }
 
-
-
 constexpr char kFormat[] = "gemlet-conversation";
 
 Status CheckConversationJson(const nlohmann::json& j) {

@@ -17,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "base/clock.h"
 #include "base/mapped_file.h"
 #include "format/npy.h"
 #include "runtime/engine.h"
@@ -83,10 +84,6 @@ std::unique_ptr<runtime::Engine> OpenLong(TensorType kv, int threads = 2) {
   auto e = runtime::Engine::Open(Converted("tiny-e2b", "model.safetensors"), eo);
   EXPECT_TRUE(e.ok()) << e.status().ToString();
   return e.ok() ? std::move(*e) : nullptr;
-}
-
-double Seconds(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
 }
 
 // Prefills the first `n` tokens of the case in chunks of `chunk`, returning the logits at the
@@ -167,7 +164,7 @@ TEST(LongOracle32k, ExactTierAndPrefillChunkedDecodeAgreeAtDepth) {
   ASSERT_TRUE(chunked.PrefillRows(ids.subspan(split), tail_rows, tail.data()).ok());
   (*whole)->set_prefill_chunk(4096);
   ASSERT_TRUE((*whole)->PrefillRows(ids.subspan(split), tail_rows, tail_whole.data()).ok());
-  std::printf("[long] e2b-32k prefill (exact, f32 KV, 2 threads) and the last 4096 twice: %.1f s\n", Seconds(t0));
+  std::printf("[long] e2b-32k prefill (exact, f32 KV, 2 threads) and the last 4096 twice: %.1f s\n", SecondsSince(t0));
   got.insert(got.end(), tail.begin(), tail.end());
   ASSERT_EQ(static_cast<int64_t>(got.size()), G * V);
   EXPECT_EQ(std::memcmp(tail.data(), tail_whole.data(), 2 * V * sizeof(float)), 0)
@@ -194,7 +191,7 @@ TEST(LongOracle32k, ExactTierAndPrefillChunkedDecodeAgreeAtDepth) {
   // Greedy after the whole prompt: the first token is the argmax of the last row.
   ASSERT_EQ(c.greedy_prefix, T);
   ExpectGreedy(chunked, std::vector<float>(got.end() - V, got.end()), c, 2e-3, "e2b-32k greedy");
-  std::printf("[long] e2b-32k total: %.1f s\n", Seconds(t0));
+  std::printf("[long] e2b-32k total: %.1f s\n", SecondsSince(t0));
 }
 
 // The reduced-precision caches (f16: the approximate tier; q8: its own tier, kQ8Kv) at
@@ -215,7 +212,7 @@ void ExpectReducedCaches(int64_t depth) {
     runtime::Session s(*e, so);
     const std::vector<float> r = PrefillAtGolden(s, c, depth, 4096);
     std::printf("[long] e2b-32k prefill of %lld (exact, %s KV): %.1f s\n", static_cast<long long>(depth),
-                TensorTypeName(kv), Seconds(t0));
+                TensorTypeName(kv), SecondsSince(t0));
     const Tier& tier = kv == TensorType::kF16 ? kApproximate : kQ8Kv;
     const Stats sr = Compare(r.data(), gold, G, V, tier.gap);
     Report(std::string("long e2b-32k to ") + std::to_string(depth) + " exact " + TensorTypeName(kv) + " KV vs ref-hf",
@@ -256,7 +253,7 @@ TEST(LongOracle128k, ExactTierAtTheLastPosition) {
   s.set_prefill_chunk(8192);
   ASSERT_TRUE(s.PrefillRows(std::span<const int32_t>(c.tokens.data(), c.greedy_prefix), rows, got.data()).ok());
   std::printf("[long] e2b-128k prefill of %lld tokens: %.1f s\n", static_cast<long long>(c.greedy_prefix),
-              Seconds(t0));
+              SecondsSince(t0));
   const std::vector<float> prefix_last(got.end() - V, got.end());
   got.resize(got.size() - V);
   // Greedy from the prefix, in a fork (the cut of the continuation is then within the rollback).
@@ -272,7 +269,7 @@ TEST(LongOracle128k, ExactTierAtTheLastPosition) {
     if (it != c.positions.end()) got.insert(got.end(), last.begin(), last.end());
   }
   ASSERT_EQ(static_cast<int64_t>(got.size()), G * V);
-  std::printf("[long] e2b-128k total: %.1f s\n", Seconds(t0));
+  std::printf("[long] e2b-128k total: %.1f s\n", SecondsSince(t0));
   const Stats st = Compare(got.data(), gold, G, V);
   Report("long e2b-128k exact f32 KV vs ref-hf", st);
   ExpectExactTier(st, "e2b-128k exact f32 KV");

@@ -1,7 +1,6 @@
 #include "runtime/conversation.h"
 
 #include <algorithm>
-#include <chrono>
 
 #include "base/clock.h"
 #include "format/gemma4_tokens.h"
@@ -16,8 +15,6 @@
 namespace gemlet::runtime {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 ChatMessage Message(std::string role, std::string content, std::string reasoning = "") {
   ChatMessage m;
@@ -150,7 +147,7 @@ Result<TurnStats> Conversation::Send(std::string_view user_text, const TurnCallb
 
 Result<TurnStats> Conversation::Send(std::string_view user_text, std::span<const MediaRef> user_media,
                                      const TurnCallbacks& cb) {
-  const auto t_start = Clock::now();
+  const auto t_start = SteadyClock::now();
   std::string text(utf8::TrimAsciiSpace(user_text));
   int64_t images = 0, clips = 0;
   for (const MediaRef& m : user_media) (m->kind == MediaKind::kImage ? images : clips) += 1;
@@ -229,7 +226,7 @@ Result<TurnStats> Conversation::Send(std::string_view user_text, std::span<const
   st.prefill_tokens = toks.size();
   tail_.clear();
   stale_ = true;  // until the turn completes
-  const auto t_prefill = Clock::now();
+  const auto t_prefill = SteadyClock::now();
   const int64_t chunk = std::max<int64_t>(1, options_.session.prefill_chunk);
   const int64_t head = toks.size() - 1;
   const int64_t total = toks.size();

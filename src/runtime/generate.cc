@@ -1,7 +1,6 @@
 #include "runtime/generate.h"
 
 #include <algorithm>
-#include <chrono>
 #include <optional>
 
 #include "base/clock.h"
@@ -15,19 +14,19 @@ class TimedConstraint : public TokenConstraint {
  public:
   explicit TimedConstraint(TokenConstraint& inner) : inner_(inner) {}
   bool Allows(int32_t token) override {
-    const auto t0 = std::chrono::steady_clock::now();
+    const auto t0 = SteadyClock::now();
     const bool r = inner_.Allows(token);
     ms_ += MsSince(t0);
     return r;
   }
   void Mask(std::span<uint32_t> mask) override {
-    const auto t0 = std::chrono::steady_clock::now();
+    const auto t0 = SteadyClock::now();
     inner_.Mask(mask);
     ms_ += MsSince(t0);
     ++masks_;
   }
   Status Accept(int32_t token) override {
-    const auto t0 = std::chrono::steady_clock::now();
+    const auto t0 = SteadyClock::now();
     Status s = inner_.Accept(token);
     ms_ += MsSince(t0);
     return s;
@@ -36,7 +35,7 @@ class TimedConstraint : public TokenConstraint {
   bool Complete() const override { return inner_.Complete(); }
   std::unique_ptr<TokenConstraint> Clone() const override { return inner_.Clone(); }
   void SetBudget(int64_t tokens) override {
-    const auto t0 = std::chrono::steady_clock::now();
+    const auto t0 = SteadyClock::now();
     inner_.SetBudget(tokens);
     ms_ += MsSince(t0);
   }
@@ -84,7 +83,7 @@ Result<GenerateResult> Generate(Session& session, const MediaPrompt& media_promp
   GenerateResult res;
   res.timings.prompt_tokens = static_cast<int64_t>(prompt.size());
   std::vector<float> logits;
-  auto t0 = std::chrono::steady_clock::now();
+  auto t0 = SteadyClock::now();
   if (!options.on_prefill) {
     RETURN_IF_ERROR(session.Prefill(media_prompt, &logits, hid));
   } else {
@@ -115,10 +114,10 @@ Result<GenerateResult> Generate(Session& session, const MediaPrompt& media_promp
     timed.constraint = constraint ? &*constraint : nullptr;
     RETURN_IF_ERROR(DecodeSpeculative(session, logits, hid, timed, on_token, &res));
   }
-  t0 = std::chrono::steady_clock::now();
+  t0 = SteadyClock::now();
   for (int64_t i = 0; i < options.max_tokens && !speculative; ++i) {
     if (i > 0) RETURN_IF_ERROR(session.Decode(res.ids.back(), &logits));
-    const auto ts = std::chrono::steady_clock::now();
+    const auto ts = SteadyClock::now();
     if (constraint) constraint->SetBudget(options.max_tokens - i);
     const int32_t id = session.sampler().Sample(logits, session.history(), constraint ? &*constraint : nullptr);
     if (id != kNoToken && constraint) RETURN_IF_ERROR(constraint->Accept(id));

@@ -1,7 +1,6 @@
 #include "runtime/speculative.h"
 
 #include <algorithm>
-#include <chrono>
 #include <random>
 #include <vector>
 
@@ -13,8 +12,6 @@ namespace gemlet::runtime {
 
 namespace {
 
-using Clock = std::chrono::steady_clock;
-
 // The state of one generation: what has been generated and how it may end.
 class Loop {
  public:
@@ -24,7 +21,7 @@ class Loop {
   // The token the sampler draws from logits `row` [V] with the first `history` fed tokens as
   // the penalties' window: exactly the draw of plain decoding at that position.
   int32_t Sample(const float* row, int64_t history) {
-    const auto t0 = Clock::now();
+    const auto t0 = SteadyClock::now();
     if (opt_.constraint) opt_.constraint->SetBudget(opt_.max_tokens - generated());
     const int32_t id = s_.sampler().Sample(std::span<const float>(row, V_),
                                            std::span<const int32_t>(s_.history()).first(history), opt_.constraint);
@@ -39,7 +36,7 @@ class Loop {
       return false;
     }
     if (opt_.constraint) {
-      const auto t0 = Clock::now();
+      const auto t0 = SteadyClock::now();
       status_ = opt_.constraint->Accept(id);
       res_->timings.sample_ms += MsSince(t0);  // (plain decoding counts the Accept as sampling)
       if (!status_.ok()) return false;
@@ -122,7 +119,7 @@ Status SpeculativeRound(Session& session, DraftState& st, int32_t t, int64_t roo
   };
 
   // The proposer of this round and its drafts.
-  const auto td = Clock::now();
+  const auto td = SteadyClock::now();
   std::vector<int32_t>& drafts = st.drafts;
   drafts.clear();
   Proposer proposer = Proposer::kMtp;
@@ -181,7 +178,7 @@ Status SpeculativeRound(Session& session, DraftState& st, int32_t t, int64_t roo
   st.rows.resize(K + 1);
   for (int64_t r = 0; r <= K; ++r) st.rows[r] = r;
   float* hid = st.use_mtp ? st.hidden.data() : nullptr;
-  const auto tv = Clock::now();
+  const auto tv = SteadyClock::now();
   RETURN_IF_ERROR(session.PrefillRows(st.feed, st.rows, st.logits.data(), {}, nullptr, hid));
   const double verify_ms = MsSince(tv);
   st.policy.MeasureVerify(K + 1, verify_ms);
@@ -227,7 +224,7 @@ Status DecodeSpeculative(Session& session, std::span<const float> prompt_logits,
     std::copy(prompt_hidden, prompt_hidden + engine.config().hidden_size, st.h.begin());
     st.h_pos = session.position();
   }
-  const auto t0 = Clock::now();
+  const auto t0 = SteadyClock::now();
   Loop loop(session, options, on_token, res);
   const DraftTrim trim = [&](std::vector<int32_t>* d) { return loop.TrimToConstraint(d); };
   const RowDraw draw = [&](int64_t j, std::span<const float> row, int32_t* id) {

@@ -1,7 +1,6 @@
 #include "runtime/transcriber.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <utility>
 
@@ -17,8 +16,6 @@
 namespace gemlet::runtime {
 
 namespace {
-
-using Clock = std::chrono::steady_clock;
 
 // The last `n` bytes of `text` or fewer, starting at a word (or at least a UTF-8 character).
 std::string_view Tail(std::string_view text, size_t n) {
@@ -110,7 +107,7 @@ Result<Transcript> Transcribe(AudioEncoder& encoder, std::span<const float> samp
   std::string so_far(utf8::TrimAsciiSpace(options.prompt));
   for (size_t i = 0; i < windows.size(); ++i) {
     const AudioWindow w = windows[i];
-    const auto t0 = Clock::now();
+    const auto t0 = SteadyClock::now();
     const int64_t bounds[2] = {w.begin, w.end};
     const std::string wname = name + " (" + FormatTimestamp(w.begin / kRate, '.') + "-" +
                               FormatTimestamp(w.end / kRate, '.') + ")";
@@ -128,7 +125,7 @@ Result<Transcript> Transcribe(AudioEncoder& encoder, std::span<const float> samp
       turn.max_tokens = std::max<int64_t>(1, std::min(turn.max_tokens, cap));
     }
     turn.sampler = &options.sampler;
-    const auto t1 = Clock::now();
+    const auto t1 = SteadyClock::now();
     auto answer = run(turn);
     if (!answer.ok()) return answer.status().WithContext(wname);
     t.generate_ms += MsSince(t1);

@@ -20,9 +20,7 @@ constexpr std::string_view kThoughtHeader = gemma4::kThoughtHeader;
 constexpr std::string_view kThought = kThoughtHeader.substr(0, kThoughtHeader.size() - 1);
 
 // m stands in full at s[pos..].
-bool FullAt(std::string_view s, size_t pos, std::string_view m) {
-  return s.size() - pos >= m.size() && s.compare(pos, m.size(), m) == 0;
-}
+bool FullAt(std::string_view s, size_t pos, std::string_view m) { return s.substr(pos).starts_with(m); }
 // s[pos..] is a proper prefix of m (the rest of m may still arrive).
 bool PartialAt(std::string_view s, size_t pos, std::string_view m) {
   const size_t left = s.size() - pos;

@@ -1,11 +1,10 @@
 // gemlet encode-audio: the soft tokens of one audio clip (log-mel features, the audio tower
 // and embed_audio), as a NumPy file, for checking the tower against a reference.
-#include <chrono>
 #include <cstdio>
 #include <string>
 
-#include "format/npy.h"
 #include "base/clock.h"
+#include "format/npy.h"
 #include "runtime/engine.h"
 #include "tools/cli/audio_input.h"
 #include "tools/cli/command.h"
@@ -64,7 +63,7 @@ int Run(Flags& flags) {
   if (!engine.ok()) return ReportError("encode-audio", engine.status());
   auto tower = model::Gemma4Audio::Bind((*engine)->file());
   if (!tower.ok()) return ReportError("encode-audio", tower.status());
-  const auto t0 = std::chrono::steady_clock::now();
+  const auto t0 = SteadyClock::now();
   EncodedAudio enc;
   if (!audio.empty()) {
     auto e = EncodeAudioFile(**engine, **tower, audio);

@@ -1,11 +1,10 @@
 // gemlet encode-image: the soft tokens of one image (the vision tower and embed_vision), as a
 // NumPy file, for checking the tower against a reference.
-#include <chrono>
 #include <cstdio>
 #include <string>
 
-#include "format/npy.h"
 #include "base/clock.h"
+#include "format/npy.h"
 #include "model/gemma4_image.h"
 #include "runtime/engine.h"
 #include "tools/cli/command.h"
@@ -63,7 +62,7 @@ int Run(Flags& flags) {
   if (!engine.ok()) return ReportError("encode-image", engine.status());
   auto vision = model::Gemma4Vision::Bind((*engine)->file());
   if (!vision.ok()) return ReportError("encode-image", vision.status());
-  const auto t0 = std::chrono::steady_clock::now();
+  const auto t0 = SteadyClock::now();
   auto enc = EncodeImageFile(**engine, **vision, image, ImageFlags{*budget, !no_resize});
   if (!enc.ok()) return ReportError("encode-image", enc.status());
   const double ms = MsSince(t0);

@@ -1,14 +1,13 @@
 // gemlet logits: the model's logits at every position of a token sequence, as a NumPy file.
 #include <algorithm>
-#include <chrono>
 #include <climits>
 #include <cstdint>
 #include <cstdio>
 #include <string>
 #include <vector>
 
-#include "format/npy.h"
 #include "base/clock.h"
+#include "format/npy.h"
 #include "model/gemma4_image.h"
 #include "tools/cli/audio_input.h"
 #include "tools/cli/image_input.h"
@@ -250,7 +249,7 @@ int Run(Flags& flags) {
   runtime::Session session(**engine, so);
   const int64_t V = cfg.vocab_size;
   std::vector<float> logits(computed.size() * V);
-  const auto t0 = std::chrono::steady_clock::now();
+  const auto t0 = SteadyClock::now();
   if (Status st = session.PrefillRows(ids, computed, logits.data(), embed_rows, embeddings.data()); !st.ok())
     return ReportError("logits", st);
   const double ms = MsSince(t0);

@@ -1,7 +1,6 @@
 // gemlet perplexity: the model's perplexity over a text file, to compare quantization plans.
 #include <unistd.h>
 
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <string>
@@ -142,7 +141,7 @@ int Run(Flags& flags) {
   double nll = 0;
   int64_t scored = 0;
   Bar bar(total, !quiet);
-  const auto t0 = std::chrono::steady_clock::now();
+  const auto t0 = SteadyClock::now();
   for (int64_t c = 0; c < n_chunks; ++c) {
     const int64_t begin = c * per, end = std::min(n_text, begin + per);
     chunk.assign(1, (*engine)->bos_id());

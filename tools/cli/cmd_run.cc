@@ -1,14 +1,13 @@
 // gemlet run: prefill a prompt and generate, streaming the text (or one JSON object).
 #include <algorithm>
-#include <chrono>
 #include <cstdio>
 #include <nlohmann/json.hpp>
 #include <random>
 #include <string>
 #include <vector>
 
-#include "format/npy.h"
 #include "base/clock.h"
+#include "format/npy.h"
 #include "model/gemma4_image.h"
 #include "runtime/engine.h"
 #include "runtime/generate.h"
@@ -252,7 +251,7 @@ int Run(Flags& flags) {
   runtime::MediaPrompt media_prompt;
   double media_ms = 0;  // encoding the images and clips (part of the time to the first token)
   if (!images.empty() || !audios.empty()) {
-    const auto media_start = std::chrono::steady_clock::now();
+    const auto media_start = SteadyClock::now();
     runtime::ImageEncoderOptions io;
     io.tokens = *image_tokens;
     auto encoder = runtime::ImageEncoder::Create(engine, io);

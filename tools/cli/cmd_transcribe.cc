@@ -1,12 +1,11 @@
 // gemlet transcribe: speech to text with the model's audio tower (runtime/transcriber.h):
 // audio of any length in 30 s windows cut on quiet points, each transcribed with the text so
 // far as context, written as text, JSON, SRT or WebVTT with each window's timestamps.
-#include <chrono>
 #include <cstdio>
 #include <string>
 
-#include "runtime/audio_encoder.h"
 #include "base/clock.h"
+#include "runtime/audio_encoder.h"
 #include "runtime/engine.h"
 #include "runtime/transcriber.h"
 #include "runtime/transcript.h"
@@ -92,7 +91,7 @@ int Run(Flags& flags) {
   if (!encoder->available())
     return ReportError("transcribe", Unsupported(model + ": this model has no audio tower: it reads no audio"));
 
-  const auto t0 = std::chrono::steady_clock::now();
+  const auto t0 = SteadyClock::now();
   auto bytes = runtime::ReadMediaFile(file, "audio file");
   if (!bytes.ok()) return ReportError("transcribe", bytes.status());
   auto clip = encoder->Decode(*bytes, file);

@@ -3,7 +3,6 @@
 #include <sys/mman.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cstdint>
 #include <thread>
 #include <vector>
@@ -42,7 +41,7 @@ double MeasureReadBandwidth(int threads, int64_t mib) {
   double best = 0;
   std::vector<uint64_t> sums(threads);
   for (int pass = 0; pass < 3; ++pass) {
-    const auto t0 = std::chrono::steady_clock::now();
+    const auto t0 = SteadyClock::now();
     std::vector<std::thread> team;
     for (int t = 1; t < threads; ++t) {
       team.emplace_back([&, t] { sums[t] = SumWords(buf + n * t / threads, n / threads); });

@@ -157,7 +157,7 @@ Result<ConvertReport> ConvertDrafterOnly(const ConvertOptions& o, const QuantPla
 }  // namespace
 
 Result<ConvertReport> Convert(const ConvertOptions& o) {
-  const auto t0 = std::chrono::steady_clock::now();
+  const auto t0 = SteadyClock::now();
   if (o.src.empty()) return InvalidArgument("no source given");
   if (o.out.empty()) return InvalidArgument("no output file given (-o OUT.gemlet)");
   ASSIGN_OR_RETURN(QuantPlan plan, MakeQuantPlan(o.plan, o.overrides));

@@ -12,7 +12,7 @@ namespace gemlet::convert {
 Progress::Progress(uint64_t total_bytes, bool enabled, std::FILE* out, int force_tty, std::string label)
     : total_(total_bytes), enabled_(enabled), out_(out ? out : stderr), label_(std::move(label)) {
   tty_ = force_tty >= 0 ? force_tty != 0 : ::isatty(::fileno(out_)) != 0;
-  start_ = last_draw_ = std::chrono::steady_clock::now();
+  start_ = last_draw_ = SteadyClock::now();
 }
 
 std::string Progress::FormatDuration(double s) {
@@ -44,7 +44,7 @@ void Progress::Add(uint64_t bytes, const std::string& what) {
   std::lock_guard<std::mutex> lock(mu_);
   done_ = std::min(total_, done_ + bytes);
   what_ = what;
-  const auto now = std::chrono::steady_clock::now();
+  const auto now = SteadyClock::now();
   if (tty_) {
     if (now - last_draw_ >= std::chrono::milliseconds(100)) {
       last_draw_ = now;

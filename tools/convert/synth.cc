@@ -1,7 +1,6 @@
 #include "tools/convert/synth.h"
 
 #include <algorithm>
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <filesystem>
@@ -350,7 +349,7 @@ Result<SynthPlan> PlanSynth(const SynthOptions& o, int64_t vocab) {
 }
 
 Result<SynthReport> Synthesize(const SynthOptions& o) {
-  const auto t0 = std::chrono::steady_clock::now();
+  const auto t0 = SteadyClock::now();
   if (o.out_dir.empty()) return InvalidArgument("no output folder given");
   ASSIGN_OR_RETURN(Gemma4Config preset, SynthPresetConfig(o.preset));
   const fs::path out(o.out_dir);

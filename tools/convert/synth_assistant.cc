@@ -1,6 +1,5 @@
 #include "tools/convert/synth_assistant.h"
 
-#include <chrono>
 #include <cmath>
 #include <filesystem>
 #include <random>
@@ -87,7 +86,7 @@ std::vector<SynthTensor> SynthAssistantTensors(const Gemma4DrafterConfig& c) {
 }
 
 Result<SynthReport> SynthesizeAssistant(const SynthOptions& o) {
-  const auto t0 = std::chrono::steady_clock::now();
+  const auto t0 = SteadyClock::now();
   if (o.out_dir.empty()) return InvalidArgument("no output folder given");
   ASSIGN_OR_RETURN(Gemma4DrafterConfig cfg, SynthAssistantConfig(o.preset));
   const fs::path out(o.out_dir);

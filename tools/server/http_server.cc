@@ -199,7 +199,7 @@ HttpServer::HttpServer(ModelRouter* router_ptr, ApiHandlers* single, Metrics& me
   };
   svr.set_pre_routing_handler([key, limit_of](const httplib::Request& req,
                                               httplib::Response& res) {
-    t_log.start = std::chrono::steady_clock::now();
+    t_log.start = SteadyClock::now();
     t_log.unix_ms = std::chrono::duration_cast<std::chrono::milliseconds>(
                         std::chrono::system_clock::now().time_since_epoch())
                         .count();

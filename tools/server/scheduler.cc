@@ -118,14 +118,14 @@ void Scheduler::Shutdown() {
 }
 
 void Scheduler::Drain(std::chrono::milliseconds grace) {
-  const auto deadline = std::chrono::steady_clock::now() + grace;
+  const auto deadline = SteadyClock::now() + grace;
   for (;;) {
     {
       std::lock_guard<std::mutex> lock(mu_);
       draining_ = true;
       if (stop_ || (queue_.empty() && active_.load() == 0)) break;
     }
-    if (std::chrono::steady_clock::now() >= deadline) break;
+    if (SteadyClock::now() >= deadline) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }
   Shutdown();
@@ -303,7 +303,7 @@ void Scheduler::Step() {
   int64_t n_logits = 0;
   for (const auto& p : parts) n_logits += p.logits;
   if (logits_.size() < static_cast<size_t>(n_logits * vocab_)) logits_.resize(n_logits * vocab_);
-  const auto t0 = std::chrono::steady_clock::now();
+  const auto t0 = SteadyClock::now();
   const std::vector<bool> ok = RunParts(slots, parts);
   const double secs = SecondsSince(t0);
   const double rows = static_cast<double>(decode_rows + prefill_rows);
@@ -433,7 +433,7 @@ void Scheduler::DraftStep(Slot& slot) {
   };
   runtime::SpeculativeStats stats;
   bool more = false;
-  const auto t0 = std::chrono::steady_clock::now();
+  const auto t0 = SteadyClock::now();
   const Status st = model_.DraftRound(*slot.seq, slot.pending, room, draw, &more, &stats);
   const double secs = SecondsSince(t0);
   if (!st.ok()) {

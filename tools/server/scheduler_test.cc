@@ -4,6 +4,7 @@
 
 #include <future>
 
+#include "base/clock.h"
 #include "tools/server/testing/fake_model.h"
 
 namespace gemlet::server {
@@ -323,7 +324,7 @@ TEST(SchedulerTest, DrainLetsRunningJobsFinishWithinTheGrace) {
   EXPECT_EQ(late.error().status, 503);
   const auto t0 = std::chrono::steady_clock::now();
   drain.join();
-  const double waited = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double waited = SecondsSince(t0);
   EXPECT_GT(waited, 0.2);  // the endless job had the rest of the grace
   EXPECT_LT(waited, 5.0);
   EXPECT_EQ(shorter->WaitDone().reason, FinishReason::kLength);

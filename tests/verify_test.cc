@@ -76,7 +76,7 @@ TEST(VerifyInProcess, ABrokenKernelFailsNamingIt) {
 TEST(VerifyInProcess, ABrokenBf16KernelFailsItsTier) {
   const kernels::KernelTable* bf = kernels::KernelsForTier(kernels::Tier::kAvx512Bf16);
   if (bf == nullptr) GTEST_SKIP() << "this CPU has no bf16 dot products";
-  for (const char* kernel : {"gemm_bf16", "f32_to_bf16", "gemm_acc_bf16"}) {
+  for (const char* kernel : {"gemm_bf16", "f32_to_bf16", "gemm_acc_bf16", "online_softmax_bf16"}) {
     std::string text;
     const auto report = RunWithFault(kernel, &text);
     ASSERT_TRUE(report.ok()) << report.status().ToString();

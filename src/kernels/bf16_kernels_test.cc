@@ -55,8 +55,14 @@ TEST(Bf16Kernels, OnlyTheBf16TierHasThem) {
   EXPECT_EQ(ScalarKernels().gemm_bf16, nullptr);
   EXPECT_EQ(ScalarKernels().f32_to_bf16, nullptr);
   EXPECT_EQ(ScalarKernels().gemm_acc_bf16, nullptr);
+  EXPECT_EQ(ScalarKernels().online_softmax_bf16, nullptr);
   for (Tier t : AvailableTiers()) {
-    EXPECT_EQ(KernelsForTier(t)->gemm_bf16 != nullptr, t == Tier::kAvx512Bf16) << TierName(t);
+    const KernelTable& k = *KernelsForTier(t);
+    const bool bf16 = t == Tier::kAvx512Bf16;
+    EXPECT_EQ(k.gemm_bf16 != nullptr, bf16) << TierName(t);
+    EXPECT_EQ(k.f32_to_bf16 != nullptr, bf16) << TierName(t);
+    EXPECT_EQ(k.gemm_acc_bf16 != nullptr, bf16) << TierName(t);
+    EXPECT_EQ(k.online_softmax_bf16 != nullptr, bf16) << TierName(t);
   }
   if (HostCpuFeatures().avx512_bf16) {
     EXPECT_EQ(Bf16Tables().size(), 1u);
@@ -94,9 +100,10 @@ TEST(Bf16Kernels, GemmMatchesTheTwin) {
   std::mt19937 rng(7);
   const std::vector<const KernelTable*> tables = Bf16Tables();
   if (tables.empty()) GTEST_SKIP() << "this CPU has no bf16 dot products (the twin is tested below)";
+  // Rows across the kernel's panels of 32 (and a start off them); tokens across its tiles of 12.
   for (int64_t K : {0, 1, 2, 31, 32, 33, 63, 96, 130, 1024}) {
-    for (int64_t rows : {1, 3, 4, 7, 9}) {
-      for (int64_t T : {1, 2, 3, 4, 5, 7, 8, 9}) {
+    for (int64_t rows : {1, 3, 4, 7, 9, 33, 70}) {
+      for (int64_t T : {1, 2, 3, 4, 5, 7, 8, 9, 11, 12, 13, 25}) {
         for (int special : {0, 7}) {
           const int64_t rs = K + 3, xs = K + 5, r0 = rows > 3 ? 1 : 0, ldy = rows + 2;
           const std::vector<uint16_t> w = RandomBf16(rng, rows * rs, 0.05f * (1 + K % 3), special);
@@ -153,6 +160,56 @@ TEST(Bf16Kernels, GemmAccMatchesTheTwin) {
   }
 }
 
+// The fused softmax against its twin (OnlineSoftmaxRef, then F32ToBf16Ref) bit for bit: row
+// tails (n mod 16) and odd n (the +0 partner), strides, a first tile (m = −inf) and a second
+// whose maximum grows for some rows; s is left as it was and nothing past a row's pair is written.
+TEST(Bf16Kernels, OnlineSoftmaxBf16MatchesTheTwin) {
+  std::mt19937 rng(17);
+  const std::vector<const KernelTable*> tables = Bf16Tables();
+  if (tables.empty()) GTEST_SKIP() << "this CPU has no bf16 dot products";
+  for (int64_t n : {1, 2, 15, 16, 17, 33, 128}) {
+    for (int64_t R : {1, 3, 8}) {
+      const int64_t lds = n + 5, ldp = n + 7;
+      std::vector<float> s1 = kernels_test::RandomFloats(rng, R * lds, 6.0f), s2 = kernels_test::RandomFloats(rng, R * lds, 9.0f);
+      std::vector<float> mw(R, -INFINITY), lw(R, 0.0f), cw(R);
+      std::vector<uint16_t> pw(R * ldp, 0x5555);
+      OnlineSoftmaxBf16Ref(s1.data(), lds, R, n, mw.data(), lw.data(), cw.data(), pw.data(), ldp);
+      const std::vector<float> m1 = mw, l1 = lw;
+      OnlineSoftmaxBf16Ref(s2.data(), lds, R, n, mw.data(), lw.data(), cw.data(), pw.data(), ldp);
+      // The twin is online_softmax's twin and the rounding, composed.
+      std::vector<float> plain = s2, mp = m1, lp = l1, cp(R);
+      OnlineSoftmaxRef(plain.data(), lds, R, n, mp.data(), lp.data(), cp.data());
+      EXPECT_EQ(mp, mw);
+      EXPECT_EQ(lp, lw);
+      for (int64_t r = 0; r < R; ++r) {
+        std::vector<uint16_t> want(n);
+        F32ToBf16Ref(plain.data() + r * lds, want.data(), n);
+        for (int64_t c = 0; c < n; ++c) ASSERT_EQ(pw[r * ldp + c], want[c]) << "n=" << n << " r=" << r;
+      }
+      for (const KernelTable* k : tables) {
+        const std::string what = std::string(TierName(k->tier)) + " n=" + std::to_string(n) + " R=" + std::to_string(R);
+        std::vector<float> m(R, -INFINITY), l(R, 0.0f), corr(R);
+        std::vector<uint16_t> p(R * ldp, 0x5555);
+        const std::vector<float> s1_before = s1, s2_before = s2;
+        k->online_softmax_bf16(s1.data(), lds, R, n, m.data(), l.data(), corr.data(), p.data(), ldp);
+        k->online_softmax_bf16(s2.data(), lds, R, n, m.data(), l.data(), corr.data(), p.data(), ldp);
+        EXPECT_EQ(s1, s1_before) << what;
+        EXPECT_EQ(s2, s2_before) << what;
+        ExpectSame(mw, m, what + " m");
+        ExpectSame(lw, l, what + " l");
+        ExpectSame(cw, corr, what + " corr");
+        for (int64_t r = 0; r < R; ++r) {
+          for (int64_t c = 0; c < n + n % 2; ++c) {
+            ASSERT_EQ(p[r * ldp + c], pw[r * ldp + c]) << what << " row " << r << " weight " << c;
+          }
+          if (n % 2 != 0) EXPECT_EQ(p[r * ldp + n], 0) << what;
+          for (int64_t c = n + n % 2; c < ldp; ++c) ASSERT_EQ(p[r * ldp + c], 0x5555) << what << ": wrote past the row";
+        }
+      }
+    }
+  }
+}
+
 // Sums that cancel: each token's row is the weight row negated but for tiny perturbations, so
 // lanes pass through subnormal and zero sums, which vdpbf16ps flushes to ±0.
 TEST(Bf16Kernels, CancellingSumsMatchTheTwin) {
@@ -176,7 +233,8 @@ TEST(Bf16Kernels, CancellingSumsMatchTheTwin) {
   }
 }
 
-// The twin is a dot product: within f32 rounding of the exact sum of its (bf16) inputs' products.
+// The twin is a dot product: within the bound of f32 sequential summation, (K − 1)·2⁻²⁴·Σ|x·w|,
+// of the exact sum of its (bf16) inputs' products.
 TEST(Bf16Kernels, TwinIsTheDotProductOfTheRoundedInputs) {
   std::mt19937 rng(3);
   for (int64_t K : {1, 32, 100, 4096}) {
@@ -187,7 +245,8 @@ TEST(Bf16Kernels, TwinIsTheDotProductOfTheRoundedInputs) {
       exact += p;
       abs_sum += std::fabs(p);
     }
-    EXPECT_NEAR(DotBf16Ref(w.data(), x.data(), K), exact, 1e-6 * abs_sum + 1e-30) << "K=" << K;
+    EXPECT_NEAR(DotBf16Ref(w.data(), x.data(), K), exact, std::ldexp(static_cast<double>(K), -24) * abs_sum + 1e-30)
+        << "K=" << K;
   }
 }
 

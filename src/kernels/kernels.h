@@ -39,16 +39,15 @@
 //   then the K mod 16 tail elements sequentially with fmaf. Bit-identical across tiers too.
 // - bf16 dot products (bf16 weights × activations rounded to bf16, where the CPU has them:
 //   AVX512_BF16's vdpbf16ps): x is first rounded to bf16 by f32_to_bf16 (round to nearest
-//   even; an f32 subnormal gives ±0, a NaN a quiet NaN). For row r, token t, 16 running sums,
-//   lane l taking the pairs (32g + 2l, 32g + 2l + 1) of each group g of 32 elements (the last
-//   group padded with +0 elements):
-//     a_l = F(F(a_l + x[32g+2l+1]·w[32g+2l+1]) + x[32g+2l]·w[32g+2l])
+//   even; an f32 subnormal gives ±0, a NaN a quiet NaN). For row r, token t, one running sum
+//   a = +0 over the pairs (2j, 2j + 1) in order (an odd K's last element paired with +0):
+//     a = F(F(a + x[2j+1]·w[2j+1]) + x[2j]·w[2j])
 //   where each product is exact (8-bit × 8-bit significands), a bf16 subnormal input counts as
-//   ±0 and F rounds to nearest even and flushes a subnormal sum to ±0 (its sign kept); then
-//   the fixed tree above (gemm_acc_bf16: one sum per output, over the pairs in order). Bit-
+//   ±0 and F rounds to nearest even and flushes a subnormal sum to ±0 (its sign kept); likewise
+//   gemm_acc_bf16, onto the given output, over its pairs in order. Bit-
 //   identical to the scalar twins (kernels/ref) on every tier that has them, for sums that
 //   stay finite (where a sum overflows, the infinities may differ); a table without bf16 dot
-//   products has null gemm_bf16, f32_to_bf16 and gemm_acc_bf16.
+//   products has null gemm_bf16, f32_to_bf16, gemm_acc_bf16 and online_softmax_bf16.
 // - f16 <-> f32 rows (the KV cache): per element exactly base/half.h's F16ToF32 (exact, NaN
 //   payload kept, no quieting) and F32ToF16 (round to nearest even, ±inf above 65504, NaN ->
 //   sign | 0x7e00), on every tier.
@@ -173,6 +172,12 @@ using F32ToBf16Fn = void (*)(const float* x, uint16_t* y, int64_t n);
 // pairs per element, so splitting N (at even points) across calls gives the same bits.
 using GemmAccBf16Fn = void (*)(const uint16_t* a, int64_t lda, int64_t M, const uint16_t* b, int64_t b_stride,
                                int64_t N, int64_t D, float* y, int64_t ldy);
+// online_softmax with the weights rounded to bf16 (f32_to_bf16) as they are made, for
+// gemm_acc_bf16's a: s is only read, the weight of score c goes to p[r·ldp + c], and an odd n
+// gets a +0 at p[r·ldp + n] (the last weight's partner in its pair). m, l and corr are
+// online_softmax's, bit for bit (l sums the f32 weights).
+using OnlineSoftmaxBf16Fn = void (*)(const float* s, int64_t lds, int64_t R, int64_t n, float* m, float* l,
+                                     float* corr, uint16_t* p, int64_t ldp);
 
 struct KernelTable {
   Tier tier;
@@ -195,6 +200,7 @@ struct KernelTable {
   GemmBf16Fn gemm_bf16 = nullptr;
   F32ToBf16Fn f32_to_bf16 = nullptr;
   GemmAccBf16Fn gemm_acc_bf16 = nullptr;
+  OnlineSoftmaxBf16Fn online_softmax_bf16 = nullptr;
 };
 
 // The best tier this CPU has, capped by the environment variable GEMLET_CPU (a level name of

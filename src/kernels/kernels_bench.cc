@@ -3,7 +3,7 @@
 //     ≥ 512 MB, so they stream from memory as in decode, not from cache.
 //   GEMM (prefill): GOP/s (2 ops per multiply-add).
 //   ReadBandwidth: the plain memory read rate, the GEMV ceiling.
-//   AttnScores / AttnValues / OnlineSoftmax: dense attention's steps on one tile (GFLOP/s,
+//   AttnScores / AttnValues / OnlineSoftmax(Bf16): dense attention's steps on one tile (GFLOP/s,
 //     Gscores/s), one thread, CPU time.
 // Each at 1 and 2 threads (rows split evenly; a spinning helper thread, so no start-up cost).
 //   gemlet_kernels_bench --benchmark_filter='Gemv.*avx2' --benchmark_repetitions=3
@@ -283,15 +283,23 @@ void BM_AttnProduct(benchmark::State& state, Tier tier, int64_t inner, int64_t c
                                                  benchmark::Counter::kIsRate);
 }
 
-void BM_OnlineSoftmax(benchmark::State& state, Tier tier) {
+// bf16: online_softmax_bf16 (the weights rounded to bf16 into their own buffer; the scores stay).
+void BM_OnlineSoftmax(benchmark::State& state, Tier tier, bool bf16) {
   const KernelTable& k = *KernelsForTier(tier);
   std::vector<float> s(kAttnRows * kAttnKeys), m(kAttnRows, -1e30f), l(kAttnRows, 0.0f), corr(kAttnRows);
+  std::vector<uint16_t> p(kAttnRows * kAttnKeys);
   for (size_t i = 0; i < s.size(); ++i) s[i] = static_cast<float>((i * 7919) % 2001 - 1000) * 0.02f;
   // (Each call turns the scores into weights in (0, 1], which the next takes as scores: the
   // same work every time, and l grows by at most 128 a call.)
   for (auto _ : state) {
-    k.online_softmax(s.data(), kAttnKeys, kAttnRows, kAttnKeys, m.data(), l.data(), corr.data());
-    benchmark::DoNotOptimize(s.data());
+    if (bf16) {
+      k.online_softmax_bf16(s.data(), kAttnKeys, kAttnRows, kAttnKeys, m.data(), l.data(), corr.data(), p.data(),
+                            kAttnKeys);
+      benchmark::DoNotOptimize(p.data());
+    } else {
+      k.online_softmax(s.data(), kAttnKeys, kAttnRows, kAttnKeys, m.data(), l.data(), corr.data());
+      benchmark::DoNotOptimize(s.data());
+    }
   }
   state.counters["Gscores/s"] = benchmark::Counter(static_cast<double>(kAttnRows * kAttnKeys) * state.iterations() / 1e9,
                                                    benchmark::Counter::kIsRate);
@@ -361,8 +369,12 @@ int RegisterAll() {
     benchmark::RegisterBenchmark(("AttnValues/" + tn + "/" + tile).c_str(), BM_AttnProduct, tier, kAttnKeys,
                                  kAttnDim, false)
         ->Unit(benchmark::kMicrosecond);
-    benchmark::RegisterBenchmark(("OnlineSoftmax/" + tn + "/" + tile).c_str(), BM_OnlineSoftmax, tier)
+    benchmark::RegisterBenchmark(("OnlineSoftmax/" + tn + "/" + tile).c_str(), BM_OnlineSoftmax, tier, false)
         ->Unit(benchmark::kMicrosecond);
+    if (KernelsForTier(tier)->online_softmax_bf16 != nullptr) {
+      benchmark::RegisterBenchmark(("OnlineSoftmaxBf16/" + tn + "/" + tile).c_str(), BM_OnlineSoftmax, tier, true)
+          ->Unit(benchmark::kMicrosecond);
+    }
     // Weights in L2, one thread, CPU time: compute ceiling, robust to a busy machine.
     for (WKind kind : kAllKinds) {
       benchmark::RegisterBenchmark(("GemvL2/" + tn + "/" + WKindName(kind) + "/256x1536").c_str(),

@@ -19,6 +19,8 @@ struct ClippedLinear {
   ops::Weight w;  // [out, in]
   float in_min = -std::numeric_limits<float>::infinity(), in_max = std::numeric_limits<float>::infinity();
   float out_min = -std::numeric_limits<float>::infinity(), out_max = std::numeric_limits<float>::infinity();
+  ops::ClampRange input() const { return {in_min, in_max}; }
+  ops::ClampRange output() const { return {out_min, out_max}; }
 };
 
 // Sets the bound named `bound` ("input_min", "input_max", "output_min", "output_max") from a
@@ -27,12 +29,9 @@ Result<bool> SetClipBound(const TensorView& t, const std::string& bound, const s
 // Errors (naming `what`) when a min lies above its max.
 Status CheckClipBounds(const ClippedLinear& cl, const std::string& what);
 
-// y [T, L.w.rows] = L(x [T, L.w.cols]); `xc` [T, L.w.cols] is scratch for the clamped input. The
-// clamps run on `pool` (may be null) too, and are skipped where both bounds are infinite.
-void ClippedMatMul(const ClippedLinear& L, const float* x, int64_t T, float* xc, float* y, ops::MatMulMode mode,
+// y [T, L.w.rows] = L(x [T, L.w.cols]), the clamps inside the product (ops::MatMul's input and
+// output ranges: no passes of their own).
+void ClippedMatMul(const ClippedLinear& L, const float* x, int64_t T, float* y, ops::MatMulMode mode,
                    ThreadPool* pool);
-
-// y[i] = min(max(x[i], lo), hi); y == x is allowed.
-void ClampValues(const float* x, int64_t n, float lo, float hi, float* y);
 
 }  // namespace gemlet::model

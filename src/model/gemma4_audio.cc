@@ -189,12 +189,12 @@ void Gemma4Audio::Attention(const Gemma4AudioLayer& L, float* x, int64_t T, ops:
   const int64_t Da = cfg_.hidden_size, H = cfg_.num_heads, hd = cfg_.head_dim(), W = cfg_.past_horizon();
   const float eps = static_cast<float>(cfg_.rms_norm_eps), clip = static_cast<float>(cfg_.gradient_clipping);
   const float cap = static_cast<float>(cfg_.logit_cap);
-  std::vector<float> h(T * Da), xc(T * Da), q(T * Da), k(T * Da), v(T * Da), a(T * Da, 0.0f), R((W + 1) * Da);
-  ClampValues(x, T * Da, -clip, clip, h.data());
+  std::vector<float> h(T * Da), q(T * Da), k(T * Da), v(T * Da), a(T * Da, 0.0f), R((W + 1) * Da);
+  ops::Clamp(x, T * Da, {-clip, clip}, h.data());
   ops::RmsNorm(h.data(), L.attn_pre_norm.data(), T, Da, eps, h.data());
-  ClippedMatMul(L.q, h.data(), T, xc.data(), q.data(), mode, pool);
-  ClippedMatMul(L.k, h.data(), T, xc.data(), k.data(), mode, pool);
-  ClippedMatMul(L.v, h.data(), T, xc.data(), v.data(), mode, pool);
+  ClippedMatMul(L.q, h.data(), T, q.data(), mode, pool);
+  ClippedMatMul(L.k, h.data(), T, k.data(), mode, pool);
+  ClippedMatMul(L.v, h.data(), T, v.data(), mode, pool);
   // q ·= hd^−½ / ln 2 · softplus(per_dim_scale), k ·= softplus(1) / softplus(0).
   const double ln2 = std::log(2.0);
   std::vector<float> qs(hd);
@@ -235,8 +235,8 @@ void Gemma4Audio::Attention(const Gemma4AudioLayer& L, float* x, int64_t T, ops:
       }
     }
   }
-  ClippedMatMul(L.o, a.data(), T, xc.data(), h.data(), mode, pool);
-  ClampValues(h.data(), T * Da, -clip, clip, h.data());
+  ClippedMatMul(L.o, a.data(), T, h.data(), mode, pool);
+  ops::Clamp(h.data(), T * Da, {-clip, clip}, h.data());
   ops::RmsNorm(h.data(), L.attn_post_norm.data(), T, Da, eps, h.data());
   ops::AddInPlace(x, h.data(), T * Da);
 }
@@ -259,14 +259,14 @@ Status Gemma4Audio::Encode(const AudioFeatures& f, ops::MatMulMode mode, ThreadP
   const int64_t T = n_soft(f.n_valid);  // the valid rows (a prefix; see the header)
   x.resize(static_cast<size_t>(T * Da));
 
-  std::vector<float> h(T * std::max(I, 2 * Da)), xc(T * std::max(I, 2 * Da)), u(T * I), g(T * Da);
+  std::vector<float> h(T * std::max(I, 2 * Da)), u(T * I), g(T * Da);
   auto feed_forward = [&](const Gemma4AudioFeedForward& F) {
-    ClampValues(x.data(), T * Da, -clip, clip, h.data());
+    ops::Clamp(x.data(), T * Da, {-clip, clip}, h.data());
     ops::RmsNorm(h.data(), F.pre_norm.data(), T, Da, eps, h.data());
-    ClippedMatMul(F.up, h.data(), T, xc.data(), u.data(), mode, pool);
+    ClippedMatMul(F.up, h.data(), T, u.data(), mode, pool);
     for (int64_t i = 0; i < T * I; ++i) u[i] = Silu(u[i]);
-    ClippedMatMul(F.down, u.data(), T, xc.data(), h.data(), mode, pool);
-    ClampValues(h.data(), T * Da, -clip, clip, h.data());
+    ClippedMatMul(F.down, u.data(), T, h.data(), mode, pool);
+    ops::Clamp(h.data(), T * Da, {-clip, clip}, h.data());
     ops::RmsNorm(h.data(), F.post_norm.data(), T, Da, eps, h.data());
     for (int64_t i = 0; i < T * Da; ++i) x[i] += rw * h[i];
   };
@@ -275,7 +275,7 @@ Status Gemma4Audio::Encode(const AudioFeatures& f, ops::MatMulMode mode, ThreadP
     Attention(L, x.data(), T, mode, pool);
     // ---- Gemma4AudioLightConv1d ----
     ops::RmsNorm(x.data(), L.conv_pre_norm.data(), T, Da, eps, g.data());
-    ClippedMatMul(L.conv_start, g.data(), T, xc.data(), h.data(), mode, pool);  // [T, 2·Da]
+    ClippedMatMul(L.conv_start, g.data(), T, h.data(), mode, pool);  // [T, 2·Da]
     for (int64_t t = 0; t < T; ++t) {  // GLU: a·sigmoid(b)
       for (int64_t i = 0; i < Da; ++i) g[t * Da + i] = h[t * 2 * Da + i] * Sigmoid(h[t * 2 * Da + Da + i]);
     }
@@ -290,13 +290,13 @@ Status Gemma4Audio::Encode(const AudioFeatures& f, ops::MatMulMode mode, ThreadP
         h[t * Da + i] = acc;
       }
     }
-    ClampValues(h.data(), T * Da, -clip, clip, h.data());
+    ops::Clamp(h.data(), T * Da, {-clip, clip}, h.data());
     ops::RmsNorm(h.data(), L.conv_norm.data(), T, Da, eps, h.data());
     for (int64_t i = 0; i < T * Da; ++i) h[i] = Silu(h[i]);
-    ClippedMatMul(L.conv_end, h.data(), T, xc.data(), g.data(), mode, pool);
+    ClippedMatMul(L.conv_end, h.data(), T, g.data(), mode, pool);
     ops::AddInPlace(x.data(), g.data(), T * Da);
     feed_forward(L.ffn2);
-    ClampValues(x.data(), T * Da, -clip, clip, x.data());
+    ops::Clamp(x.data(), T * Da, {-clip, clip}, x.data());
     ops::RmsNorm(x.data(), L.norm_out.data(), T, Da, eps, x.data());
   }
   // ---- output_proj (with bias), then Gemma4MultimodalEmbedder: RMSNorm without weight, projection ----

@@ -20,6 +20,16 @@ std::string ShapeString(const std::vector<int64_t>& s) {
   return out + "]";
 }
 
+// A block's post-norm residual add of a clipped linear's output d [N, D]: d clamped, then
+// ops::AddRmsNorm, a block of rows at a time while they are in cache.
+void ClampAddRmsNorm(ops::ClampRange out, float* x, float* d, const float* w, int64_t N, int64_t D, float eps,
+                     ThreadPool* pool) {
+  ParallelForOrInline(pool, N, [&](int64_t t0, int64_t t1) {
+    ops::Clamp(d + t0 * D, (t1 - t0) * D, out, d + t0 * D);
+    ops::AddRmsNorm(x + t0 * D, d + t0 * D, w, t1 - t0, D, eps, 1.0f, nullptr);
+  }, 16);
+}
+
 }  // namespace
 
 bool Gemma4Vision::Present(const GemletFile& file) {
@@ -165,18 +175,24 @@ Status Gemma4Vision::Encode(const VisionInput& in, ops::MatMulMode mode, ThreadP
   const ops::DenseAttentionShape shape{H, H, hd, 1.0f,
                                       mode == ops::MatMulMode::kFastBf16 ? ops::DenseAttentionMath::kBf16
                                                                          : ops::DenseAttentionMath::kF32};
-  // xc: the clamped inputs of the linears, and the attention's packed keys and values.
-  std::vector<float> h(N * Dv), xc(std::max(N * std::max({Dv, Iv, QD}), ops::DenseAttentionScratch(shape, N))),
-      q(N * QD), kk(N * QD), v(N * QD), a(N * QD), d(N * Dv), gate(N * Iv), up(N * Iv);
+  // scratch: the attention's packed keys and values.
+  std::vector<float> h(N * Dv), scratch(ops::DenseAttentionScratch(shape, N)), q(N * QD), kk(N * QD), v(N * QD),
+      a(N * QD), d(N * Dv), gate(N * Iv), up;
   for (const Gemma4VisionLayer& L : layers_) {
     // ---- Gemma4VisionAttention, bidirectional over the image's patches ----
     ops::RmsNormQuantize(x.data(), L.ln1.data(), N, Dv, eps, h.data(), nullptr, pool);
-    ClippedMatMul(L.q, h.data(), N, xc.data(), q.data(), mode, pool);
-    ClippedMatMul(L.k, h.data(), N, xc.data(), kk.data(), mode, pool);
-    ClippedMatMul(L.v, h.data(), N, xc.data(), v.data(), mode, pool);
-    // Per patch, while its rows are in cache: the q/k norms, the weightless v norm, 2-D RoPE.
+    // The clipped linears' input clamps inside the products, their output clamps in the passes
+    // that read the outputs next (a pass of their own would read them back from memory).
+    ops::MatMul(L.q.w, ops::MatMulInput(h.data(), L.q.input()), N, q.data(), mode, pool);
+    ops::MatMul(L.k.w, ops::MatMulInput(h.data(), L.k.input()), N, kk.data(), mode, pool);
+    ops::MatMul(L.v.w, ops::MatMulInput(h.data(), L.v.input()), N, v.data(), mode, pool);
+    // Per patch, while its rows are in cache: the output clamps, the q/k norms, the weightless v
+    // norm, 2-D RoPE.
     ParallelForOrInline(pool, N, [&](int64_t t0, int64_t t1) {
       const int64_t n = t1 - t0, off = t0 * QD;
+      ops::Clamp(q.data() + off, n * QD, L.q.output(), q.data() + off);
+      ops::Clamp(kk.data() + off, n * QD, L.k.output(), kk.data() + off);
+      ops::Clamp(v.data() + off, n * QD, L.v.output(), v.data() + off);
       ops::RmsNorm(q.data() + off, L.q_norm.data(), n * H, hd, eps, q.data() + off);
       ops::RmsNorm(kk.data() + off, L.k_norm.data(), n * H, hd, eps, kk.data() + off);
       ops::RmsNorm(v.data() + off, nullptr, n * H, hd, eps, v.data() + off);
@@ -185,18 +201,26 @@ Status Gemma4Vision::Encode(const VisionInput& in, ops::MatMulMode mode, ThreadP
       ops::ApplyRopeSections(q.data() + off, n, H, hd, 2, cos_s, sin_s);
       ops::ApplyRopeSections(kk.data() + off, n, H, hd, 2, cos_s, sin_s);
     }, 16);
-    ops::DenseAttention(shape, q.data(), QD, N, kk.data(), v.data(), QD, N, a.data(), QD, xc.data(), pool);
-    ClippedMatMul(L.o, a.data(), N, xc.data(), d.data(), mode, pool);
-    ops::AddRmsNorm(x.data(), d.data(), L.attn_post_norm.data(), N, Dv, eps, 1.0f, pool);
+    ops::DenseAttention(shape, q.data(), QD, N, kk.data(), v.data(), QD, N, a.data(), QD, scratch.data(), pool);
+    ops::MatMul(L.o.w, ops::MatMulInput(a.data(), L.o.input()), N, d.data(), mode, pool);
+    ClampAddRmsNorm(L.o.output(), x.data(), d.data(), L.attn_post_norm.data(), N, Dv, eps, pool);
     // ---- Gemma4VisionMLP: down(gelu_tanh(gate(h')) · up(h')) ----
     ops::RmsNormQuantize(x.data(), L.ln2.data(), N, Dv, eps, h.data(), nullptr, pool);
-    ClippedMatMul(L.gate, h.data(), N, xc.data(), gate.data(), mode, pool);
-    ClippedMatMul(L.up, h.data(), N, xc.data(), up.data(), mode, pool);
-    ParallelForOrInline(pool, N, [&](int64_t t0, int64_t t1) {
-      ops::GeGlu(gate.data() + t0 * Iv, up.data() + t0 * Iv, (t1 - t0) * Iv, gate.data() + t0 * Iv);
-    }, 16);
-    ClippedMatMul(L.down, gate.data(), N, xc.data(), d.data(), mode, pool);
-    ops::AddRmsNorm(x.data(), d.data(), L.ffn_post_norm.data(), N, Dv, eps, 1.0f, pool);
+    if (L.gate.in_min == L.up.in_min && L.gate.in_max == L.up.in_max) {
+      // One clamped input (HF's checkpoints give gate and up the same input bounds): fused, the
+      // up product and the GeGLU a tile at a time while it is in cache.
+      ops::MatMulGeGlu(L.gate.w, L.up.w, ops::MatMulInput(h.data(), L.gate.input()), N, gate.data(), mode, pool,
+                       L.gate.output(), L.up.output());
+    } else {
+      up.resize(N * Iv);
+      ClippedMatMul(L.gate, h.data(), N, gate.data(), mode, pool);
+      ClippedMatMul(L.up, h.data(), N, up.data(), mode, pool);
+      ParallelForOrInline(pool, N, [&](int64_t t0, int64_t t1) {
+        ops::GeGlu(gate.data() + t0 * Iv, up.data() + t0 * Iv, (t1 - t0) * Iv, gate.data() + t0 * Iv);
+      }, 16);
+    }
+    ops::MatMul(L.down.w, ops::MatMulInput(gate.data(), L.down.input()), N, d.data(), mode, pool);
+    ClampAddRmsNorm(L.down.output(), x.data(), d.data(), L.ffn_post_norm.data(), N, Dv, eps, pool);
   }
 
   // ---- Gemma4VisionPooler: mean of each k×k block (row-major over the pooled grid), ×√Dv ----

@@ -54,7 +54,7 @@ GEMLET_INLINE float GeluFast(float x) {
 // ("avx2", not "arch=haswell": an arch= clone is chosen by CPU model, so AMD and newer Intel
 // CPUs got the baseline code.)
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define GEMLET_SIMD_CLONES __attribute__((target_clones("avx2", "default")))
+#define GEMLET_SIMD_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
 #else
 #define GEMLET_SIMD_CLONES
 #endif
@@ -87,6 +87,16 @@ void Scale(float* x, int64_t n, float s) {
 
 void AddInPlace(float* y, const float* x, int64_t n) {
   for (int64_t i = 0; i < n; ++i) y[i] += x[i];
+}
+
+GEMLET_SIMD_CLONES void Clamp(const float* x, int64_t n, ClampRange r, float* y) {
+  for (int64_t i = 0; i < n; ++i) y[i] = std::min(std::max(x[i], r.lo), r.hi);
+}
+
+GEMLET_SIMD_CLONES void GeGlu(const float* gate, const float* up, int64_t n, float* out, ClampRange g, ClampRange u) {
+  for (int64_t i = 0; i < n; ++i) {
+    out[i] = GeluFast(std::min(std::max(gate[i], g.lo), g.hi)) * std::min(std::max(up[i], u.lo), u.hi);
+  }
 }
 
 }  // namespace gemlet::ops

@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 
 namespace gemlet::ops {
 
@@ -32,5 +33,19 @@ void Softcap(float* x, int64_t n, float cap);
 void Scale(float* x, int64_t n, float s);
 // y[i] += x[i].
 void AddInPlace(float* y, const float* x, int64_t n);
+
+// The closed range values are clamped to (a clipped linear's input or output bounds); the
+// default clamps nothing.
+struct ClampRange {
+  float lo = -std::numeric_limits<float>::infinity();
+  float hi = std::numeric_limits<float>::infinity();
+  // False if clamping changes no value (both bounds infinite).
+  bool active() const { return !(std::isinf(lo) && lo < 0 && std::isinf(hi) && hi > 0); }
+};
+// y[i] = min(max(x[i], r.lo), r.hi) (NaN stays NaN); y == x is allowed.
+void Clamp(const float* x, int64_t n, ClampRange r, float* y);
+// GeGlu of the clamped products (a clipped gate and up): out[i] = GeluTanhFast(clamp(gate[i],
+// g)) · clamp(up[i], u), the same bits as Clamp then GeGlu, in one pass. out may alias either.
+void GeGlu(const float* gate, const float* up, int64_t n, float* out, ClampRange g, ClampRange u);
 
 }  // namespace gemlet::ops

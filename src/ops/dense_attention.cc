@@ -152,11 +152,10 @@ void AttendBlockBf16(const kernels::KernelTable& kt, const DenseAttentionShape& 
     const int64_t n = std::min(kKeyTile, N - j * kKeyTile), n2 = (n + 1) / 2 * 2;
     std::fill(sc, sc + R * kKeyTile, 0.0f);
     kt.gemm_acc_bf16(qb, hd, R, p.K(g, j), 2 * kKeyTile, hd, n, sc, kKeyTile);
-    kt.online_softmax(sc, kKeyTile, R, n, m, l, corr);
+    // The weights straight to bf16 (an odd n's last partner +0).
+    kt.online_softmax_bf16(sc, kKeyTile, R, n, m, l, corr, pb, kKeyTile);
     for (int64_t r = 0; r < R; ++r) {
       if (corr[r] != 1.0f) ScaleRow(o + r * hd, corr[r], hd);
-      kt.f32_to_bf16(sc + r * kKeyTile, pb + r * kKeyTile, n);
-      if (n2 > n) pb[r * kKeyTile + n] = 0;  // the odd last key's partner
     }
     kt.gemm_acc_bf16(pb, kKeyTile, R, p.V(g, j), 2 * hd, n2, hd, o, hd);
   }
@@ -186,7 +185,8 @@ void DenseAttention(const DenseAttentionShape& s, const float* q, int64_t q_stri
     scratch = own.data();
   }
   const int64_t blocks = (T + kQueryBlock - 1) / kQueryBlock;
-  if (s.math == DenseAttentionMath::kBf16 && kt.gemm_acc_bf16 != nullptr && hd % 2 == 0) {
+  if (s.math == DenseAttentionMath::kBf16 && kt.gemm_acc_bf16 != nullptr && kt.online_softmax_bf16 != nullptr &&
+      hd % 2 == 0) {
     // 2·tiles·kKeyTile·hd bf16 values: within the f32 path's scratch.
     const PackedBf16 p{reinterpret_cast<uint16_t*>(scratch), tiles, hd};
     ParallelForOrInline(pool, Hkv * tiles, [&](int64_t i0, int64_t i1) {

@@ -18,6 +18,10 @@ constexpr int64_t kUnitRows = 8;
 // Floats of MatMulGeGlu's up tile per thread (256 KiB, in L2 when GeGlu reads it back): E2B
 // at T = 512 tiles of 128 output rows; a decode step (T = 1) takes its whole range at once.
 constexpr int64_t kGeGluTileFloats = int64_t{1} << 16;
+// Its tiles are whole multiples of these rows: the bf16 GEMM's panels (kernels: 32 rows), also
+// whole groups of the interleaved layouts. A vision tower's 2,520 patches get 32-row tiles
+// (320 KiB), not 24-row ones that would leave a quarter of each panel's lanes empty.
+constexpr int64_t kGeGluTileRows = 32;
 // Tokens quantized per parallel grain.
 constexpr int64_t kQuantGrain = 16;
 
@@ -80,15 +84,8 @@ void MatMulFastRows(const kernels::KernelTable& k, const Weight& w, const float*
       break;
     case TensorType::kBF16:
       if (xb != nullptr) {
-        // As the float GEMM below, with the tokens' tile of ~128 KiB now in bf16.
-        const auto* wb = reinterpret_cast<const uint16_t*>(w.data);
-        const int64_t tile = std::max<int64_t>(4, (int64_t{128} << 10) / (2 * K) / 4 * 4);
-        for (int64_t rb = r0; rb < r1; rb += 32) {
-          const int64_t re = std::min(r1, rb + 32);
-          for (int64_t t0 = 0; t0 < T; t0 += tile) {
-            k.gemm_bf16(wb, K, rb, re, xb + t0 * K, K, std::min(tile, T - t0), K, y + t0 * ldy, ldy);
-          }
-        }
+        // The kernel packs its rows into panels that every token passes over (cache-sized).
+        k.gemm_bf16(reinterpret_cast<const uint16_t*>(w.data), K, r0, r1, xb, K, T, K, y, ldy);
         break;
       }
       [[fallthrough]];
@@ -146,20 +143,35 @@ float DotF32(const float* a, const float* b, int64_t n) {
 
 namespace {
 
+// Row t of the input as the products read it: x's own row, or clamped into `row` [K].
+const float* InputRow(const MatMulInput& in, int64_t t, int64_t K, float* row) {
+  const float* xr = in.x + t * K;
+  if (!in.clamp.active()) return xr;
+  Clamp(xr, K, in.clamp, row);
+  return row;
+}
+
+// A row of K floats per thread for InputRow.
+float* RowScratch(int64_t K) {
+  thread_local std::vector<float> row;
+  if (static_cast<int64_t>(row.size()) < K) row.resize(K);
+  return row.data();
+}
+
 // The int8 blocks of x [T, K] when some product in `mode` uses them (else nullptr), in the
 // calling thread's buffer (the workers only read them inside the caller's MatMul call).
-const kernels::ActBlock* QuantizeActivations(const kernels::KernelTable& k, MatMulInput in, int64_t T,
+const kernels::ActBlock* QuantizeActivations(const kernels::KernelTable& k, const MatMulInput& in, int64_t T,
                                              int64_t K, bool int8, ThreadPool* pool) {
   if (!int8) return nullptr;
   if (in.xq != nullptr) return in.xq;  // made by the caller (NormQuantize)
-  const float* x = in.x;
   thread_local std::vector<kernels::ActBlock> xq_buf;
   GEMLET_CHECK(K % kQBlock == 0);
   const int64_t nb = K / kQBlock;
   if (static_cast<int64_t>(xq_buf.size()) < T * nb) xq_buf.resize(T * nb);
   kernels::ActBlock* q = xq_buf.data();
   auto quantize = [&](int64_t t0, int64_t t1) {
-    for (int64_t t = t0; t < t1; ++t) k.quantize_act(x + t * K, q + t * nb, K);
+    float* row = in.clamp.active() ? RowScratch(K) : nullptr;
+    for (int64_t t = t0; t < t1; ++t) k.quantize_act(InputRow(in, t, K, row), q + t * nb, K);
   };
   if (pool && T >= 2 * kQuantGrain) {
     pool->ParallelFor(T, quantize, kQuantGrain);
@@ -171,19 +183,45 @@ const kernels::ActBlock* QuantizeActivations(const kernels::KernelTable& k, MatM
 
 // x [T, K] rounded to bf16 when some product in `mode` uses the bf16 dot products (else
 // nullptr), in the calling thread's buffer (as QuantizeActivations').
-const uint16_t* RoundActivations(const kernels::KernelTable& k, const float* x, int64_t T, int64_t K, bool bf16,
-                                 ThreadPool* pool) {
+const uint16_t* RoundActivations(const kernels::KernelTable& k, const MatMulInput& in, int64_t T, int64_t K,
+                                 bool bf16, ThreadPool* pool) {
   if (!bf16) return nullptr;
   thread_local std::vector<uint16_t> xb_buf;
   if (static_cast<int64_t>(xb_buf.size()) < T * K) xb_buf.resize(T * K);
   uint16_t* xb = xb_buf.data();
-  auto round = [&](int64_t t0, int64_t t1) { k.f32_to_bf16(x + t0 * K, xb + t0 * K, (t1 - t0) * K); };
+  auto round = [&](int64_t t0, int64_t t1) {
+    if (!in.clamp.active()) {
+      k.f32_to_bf16(in.x + t0 * K, xb + t0 * K, (t1 - t0) * K);
+      return;
+    }
+    float* row = RowScratch(K);
+    for (int64_t t = t0; t < t1; ++t) k.f32_to_bf16(InputRow(in, t, K, row), xb + t * K, K);
+  };
   if (pool && T >= 2 * kQuantGrain) {
     pool->ParallelFor(T, round, kQuantGrain);
   } else {
     round(0, T);
   }
   return xb;
+}
+
+// x [T, K] clamped, for the products that read it as floats, in the calling thread's buffer;
+// x itself when the input has no clamp or no product reads floats.
+const float* FloatActivations(const MatMulInput& in, int64_t T, int64_t K, bool floats, ThreadPool* pool) {
+  if (!floats || !in.clamp.active()) return in.x;
+  thread_local std::vector<float> xc_buf;
+  if (static_cast<int64_t>(xc_buf.size()) < T * K) xc_buf.resize(T * K);
+  float* xc = xc_buf.data();
+  ParallelForOrInline(pool, T, [&](int64_t t0, int64_t t1) {
+    Clamp(in.x + t0 * K, (t1 - t0) * K, in.clamp, xc + t0 * K);
+  }, kQuantGrain);
+  return xc;
+}
+
+// y[t·ldy + r] clamped for t < T, r in [r0, r1) (a work unit's rows, right after its product).
+void ClampRows(float* y, int64_t T, int64_t ldy, int64_t r0, int64_t r1, ClampRange c) {
+  if (!c.active()) return;
+  for (int64_t t = 0; t < T; ++t) Clamp(y + t * ldy + r0, r1 - r0, c, y + t * ldy + r0);
 }
 
 // The activations of one MatMul call in the forms its products read.
@@ -213,20 +251,24 @@ void ProductRows(const kernels::KernelTable& k, const Weight& w, const Activatio
 }
 
 // The activations of x [T, K] that the products of `ws` read in `mode`.
-Activations Prepare(const kernels::KernelTable& k, MatMulInput in, int64_t T, int64_t K,
+Activations Prepare(const kernels::KernelTable& k, const MatMulInput& in, int64_t T, int64_t K,
                     std::span<const Weight* const> ws, MatMulMode mode, ThreadPool* pool) {
-  bool int8 = false, bf16 = false;
+  GEMLET_CHECK_MSG(in.xq == nullptr || !in.clamp.active(), "a clamped input's int8 blocks are made by MatMul");
+  bool int8 = false, bf16 = false, floats = false;
   for (const Weight* w : ws) {
-    int8 = int8 || UsesInt8Activations(*w, mode);
-    bf16 = bf16 || UsesBf16Activations(*w, mode);
+    const bool w_int8 = UsesInt8Activations(*w, mode), w_bf16 = UsesBf16Activations(*w, mode);
+    int8 = int8 || w_int8;
+    bf16 = bf16 || w_bf16;
+    floats = floats || (!w_int8 && !w_bf16);
   }
-  return {in.x, QuantizeActivations(k, in, T, K, int8, pool), RoundActivations(k, in.x, T, K, bf16, pool)};
+  return {FloatActivations(in, T, K, floats, pool), QuantizeActivations(k, in, T, K, int8, pool),
+          RoundActivations(k, in, T, K, bf16, pool)};
 }
 
 }  // namespace
 
 void MatMulGeGlu(const Weight& gate, const Weight& up, MatMulInput in, int64_t T, float* gate_y, MatMulMode mode,
-                 ThreadPool* pool) {
+                 ThreadPool* pool, ClampRange gate_out, ClampRange up_out) {
   if (T <= 0) return;
   GEMLET_CHECK(gate.cols == up.cols && gate.rows == up.rows);
   const int64_t K = gate.cols, I = gate.rows;
@@ -236,7 +278,7 @@ void MatMulGeGlu(const Weight& gate, const Weight& up, MatMulInput in, int64_t T
   auto run = [&](int64_t u0, int64_t u1) {
     thread_local std::vector<float> up_tile;  // [T, n] of the tile's up product
     const int64_t r0 = u0 * kUnitRows, r1 = std::min(I, u1 * kUnitRows);
-    const int64_t tile = std::max(kUnitRows, kGeGluTileFloats / T / kUnitRows * kUnitRows);
+    const int64_t tile = std::max(kGeGluTileRows, kGeGluTileFloats / T / kGeGluTileRows * kGeGluTileRows);
     const int64_t most = T * std::min(tile, r1 - r0);  // the largest tile's floats
     if (static_cast<int64_t>(up_tile.size()) < most) up_tile.resize(most);
     float* u = up_tile.data();
@@ -245,7 +287,14 @@ void MatMulGeGlu(const Weight& gate, const Weight& up, MatMulInput in, int64_t T
       ProductRows(k, gate, a, T, gate_y, c0, c0 + n, mode);
       // Rows [c0, c0 + n) of up as a weight of n rows: its products land in u [T, n].
       ProductRows(k, RowRange(up, c0, n), a, T, u, 0, n, mode);
-      for (int64_t t = 0; t < T; ++t) GeGlu(gate_y + t * I + c0, u + t * n, n, gate_y + t * I + c0);
+      for (int64_t t = 0; t < T; ++t) {
+        float* g = gate_y + t * I + c0;
+        if (gate_out.active() || up_out.active()) {
+          GeGlu(g, u + t * n, n, g, gate_out, up_out);
+        } else {
+          GeGlu(g, u + t * n, n, g);
+        }
+      }
     }
   };
   const int64_t units = (I + kUnitRows - 1) / kUnitRows;
@@ -297,14 +346,16 @@ void MatMulShared(std::span<const MatMulOut> outs, MatMulInput in, int64_t T, Ma
       const int64_t r0 = (b - first_unit[i]) * kUnitRows;
       const int64_t r1 = std::min(w.rows, (e - first_unit[i]) * kUnitRows);
       ProductRows(k, w, a, T, outs[i].y, r0, r1, mode);
+      ClampRows(outs[i].y, T, w.rows, r0, r1, outs[i].clamp);
     }
   };
   RunUnits(units, pool, run);
 }
 
-void MatMul(const Weight& w, MatMulInput x, int64_t T, float* y, MatMulMode mode, ThreadPool* pool) {
+void MatMul(const Weight& w, MatMulInput x, int64_t T, float* y, MatMulMode mode, ThreadPool* pool,
+            ClampRange out_clamp) {
   if (T <= 0 || w.rows <= 0) return;
-  const MatMulOut out{&w, y};
+  const MatMulOut out{&w, y, out_clamp};
   MatMulShared(std::span<const MatMulOut>(&out, 1), x, T, mode, pool);
 }
 

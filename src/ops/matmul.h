@@ -31,6 +31,7 @@
 
 #include "base/thread_pool.h"
 #include "kernels/kernels.h"
+#include "ops/activation.h"
 #include "ops/weight.h"
 
 namespace gemlet::ops {
@@ -42,19 +43,27 @@ const char* MatMulModeName(MatMulMode mode);  // "exact", "fast", "fast-bf16"
 // (xq [T, K/32], kernels::KernelTable::quantize_act of each row, e.g. by NormQuantize in
 // ops/norm.h while the row was in cache). xq == nullptr: the product quantizes x itself when
 // it needs the blocks. Implicit from a bare `const float*`.
+// `clamp`: the products read clamp(x) instead of x (a clipped linear's input bound), clamped
+// row by row as the activations are quantized or rounded (no separate pass over x; a float
+// product reads a clamped copy). Not with xq.
 struct MatMulInput {
   MatMulInput(const float* x_in, const kernels::ActBlock* xq_in = nullptr) : x(x_in), xq(xq_in) {}  // NOLINT
+  MatMulInput(const float* x_in, ClampRange clamp_in) : x(x_in), xq(nullptr), clamp(clamp_in) {}
   const float* x;
   const kernels::ActBlock* xq;
+  ClampRange clamp;
 };
 
-// y [T, w.rows] = x [T, w.cols] · w^T. x and y must not overlap. `pool` may be null (serial).
-void MatMul(const Weight& w, MatMulInput x, int64_t T, float* y, MatMulMode mode, ThreadPool* pool);
+// y [T, w.rows] = clamp(x [T, w.cols] · w^T, out) (`out` clamps each work unit's rows right
+// after its product). x and y must not overlap. `pool` may be null (serial).
+void MatMul(const Weight& w, MatMulInput x, int64_t T, float* y, MatMulMode mode, ThreadPool* pool,
+            ClampRange out = {});
 
-// One product of MatMulShared: y [T, w->rows] = x · w^T.
+// One product of MatMulShared: y [T, w->rows] = clamp(x · w^T, clamp).
 struct MatMulOut {
   const Weight* w;
   float* y;
+  ClampRange clamp = {};
 };
 
 // Several products of the same input x [T, K] (every w->cols == K), e.g. q/k/v or gate/up:
@@ -68,9 +77,9 @@ void MatMulShared(std::span<const MatMulOut> outs, MatMulInput x, int64_t T, Mat
 // up product of a tile goes to the thread's own buffer (256 KiB) and is combined with the
 // gate's right away, so no [T, I] scratch holds it (E2B at T = 512: 12 MiB) and no second
 // pass reads it back. The same bits as the two products followed by GeGlu
-// (ops/activation.h).
+// (ops/activation.h). gate_out / up_out clamp each product's tile before the GeGLU.
 void MatMulGeGlu(const Weight& gate, const Weight& up, MatMulInput x, int64_t T, float* gate_y,
-                 MatMulMode mode, ThreadPool* pool);
+                 MatMulMode mode, ThreadPool* pool, ClampRange gate_out = {}, ClampRange up_out = {});
 
 // A product gated by a given tensor, fused the same way: y [T, w.rows] = GELU_tanh(x · w^T) ⊙ m,
 // m[t, r] at m[t·ldm + r] (e.g. a per-layer-input gate times that layer's slice of the

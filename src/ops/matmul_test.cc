@@ -215,8 +215,8 @@ TEST(MatMulFastTest, SharedInputEqualsSeparateCalls) {
 
 // MatMulGeGlu equals the two products followed by GeGlu, bit for bit: both modes, GEMV and
 // GEMM, serial and threaded, interleaved q4 and float weights, rows not a multiple of 8, and
-// enough tokens (T = 2100) that a thread's rows come in several tiles of the up product (of
-// 24 rows and a last one of 16: row ranges of an interleaved up weight start inside it).
+// enough tokens (T = 2100) that the rows come in several tiles of the up product (serially, 32
+// rows and a last one of 8: row ranges of an interleaved up weight start inside it).
 TEST(MatMulFastTest, FusedGeGluEqualsProductsThenGeGlu) {
   ThreadPool pool(2);
   const int64_t cols = 64;
@@ -247,6 +247,73 @@ TEST(MatMulFastTest, FusedGeGluEqualsProductsThenGeGlu) {
       }
     }
   }
+}
+
+// Clamped inputs and outputs (a clipped linear) equal clamping around an unclamped product, bit
+// for bit: every storage type and layout, every mode (the input clamped as it is quantized, as
+// it is rounded to bf16, or into a copy for the float products), GEMV and GEMM, serial and
+// threaded; through MatMul, MatMulShared (one output clamped, one not) and MatMulGeGlu.
+TEST(MatMulFastTest, ClampedInputAndOutputEqualClampingAroundTheProduct) {
+  ThreadPool pool(2);
+  const int64_t cols = 64, rows = 24;
+  const ClampRange in{-0.7f, 0.9f}, out{-1.5f, 1.1f}, up_out{-0.8f, 2.0f};
+  std::vector<testing::OwnedWeight> owned;
+  std::vector<InterleavedWeight> inter;
+  std::vector<const Weight*> ws;
+  for (TensorType type : kAllTypes) owned.push_back(testing::MakeWeight(type, rows, cols, 20 + owned.size()));
+  for (const testing::OwnedWeight& o : owned) ws.push_back(&o.w);
+  inter.push_back(Interleave(owned[3]));  // q8x8
+  inter.push_back(Interleave(owned[4]));  // q4x8
+  ws.push_back(&inter[0].w);
+  ws.push_back(&inter[1].w);
+  for (MatMulMode mode : {MatMulMode::kExact, MatMulMode::kFast, MatMulMode::kFastBf16}) {
+    for (int64_t T : {1, 5, 40}) {
+      for (ThreadPool* p : {static_cast<ThreadPool*>(nullptr), &pool}) {
+        const std::vector<float> x = testing::RandomVector(T * cols, 30 + T);
+        std::vector<float> xc(T * cols);
+        Clamp(x.data(), T * cols, in, xc.data());
+        for (const Weight* w : ws) {
+          const std::string what = std::string(MatMulModeName(mode)) + " " + TensorTypeName(w->type) + " layout " +
+                                   std::to_string(static_cast<int>(w->layout)) + " T=" + std::to_string(T) +
+                                   (p ? " threaded" : " serial");
+          std::vector<float> want(T * rows), got(T * rows);
+          MatMul(*w, xc.data(), T, want.data(), mode, nullptr);
+          Clamp(want.data(), T * rows, out, want.data());
+          MatMul(*w, MatMulInput(x.data(), in), T, got.data(), mode, p, out);
+          EXPECT_EQ(got, want) << what;
+          // Shared: this output clamped, a second (the q8 weight) not.
+          std::vector<float> shared(T * rows), plain(T * rows), want_plain(T * rows);
+          const MatMulOut outs[] = {{w, shared.data(), out}, {ws[3], plain.data()}};
+          MatMulShared(outs, MatMulInput(x.data(), in), T, mode, p);
+          MatMul(*ws[3], xc.data(), T, want_plain.data(), mode, nullptr);
+          EXPECT_EQ(shared, want) << what << " (shared)";
+          EXPECT_EQ(plain, want_plain) << what << " (shared, unclamped output)";
+          // GeGLU: gate = this weight, up = the bf16 weight, each output clamped.
+          std::vector<float> fused(T * rows), up(T * rows);
+          MatMulGeGlu(*w, *ws[2], MatMulInput(x.data(), in), T, fused.data(), mode, p, out, up_out);
+          MatMul(*ws[2], xc.data(), T, up.data(), mode, nullptr);
+          Clamp(up.data(), T * rows, up_out, up.data());
+          GeGlu(want.data(), up.data(), T * rows, want.data());
+          EXPECT_EQ(fused, want) << what << " (GeGLU)";
+        }
+      }
+    }
+  }
+}
+
+TEST(MatMulTest, ClampKeepsNaNAndClampsInPlace) {
+  std::vector<float> x = {-3.0f, -1.0f, 0.5f, 2.0f, std::nanf(""), -INFINITY, INFINITY};
+  Clamp(x.data(), static_cast<int64_t>(x.size()), {-1.0f, 1.0f}, x.data());
+  EXPECT_EQ(x[0], -1.0f);
+  EXPECT_EQ(x[1], -1.0f);
+  EXPECT_EQ(x[2], 0.5f);
+  EXPECT_EQ(x[3], 1.0f);
+  EXPECT_TRUE(std::isnan(x[4]));
+  EXPECT_EQ(x[5], -1.0f);
+  EXPECT_EQ(x[6], 1.0f);
+  EXPECT_FALSE(ClampRange{}.active());
+  EXPECT_TRUE((ClampRange{-INFINITY, 3.0f}.active()));
+  EXPECT_TRUE((ClampRange{0.0f, INFINITY}.active()));
 }
 
 // RowRange views rows [r0, r0 + n) of a weight in place, row-major or in groups of 8.

@@ -88,6 +88,11 @@ void BadF32ToBf16(const float* x, uint16_t* y, int64_t n) {
   g_orig.f32_to_bf16(x, y, n);
   if (n > 0) y[n - 1] ^= 1;
 }
+void BadOnlineSoftmaxBf16(const float* s, int64_t lds, int64_t R, int64_t n, float* m, float* l, float* corr,
+                          uint16_t* p, int64_t ldp) {
+  g_orig.online_softmax_bf16(s, lds, R, n, m, l, corr, p, ldp);
+  if (R > 0 && n > 0) p[(R - 1) * ldp + n - 1] ^= 1;
+}
 
 }  // namespace
 
@@ -112,6 +117,7 @@ KernelTable WithFault(const KernelTable& table, const std::string& name) {
   if (name == "gemm_bf16" && k.gemm_bf16) k.gemm_bf16 = BadGemmBf16;
   if (name == "f32_to_bf16" && k.f32_to_bf16) k.f32_to_bf16 = BadF32ToBf16;
   if (name == "gemm_acc_bf16" && k.gemm_acc_bf16) k.gemm_acc_bf16 = BadGemmAccBf16;
+  if (name == "online_softmax_bf16" && k.online_softmax_bf16) k.online_softmax_bf16 = BadOnlineSoftmaxBf16;
   return k;
 }
 
@@ -120,7 +126,7 @@ const std::vector<std::string>& VerifyKernelNames() {
                                                  "gemm_q8",      "gemv_q4x8",  "gemm_q4x8",  "gemv_q8x8",
                                                  "gemm_q8x8",    "gemv_f",     "gemm_f",     "gemm_acc_f",
                                                  "f16_to_f32",   "f32_to_f16", "gemm_bf16",  "f32_to_bf16",
-                                                 "gemm_acc_bf16"};
+                                                 "gemm_acc_bf16", "online_softmax_bf16"};
   return names;
 }
 

@@ -400,10 +400,14 @@ void CheckConvert(const KernelTable& k, const KernelTable* twin, std::mt19937& r
 }
 
 // The bf16 dot products, on the tiers that have them: the rounding of random and boundary f32
-// values, products with tails in K and in the row and token tiles, and the accumulating
-// product with column and row tails, against the scalar twins (kernels/ref) bit for bit.
+// values, products with tails in K and in the row panels and token tiles, the accumulating
+// product with column and row tails, and the softmax that rounds its weights (row tails, odd
+// n), against the scalar twins (kernels/ref) bit for bit.
 void CheckBf16(const KernelTable& k, std::mt19937& rng, Checker& c) {
-  if (k.gemm_bf16 == nullptr || k.f32_to_bf16 == nullptr || k.gemm_acc_bf16 == nullptr) return;
+  if (k.gemm_bf16 == nullptr || k.f32_to_bf16 == nullptr || k.gemm_acc_bf16 == nullptr ||
+      k.online_softmax_bf16 == nullptr) {
+    return;
+  }
   std::vector<float> f = RandomFloats(rng, 4099);
   std::uniform_int_distribution<uint32_t> bits_dist;
   for (int i = 0; i < 1024; ++i) f.push_back(std::bit_cast<float>(bits_dist(rng)));
@@ -424,8 +428,8 @@ void CheckBf16(const KernelTable& k, std::mt19937& rng, Checker& c) {
   }
   c.Count();
   for (int64_t K : {1, 31, 64, 100, 1024}) {
-    for (int64_t T : {1, 3, 4, 9}) {
-      const int64_t R = 7;
+    for (int64_t T : {1, 3, 4, 9, 13}) {
+      const int64_t R = T == 13 ? 40 : 7;
       std::vector<uint16_t> w(R * K), x(T * K);
       const std::vector<float> wf = RandomFloats(rng, R * K), xf = RandomFloats(rng, T * K);
       kernels::F32ToBf16Ref(wf.data(), w.data(), R * K);
@@ -451,6 +455,23 @@ void CheckBf16(const KernelTable& k, std::mt19937& rng, Checker& c) {
       c.Compare("gemm_acc_bf16 D=" + std::to_string(D) + " M=" + std::to_string(M), want, got);
       if (c.failed()) return;
     }
+  }
+  for (int64_t n : {7, 16, 37, 128}) {
+    const int64_t R = 5, ldp = n + 1;
+    const std::vector<float> sc = RandomFloats(rng, R * n);
+    std::vector<float> mg(R, -std::numeric_limits<float>::infinity()), lg(R, 0.0f), cg(R), mw = mg, lw = lg, cw(R);
+    std::vector<uint16_t> pg(R * ldp), pw(R * ldp);
+    k.online_softmax_bf16(sc.data(), n, R, n, mg.data(), lg.data(), cg.data(), pg.data(), ldp);
+    kernels::OnlineSoftmaxBf16Ref(sc.data(), n, R, n, mw.data(), lw.data(), cw.data(), pw.data(), ldp);
+    std::vector<float> got(pg.size()), want(pw.size());
+    for (size_t i = 0; i < pg.size(); ++i) {
+      got[i] = Bf16ToF32(pg[i]);
+      want[i] = Bf16ToF32(pw[i]);
+    }
+    got.insert(got.end(), lg.begin(), lg.end());
+    want.insert(want.end(), lw.begin(), lw.end());
+    c.Compare("online_softmax_bf16 n=" + std::to_string(n), want, got);
+    if (c.failed()) return;
   }
 }
 

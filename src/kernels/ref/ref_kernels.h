@@ -61,6 +61,8 @@ void GemmBf16Ref(const uint16_t* w, int64_t row_stride, int64_t r0, int64_t r1, 
                  int64_t x_stride, int64_t T, int64_t K, float* y, int64_t ldy);
 void GemmAccBf16Ref(const uint16_t* a, int64_t lda, int64_t M, const uint16_t* b, int64_t b_stride, int64_t N,
                     int64_t D, float* y, int64_t ldy);
+void OnlineSoftmaxBf16Ref(const float* s, int64_t lds, int64_t R, int64_t n, float* m, float* l, float* corr,
+                          uint16_t* p, int64_t ldp);
 
 void GemmAccFRef(TensorType btype, const float* a, int64_t lda, int64_t M, const void* b,
                  int64_t b_stride, int64_t N, int64_t D, float* y, int64_t ldy, int64_t prefetch = 0);

@@ -29,13 +29,13 @@ std::map<TensorClass, TensorType> DefaultTypes() {
           // soft tokens are 0.012 max / 0.0020 mean off, a ninth of the reduced tier (max 0.1,
           // mean 0.02; elsewhere, f32 activations: 1e-6), while in q8 with int8 activations they
           // are 0.087 / 0.015, already 87 % of it with 2 of E2B's 16 layers, and the prompts'
-          // logits on the q8 decoder reach max 2.4 (the int8 tier: 2.0). The q8 weights' rounding
-          // alone does it: with f32 activations in every clipped linear they are 0.082 / 0.015
-          // and max 2.4 (tests/oracle_vision_test.cc). Full-size E2B, a 280-token image, 2
-          // threads, Zen 5 (gemlet encode-image, interleaved rounds): bf16 3.86–3.97 s on
-          // 2026-12-05, 3.59 s (median of 5, against 4.22 s for the earlier kernels in the same
-          // rounds) with the panel GEMM; without the bf16 dot products (GEMLET_CPU=avx512) 6.2 s;
-          // q8 (stored q8x8) 2.72–3.01 s.
+          // logits on the q8 decoder reach max 2.4 (the int8 tier: 2.0; tests/oracle_vision_test.cc).
+          // The q8 weights' rounding alone does it: with f32 activations in every clipped linear
+          // (a temporary switch, 2026-12-06) the soft tokens are still 0.082 max and the logits
+          // max 2.4. Full-size E2B, a 280-token image, 2 threads, Zen 5 (gemlet encode-image,
+          // interleaved rounds): bf16 3.86–3.97 s on 2026-12-05, 3.59 s (median of 5, against
+          // 4.22 s for the earlier kernels in the same rounds) with the panel GEMM; without the
+          // bf16 dot products (GEMLET_CPU=avx512) 6.2 s; q8 (stored q8x8) 2.72–3.01 s.
           // It is read once per image, so its bytes (E2B: 337 MB, q8 179 MB) cost no decode speed.
           {TensorClass::kVisionMatrix, TensorType::kBF16}, {TensorClass::kVisionPosTable, TensorType::kF16},
           {TensorClass::kVisionProj, TensorType::kBF16},

@@ -163,10 +163,10 @@ TEST(Bf16Kernels, GemmAccMatchesTheTwin) {
 // The fused softmax against its twin (OnlineSoftmaxRef, then F32ToBf16Ref) bit for bit: row
 // tails (n mod 16) and odd n (the +0 partner), strides, a first tile (m = −inf) and a second
 // whose maximum grows for some rows; s is left as it was and nothing past a row's pair is written.
+// On a CPU without the bf16 dot products only the twin's own checks run (it is the scalar code).
 TEST(Bf16Kernels, OnlineSoftmaxBf16MatchesTheTwin) {
   std::mt19937 rng(17);
   const std::vector<const KernelTable*> tables = Bf16Tables();
-  if (tables.empty()) GTEST_SKIP() << "this CPU has no bf16 dot products";
   for (int64_t n : {1, 2, 15, 16, 17, 33, 128}) {
     for (int64_t R : {1, 3, 8}) {
       const int64_t lds = n + 5, ldp = n + 7;

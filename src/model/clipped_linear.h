@@ -30,7 +30,8 @@ Result<bool> SetClipBound(const TensorView& t, const std::string& bound, const s
 Status CheckClipBounds(const ClippedLinear& cl, const std::string& what);
 
 // y [T, L.w.rows] = L(x [T, L.w.cols]), the clamps inside the product (ops::MatMul's input and
-// output ranges: no passes of their own).
+// output ranges: the input clamped as it is quantized or rounded, each work unit's output rows
+// right after their product).
 void ClippedMatMul(const ClippedLinear& L, const float* x, int64_t T, float* y, ops::MatMulMode mode,
                    ThreadPool* pool);
 

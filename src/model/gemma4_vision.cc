@@ -177,7 +177,7 @@ Status Gemma4Vision::Encode(const VisionInput& in, ops::MatMulMode mode, ThreadP
                                                                          : ops::DenseAttentionMath::kF32};
   // scratch: the attention's packed keys and values.
   std::vector<float> h(N * Dv), scratch(ops::DenseAttentionScratch(shape, N)), q(N * QD), kk(N * QD), v(N * QD),
-      a(N * QD), d(N * Dv), gate(N * Iv), up;
+      a(N * QD), d(N * Dv), gate(N * Iv);
   for (const Gemma4VisionLayer& L : layers_) {
     // ---- Gemma4VisionAttention, bidirectional over the image's patches ----
     ops::RmsNormQuantize(x.data(), L.ln1.data(), N, Dv, eps, h.data(), nullptr, pool);
@@ -206,19 +206,9 @@ Status Gemma4Vision::Encode(const VisionInput& in, ops::MatMulMode mode, ThreadP
     ClampAddRmsNorm(L.o.output(), x.data(), d.data(), L.attn_post_norm.data(), N, Dv, eps, pool);
     // ---- Gemma4VisionMLP: down(gelu_tanh(gate(h')) · up(h')) ----
     ops::RmsNormQuantize(x.data(), L.ln2.data(), N, Dv, eps, h.data(), nullptr, pool);
-    if (L.gate.in_min == L.up.in_min && L.gate.in_max == L.up.in_max) {
-      // One clamped input (HF's checkpoints give gate and up the same input bounds): fused, the
-      // up product and the GeGLU a tile at a time while it is in cache.
-      ops::MatMulGeGlu(L.gate.w, L.up.w, ops::MatMulInput(h.data(), L.gate.input()), N, gate.data(), mode, pool,
-                       L.gate.output(), L.up.output());
-    } else {
-      up.resize(N * Iv);
-      ClippedMatMul(L.gate, h.data(), N, gate.data(), mode, pool);
-      ClippedMatMul(L.up, h.data(), N, up.data(), mode, pool);
-      ParallelForOrInline(pool, N, [&](int64_t t0, int64_t t1) {
-        ops::GeGlu(gate.data() + t0 * Iv, up.data() + t0 * Iv, (t1 - t0) * Iv, gate.data() + t0 * Iv);
-      }, 16);
-    }
+    // Fused: the up product and the GeGLU a tile at a time while it is in cache.
+    ops::MatMulGeGlu(L.gate.w, L.up.w, ops::MatMulInput(h.data(), L.gate.input()), N, gate.data(), mode, pool,
+                     L.gate.output(), L.up.output(), L.up.input());
     ops::MatMul(L.down.w, ops::MatMulInput(gate.data(), L.down.input()), N, d.data(), mode, pool);
     ClampAddRmsNorm(L.down.output(), x.data(), d.data(), L.ffn_post_norm.data(), N, Dv, eps, pool);
   }

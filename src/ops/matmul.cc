@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <functional>
+#include <optional>
 #include <vector>
 
 #include "ops/activation.h"
@@ -158,13 +159,18 @@ float* RowScratch(int64_t K) {
   return row.data();
 }
 
+// The calling thread's activation buffers come in kSlots sets, so that one call can prepare
+// two inputs (MatMulGeGlu's gate and up under different clamps), each in its own slot.
+constexpr int kSlots = 2;
+
 // The int8 blocks of x [T, K] when some product in `mode` uses them (else nullptr), in the
-// calling thread's buffer (the workers only read them inside the caller's MatMul call).
+// calling thread's buffer `slot` (the workers only read them inside the caller's MatMul call).
 const kernels::ActBlock* QuantizeActivations(const kernels::KernelTable& k, const MatMulInput& in, int64_t T,
-                                             int64_t K, bool int8, ThreadPool* pool) {
+                                             int64_t K, bool int8, ThreadPool* pool, int slot) {
   if (!int8) return nullptr;
   if (in.xq != nullptr) return in.xq;  // made by the caller (NormQuantize)
-  thread_local std::vector<kernels::ActBlock> xq_buf;
+  thread_local std::vector<kernels::ActBlock> xq_bufs[kSlots];
+  std::vector<kernels::ActBlock>& xq_buf = xq_bufs[slot];
   GEMLET_CHECK(K % kQBlock == 0);
   const int64_t nb = K / kQBlock;
   if (static_cast<int64_t>(xq_buf.size()) < T * nb) xq_buf.resize(T * nb);
@@ -184,9 +190,10 @@ const kernels::ActBlock* QuantizeActivations(const kernels::KernelTable& k, cons
 // x [T, K] rounded to bf16 when some product in `mode` uses the bf16 dot products (else
 // nullptr), in the calling thread's buffer (as QuantizeActivations').
 const uint16_t* RoundActivations(const kernels::KernelTable& k, const MatMulInput& in, int64_t T, int64_t K,
-                                 bool bf16, ThreadPool* pool) {
+                                 bool bf16, ThreadPool* pool, int slot) {
   if (!bf16) return nullptr;
-  thread_local std::vector<uint16_t> xb_buf;
+  thread_local std::vector<uint16_t> xb_bufs[kSlots];
+  std::vector<uint16_t>& xb_buf = xb_bufs[slot];
   if (static_cast<int64_t>(xb_buf.size()) < T * K) xb_buf.resize(T * K);
   uint16_t* xb = xb_buf.data();
   auto round = [&](int64_t t0, int64_t t1) {
@@ -207,9 +214,11 @@ const uint16_t* RoundActivations(const kernels::KernelTable& k, const MatMulInpu
 
 // x [T, K] clamped, for the products that read it as floats, in the calling thread's buffer;
 // x itself when the input has no clamp or no product reads floats.
-const float* FloatActivations(const MatMulInput& in, int64_t T, int64_t K, bool floats, ThreadPool* pool) {
+const float* FloatActivations(const MatMulInput& in, int64_t T, int64_t K, bool floats, ThreadPool* pool,
+                              int slot) {
   if (!floats || !in.clamp.active()) return in.x;
-  thread_local std::vector<float> xc_buf;
+  thread_local std::vector<float> xc_bufs[kSlots];
+  std::vector<float>& xc_buf = xc_bufs[slot];
   if (static_cast<int64_t>(xc_buf.size()) < T * K) xc_buf.resize(T * K);
   float* xc = xc_buf.data();
   ParallelForOrInline(pool, T, [&](int64_t t0, int64_t t1) {
@@ -250,9 +259,9 @@ void ProductRows(const kernels::KernelTable& k, const Weight& w, const Activatio
   }
 }
 
-// The activations of x [T, K] that the products of `ws` read in `mode`.
+// The activations of x [T, K] that the products of `ws` read in `mode`, in buffer set `slot`.
 Activations Prepare(const kernels::KernelTable& k, const MatMulInput& in, int64_t T, int64_t K,
-                    std::span<const Weight* const> ws, MatMulMode mode, ThreadPool* pool) {
+                    std::span<const Weight* const> ws, MatMulMode mode, ThreadPool* pool, int slot = 0) {
   GEMLET_CHECK_MSG(in.xq == nullptr || !in.clamp.active(), "a clamped input's int8 blocks are made by MatMul");
   bool int8 = false, bf16 = false, floats = false;
   for (const Weight* w : ws) {
@@ -261,20 +270,30 @@ Activations Prepare(const kernels::KernelTable& k, const MatMulInput& in, int64_
     bf16 = bf16 || w_bf16;
     floats = floats || (!w_int8 && !w_bf16);
   }
-  return {FloatActivations(in, T, K, floats, pool), QuantizeActivations(k, in, T, K, int8, pool),
-          RoundActivations(k, in, T, K, bf16, pool)};
+  return {FloatActivations(in, T, K, floats, pool, slot), QuantizeActivations(k, in, T, K, int8, pool, slot),
+          RoundActivations(k, in, T, K, bf16, pool, slot)};
 }
 
 }  // namespace
 
 void MatMulGeGlu(const Weight& gate, const Weight& up, MatMulInput in, int64_t T, float* gate_y, MatMulMode mode,
-                 ThreadPool* pool, ClampRange gate_out, ClampRange up_out) {
+                 ThreadPool* pool, ClampRange gate_out, ClampRange up_out, std::optional<ClampRange> up_in) {
   if (T <= 0) return;
   GEMLET_CHECK(gate.cols == up.cols && gate.rows == up.rows);
   const int64_t K = gate.cols, I = gate.rows;
   const kernels::KernelTable& k = kernels::ActiveKernels();
   const Weight* const ws[] = {&gate, &up};
-  const Activations a = Prepare(k, in, T, K, ws, mode, pool);
+  // up under a clamp of its own: its activations prepared apart, in the second buffer set.
+  const bool own_up = up_in.has_value() && (up_in->lo != in.clamp.lo || up_in->hi != in.clamp.hi);
+  const std::span<const Weight* const> all(ws);
+  const Activations a = Prepare(k, in, T, K, own_up ? all.first(1) : all, mode, pool);
+  Activations au = a;
+  if (own_up) {
+    MatMulInput up_x = in;
+    up_x.clamp = *up_in;
+    au = Prepare(k, up_x, T, K, all.last(1), mode, pool, /*slot=*/1);
+  }
+  const bool clamped = gate_out.active() || up_out.active();
   auto run = [&](int64_t u0, int64_t u1) {
     thread_local std::vector<float> up_tile;  // [T, n] of the tile's up product
     const int64_t r0 = u0 * kUnitRows, r1 = std::min(I, u1 * kUnitRows);
@@ -286,10 +305,10 @@ void MatMulGeGlu(const Weight& gate, const Weight& up, MatMulInput in, int64_t T
       const int64_t n = std::min(tile, r1 - c0);
       ProductRows(k, gate, a, T, gate_y, c0, c0 + n, mode);
       // Rows [c0, c0 + n) of up as a weight of n rows: its products land in u [T, n].
-      ProductRows(k, RowRange(up, c0, n), a, T, u, 0, n, mode);
+      ProductRows(k, RowRange(up, c0, n), au, T, u, 0, n, mode);
       for (int64_t t = 0; t < T; ++t) {
         float* g = gate_y + t * I + c0;
-        if (gate_out.active() || up_out.active()) {
+        if (clamped) {
           GeGlu(g, u + t * n, n, g, gate_out, up_out);
         } else {
           GeGlu(g, u + t * n, n, g);

@@ -26,6 +26,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -77,9 +78,12 @@ void MatMulShared(std::span<const MatMulOut> outs, MatMulInput x, int64_t T, Mat
 // up product of a tile goes to the thread's own buffer (256 KiB) and is combined with the
 // gate's right away, so no [T, I] scratch holds it (E2B at T = 512: 12 MiB) and no second
 // pass reads it back. The same bits as the two products followed by GeGlu
-// (ops/activation.h). gate_out / up_out clamp each product's tile before the GeGLU.
+// (ops/activation.h). gate_out / up_out clamp each product's tile before the GeGLU; up_in, when
+// given, is up's own input clamp (x.clamp is then gate's; clipped linears may bound the same x
+// differently), and where it differs the activations are prepared once for each.
 void MatMulGeGlu(const Weight& gate, const Weight& up, MatMulInput x, int64_t T, float* gate_y,
-                 MatMulMode mode, ThreadPool* pool, ClampRange gate_out = {}, ClampRange up_out = {});
+                 MatMulMode mode, ThreadPool* pool, ClampRange gate_out = {}, ClampRange up_out = {},
+                 std::optional<ClampRange> up_in = std::nullopt);
 
 // A product gated by a given tensor, fused the same way: y [T, w.rows] = GELU_tanh(x · w^T) ⊙ m,
 // m[t, r] at m[t·ldm + r] (e.g. a per-layer-input gate times that layer's slice of the

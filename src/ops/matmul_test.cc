@@ -252,11 +252,12 @@ TEST(MatMulFastTest, FusedGeGluEqualsProductsThenGeGlu) {
 // Clamped inputs and outputs (a clipped linear) equal clamping around an unclamped product, bit
 // for bit: every storage type and layout, every mode (the input clamped as it is quantized, as
 // it is rounded to bf16, or into a copy for the float products), GEMV and GEMM, serial and
-// threaded; through MatMul, MatMulShared (one output clamped, one not) and MatMulGeGlu.
+// threaded; through MatMul, MatMulShared (one output clamped, one not) and MatMulGeGlu (up's
+// input under gate's clamp and under its own).
 TEST(MatMulFastTest, ClampedInputAndOutputEqualClampingAroundTheProduct) {
   ThreadPool pool(2);
   const int64_t cols = 64, rows = 24;
-  const ClampRange in{-0.7f, 0.9f}, out{-1.5f, 1.1f}, up_out{-0.8f, 2.0f};
+  const ClampRange in{-0.7f, 0.9f}, out{-1.5f, 1.1f}, up_out{-0.8f, 2.0f}, up_own_in{-1.2f, 0.4f};
   std::vector<testing::OwnedWeight> owned;
   std::vector<InterleavedWeight> inter;
   std::vector<const Weight*> ws;
@@ -288,13 +289,17 @@ TEST(MatMulFastTest, ClampedInputAndOutputEqualClampingAroundTheProduct) {
           MatMul(*ws[3], xc.data(), T, want_plain.data(), mode, nullptr);
           EXPECT_EQ(shared, want) << what << " (shared)";
           EXPECT_EQ(plain, want_plain) << what << " (shared, unclamped output)";
-          // GeGLU: gate = this weight, up = the bf16 weight, each output clamped.
-          std::vector<float> fused(T * rows), up(T * rows);
-          MatMulGeGlu(*w, *ws[2], MatMulInput(x.data(), in), T, fused.data(), mode, p, out, up_out);
-          MatMul(*ws[2], xc.data(), T, up.data(), mode, nullptr);
-          Clamp(up.data(), T * rows, up_out, up.data());
-          GeGlu(want.data(), up.data(), T * rows, want.data());
-          EXPECT_EQ(fused, want) << what << " (GeGLU)";
+          // GeGLU: gate = this weight, up = the bf16 weight, each output clamped; up's input
+          // under gate's clamp, then under one of its own.
+          for (const ClampRange up_in : {in, up_own_in}) {
+            std::vector<float> fused(T * rows), up(T * rows), up_x(T * cols), want_glu = want;
+            MatMulGeGlu(*w, *ws[2], MatMulInput(x.data(), in), T, fused.data(), mode, p, out, up_out, up_in);
+            Clamp(x.data(), T * cols, up_in, up_x.data());
+            MatMul(*ws[2], up_x.data(), T, up.data(), mode, nullptr);
+            Clamp(up.data(), T * rows, up_out, up.data());
+            GeGlu(want_glu.data(), up.data(), T * rows, want_glu.data());
+            EXPECT_EQ(fused, want_glu) << what << " (GeGLU, up input clamp " << up_in.lo << ")";
+          }
         }
       }
     }
